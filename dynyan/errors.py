@@ -1,0 +1,29 @@
+"""One exception family for every stage, so the CLI has a single error boundary."""
+
+from __future__ import annotations
+
+
+class DynyanError(Exception):
+    """Base class of every error dynyan raises on purpose."""
+
+
+class SqlError(DynyanError):
+    """The SQL text could not be parsed or resolved (syntax, unknown names)."""
+
+    def __init__(self, message: str, line: int | None = None, col: int | None = None):
+        where = f"line {line}, column {col}: " if line is not None else ""
+        super().__init__(where + message)
+        self.line = line
+        self.col = col
+
+
+class UnsupportedQueryError(DynyanError):
+    """The query is valid SQL, but dynyan cannot maintain it (yet)."""
+
+
+class CyclicQueryError(UnsupportedQueryError):
+    """The query's hypergraph is cyclic: no join tree exists."""
+
+
+class PipelineError(DynyanError):
+    """Data generation, stream building, replay or checkpoint problems."""
