@@ -1,0 +1,651 @@
+"""Code generation: a `Plan` -> the source of one Python module (DESIGN.md §4).
+
+The renderer decides everything at compile time and hands the template ready
+identifiers and steps; templates only loop and substitute. What each node of
+the (T, N)-representation keeps (`_Layout`):
+
+| node is …                                     | structure                          |
+|-----------------------------------------------|------------------------------------|
+| the root                                      | flat: tuple -> multiplicity         |
+| in N, not root, adds variables to its parent  | groups: key -> {tuple: mult}        |
+| in N, frontier, adds no variable              | flat: tuple -> multiplicity         |
+| has a sibling that is a guard of the parent   | weights: key -> Σ multiplicity      |
+| has a sibling that is not a guard             | groups: key -> {parent part: Σ}     |
+
+Keys are the variables a node shares with its parent (parent index) or its
+sibling (sibling index), in the query's variable order. An update of a leaf
+walks up the tree: a guard sibling contributes a weight (O(1)); any other
+sibling's matching tuples are looped over. Enumeration is nested loops over
+N in preorder, multiplying the frontier's multiplicities.
+
+No SQL text reaches the module except through `repr` of parsed values.
+"""
+
+from __future__ import annotations
+
+import builtins
+import datetime
+import hashlib
+import keyword
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import black
+import jinja2
+
+from .errors import DynyanError, UnsupportedQueryError
+from .ir import Lit, Op, Ref, Var
+from .plan import Plan
+
+log = logging.getLogger("dynyan.render")
+_BUILTINS = set(dir(builtins))
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+BLACK_MODE = black.Mode(
+    target_versions={black.TargetVersion.PY311}, line_length=88, magic_trailing_comma=False
+)
+
+
+class RenderError(DynyanError):
+    """The renderer produced invalid Python: a compiler bug, never user error."""
+
+
+# --- names ------------------------------------------------------------------------
+
+
+class Names:
+    """Deterministic, unique Python identifiers for one compilation."""
+
+    def __init__(self):
+        self.taken: set[str] = {
+            "self", "row", "d", "view", "datetime", "re", "copy", "store", "count",
+            "apply", "rows", "mults", "done", "out", "seen", "relation", "snapshot",
+        }
+
+    @staticmethod
+    def clean(text: str) -> str:
+        ident = re.sub(r"\W", "_", text, flags=re.ASCII).strip("_") or "x"
+        if ident[0].isdigit():
+            ident = "_" + ident
+        if keyword.iskeyword(ident) or keyword.issoftkeyword(ident):
+            ident += "_"
+        return ident
+
+    def new(self, text: str) -> str:
+        base = self.clean(text)
+        name, k = base, 2
+        while name in self.taken or name in _BUILTINS:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+
+def tup(names: list[str] | tuple[str, ...]) -> str:
+    """A key or entry: the bare value for one name, a tuple otherwise."""
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        return "()"
+    return "(" + ", ".join(names) + ")"
+
+
+def tuple_literal(items: list[str]) -> str:
+    """A tuple display: `()`, `(x,)` or `(a, b)`."""
+    if len(items) == 1:
+        return f"({items[0]},)"
+    return "(" + ", ".join(items) + ")"
+
+
+def _targets(items: list[str]) -> str:
+    """An assignment target list that unpacks a tuple of len(items)."""
+    return f"({items[0]},)" if len(items) == 1 else ", ".join(items)
+
+
+def py(value) -> str:
+    """A Python literal for a parsed SQL value; refuses anything else."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise UnsupportedQueryError(f"cannot use the number {value} in a query")
+        return repr(value)
+    if isinstance(value, datetime.date):
+        return f"datetime.date({value.year}, {value.month}, {value.day})"
+    raise RenderError(f"no literal for {type(value).__name__}")
+
+
+# --- scalar expressions -----------------------------------------------------------
+
+_INFIX_PY = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "and": "and",
+    "or": "or",
+}
+
+
+@dataclass
+class Expressions:
+    """Renders IR expressions to Python over local names; collects the module
+    constants and helpers they need."""
+
+    constants: list[tuple[str, str]] = field(default_factory=list)  # (name, source)
+    helpers: set[str] = field(default_factory=set)
+    uses_datetime: bool = False
+    uses_re: bool = False
+
+    def render(self, e, env) -> str:
+        if isinstance(e, Ref):
+            return env[(e.atom, e.column)]
+        if isinstance(e, Var):
+            return env[e.name]
+        if isinstance(e, Lit):
+            if isinstance(e.value, datetime.date):
+                self.uses_datetime = True
+            return py(e.value)
+        a = [self.render(x, env) for x in e.args]
+        op = e.op
+        if op in _INFIX_PY:
+            return "(" + f" {_INFIX_PY[op]} ".join(a) + ")"
+        if op == "div":
+            self.helpers.add("div")
+            return f"_div({a[0]}, {a[1]})"
+        if op == "mod":
+            self.helpers.add("mod")
+            return f"_mod({a[0]}, {a[1]})"
+        if op == "neg":
+            return f"(-{a[0]})"
+        if op == "not":
+            return f"(not {a[0]})"
+        if op == "concat":
+            return f"(str({a[0]}) + str({a[1]}))"
+        if op == "in":
+            return f"({a[0]} in ({', '.join(a[1:])},))"
+        if op == "case":
+            out = a[-1]
+            for cond, val in reversed(list(zip(a[:-1:2], a[1:-1:2]))):
+                out = f"({val} if {cond} else {out})"
+            return out
+        if op == "add_days":
+            self.uses_datetime = True
+            return f"({a[0]} + datetime.timedelta(days={a[1]}))"
+        if op == "add_months":
+            self.helpers.add("add_months")
+            self.uses_datetime = True
+            return f"_add_months({a[0]}, {a[1]})"
+        if op in ("year", "month", "day"):
+            return f"{a[0]}.{op}"
+        if op == "like":
+            return self._like(a[0], e.args[1].value)
+        raise RenderError(f"no Python for operator {op}")
+
+    def _like(self, subject: str, pattern: str) -> str:
+        if "_" not in pattern:
+            parts = pattern.split("%")
+            if len(parts) == 1:
+                return f"({subject} == {py(pattern)})"
+            if len(parts) == 2 and not parts[1]:
+                return f"{subject}.startswith({py(parts[0])})"
+            if len(parts) == 2 and not parts[0]:
+                return f"{subject}.endswith({py(parts[1])})"
+            if len(parts) == 3 and not parts[0] and not parts[2]:
+                return f"({py(parts[1])} in {subject})"
+        regex = "".join(
+            ".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern
+        )
+        name = f"_LIKE_{len(self.constants)}"
+        self.constants.append((name, f"re.compile({py(regex)}, re.DOTALL)"))
+        self.uses_re = True
+        return f"({name}.fullmatch({subject}) is not None)"
+
+
+# --- layout: what each node keeps ----------------------------------------------------
+
+
+@dataclass
+class Structure:
+    attr: str  # instance attribute
+    kind: str  # "flat" | "groups" | "weights"
+    key: tuple[str, ...]  # variables of the key
+    entry: tuple[str, ...]  # groups: variables of the entry tuple
+    doc: str
+
+
+@dataclass
+class _NodeInfo:
+    name: str
+    tuple_vars: tuple[str, ...]
+    parent_index: Structure | None = None
+    sibling_index: Structure | None = None
+    root_index: Structure | None = None
+
+
+class _Layout:
+    """Per-node structures and names, decided once from the plan."""
+
+    def __init__(self, plan: Plan, names: Names):
+        self.plan = plan
+        self.order = {v: i for i, v in enumerate(self._all_vars())}
+        self.var_local = {v: names.new("v_" + v) for v in self.order}
+        self.info: list[_NodeInfo] = []
+        node_names = Names()
+        frontier = set(plan.frontier())
+        for node in plan.nodes:
+            if node.is_leaf:
+                base = plan.query.atoms[node.atom].alias
+            else:
+                base = f"n{node.id}"
+            name = node_names.new(base)
+            info = _NodeInfo(name, node.vars)
+            self.info.append(info)
+            p = plan.parent(node.id)
+            if p is None:
+                info.root_index = Structure(
+                    names.new(f"{name}_root"),
+                    "flat",
+                    node.vars,
+                    (),
+                    f"root {name}: its tuples",
+                )
+            elif node.id in plan.in_n:
+                shared = self.keyvars(set(node.vars) & set(plan.node(p).vars))
+                if set(node.vars) - set(shared):
+                    info.parent_index = Structure(
+                        names.new(f"{name}_by_{'_'.join(shared) or 'all'}"),
+                        "groups",
+                        shared,
+                        node.vars,
+                        f"{name} by the variables it shares with its parent",
+                    )
+                elif node.id in frontier:
+                    info.parent_index = Structure(
+                        names.new(name), "flat", node.vars, (), f"{name}: its tuples"
+                    )
+            s = plan.sibling(node.id)
+            if s is not None:
+                shared = self.keyvars(set(node.vars) & set(plan.node(s).vars))
+                rest = self.keyvars(set(plan.node(p).vars) - set(plan.node(s).vars))
+                if rest:
+                    info.sibling_index = Structure(
+                        names.new(
+                            f"{name}_{'_'.join(rest)}_by_{'_'.join(shared) or 'all'}"
+                        ),
+                        "groups",
+                        shared,
+                        rest,
+                        f"{name} projected on {', '.join(map(Names.clean, rest))}, by what it shares with its sibling",
+                    )
+                else:
+                    info.sibling_index = Structure(
+                        names.new(f"{name}_count_by_{'_'.join(shared) or 'all'}"),
+                        "weights",
+                        shared,
+                        (),
+                        f"{name}: total multiplicity by what it shares with its sibling",
+                    )
+
+    def _all_vars(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for atom in self.plan.query.atoms:
+            for v in atom.vars:
+                seen.setdefault(v)
+        return list(seen)
+
+    def keyvars(self, vars_) -> tuple[str, ...]:
+        return tuple(sorted(vars_, key=self.order.__getitem__))
+
+    def structures(self) -> list[Structure]:
+        out = []
+        for info in self.info:
+            for s in (info.root_index, info.parent_index, info.sibling_index):
+                if s is not None:
+                    out.append(s)
+        return out
+
+    def local(self, vars_) -> list[str]:
+        return [self.var_local[v] for v in vars_]
+
+
+# --- update paths -------------------------------------------------------------------
+
+
+class _Counter:
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, prefix: str) -> str:
+        self.n += 1
+        return f"_{prefix}{self.n}"
+
+
+def _path_steps(layout: _Layout, leaf: int, leaf_tuple: str) -> list[dict]:
+    """The steps that carry one leaf tuple's delta up to the root."""
+    plan = layout.plan
+    fresh = _Counter()
+    steps: list[dict] = []
+    node, d, tuple_expr = leaf, "d", leaf_tuple
+    while True:
+        info = layout.info[node]
+        for s in (info.root_index, info.parent_index, info.sibling_index):
+            if s is None:
+                continue
+            step = {
+                "kind": "flat" if s.kind in ("flat", "weights") else "groups",
+                "index": s.attr,
+                "d": d,
+            }
+            if s.kind == "flat":
+                step["key"] = (
+                    tuple_expr if s.key == info.tuple_vars else tup(layout.local(s.key))
+                )
+            elif s.kind == "weights":
+                step["key"] = tup(layout.local(s.key))
+            else:
+                step["key"] = tup(layout.local(s.key))
+                entry_is_node = s.entry == info.tuple_vars
+                step["entry"] = (
+                    tuple_expr if entry_is_node else tup(layout.local(s.entry))
+                )
+            steps.append(step)
+        p = plan.parent(node)
+        if p is None:
+            return steps
+        sib = plan.sibling(node)
+        if sib is not None:
+            sinfo = layout.info[sib]
+            si = sinfo.sibling_index
+            d_new = fresh("d")
+            if si.kind == "weights":
+                steps.append(
+                    {
+                        "kind": "weight",
+                        "index": si.attr,
+                        "key": tup(layout.local(si.key)),
+                        "w": fresh("w"),
+                        "d": d,
+                        "d_new": d_new,
+                    }
+                )
+            else:
+                steps.append(
+                    {
+                        "kind": "loop",
+                        "index": si.attr,
+                        "key": tup(layout.local(si.key)),
+                        "g": fresh("g"),
+                        "w": fresh("w"),
+                        "target": tup(layout.local(si.entry)),
+                        "d": d,
+                        "d_new": d_new,
+                    }
+                )
+            d = d_new
+        node = p
+        tuple_expr = tup(layout.local(plan.node(node).vars))
+
+
+# --- the module -----------------------------------------------------------------------
+
+
+def comment(text: str) -> str:
+    """`text` as comment lines: no character of it can end a comment early."""
+    return "\n".join("# " + oneline(line) for line in str(text).splitlines())
+
+
+def oneline(text: str) -> str:
+    """`text` with every line break (and NUL) replaced, safe inside a comment."""
+    return "".join("?" if ch == "\x00" else ch for ch in " ".join(str(text).splitlines()))
+
+
+TEMPLATE_FILTERS = {"comment": comment, "oneline": oneline}
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+    env.filters.update(TEMPLATE_FILTERS)
+    return env
+
+
+def _leaf_blocks(
+    layout: _Layout, expressions: Expressions, rel_name: str, names: Names
+):
+    """Per atom of relation `rel_name`: how to unpack a row, filter it and
+    which path to run."""
+    plan = layout.plan
+    query = plan.query
+    blocks = []
+    for node in plan.nodes:
+        if not node.is_leaf or query.atoms[node.atom].relation != rel_name:
+            continue
+        atom = query.atoms[node.atom]
+        filter_cols = {r.column for f in atom.filters for r in _refs(f)}
+        targets, env, seen = [], {}, set()
+        for c, v in enumerate(atom.variables):
+            if v is not None and v not in seen:
+                seen.add(v)
+                targets.append(layout.var_local[v])
+            elif c in filter_cols:
+                targets.append(
+                    names.new(f"c_{atom.alias}_{query.relation(rel_name).columns[c]}")
+                )
+            else:
+                targets.append("_")
+            env[(node.atom, c)] = targets[-1]
+        cond = " and ".join(expressions.render(f, env) for f in atom.filters) or None
+        identity = list(atom.variables) == list(atom.vars) and len(atom.variables) > 1
+        leaf_tuple = "row" if identity else tup(layout.local(atom.vars))
+        blocks.append(
+            {
+                "alias": atom.alias,
+                "name": layout.info[node.id].name,
+                "unpack": (
+                    _targets(targets) if any(t != "_" for t in targets) else None
+                ),
+                "keep": (
+                    names.new(f"keep_{layout.info[node.id].name}") if cond else None
+                ),
+                "cond": cond,
+                "steps": _path_steps(layout, node.id, leaf_tuple),
+            }
+        )
+    return blocks
+
+
+def _refs(e):
+    if isinstance(e, Ref):
+        return [e]
+    if isinstance(e, Op):
+        return [r for a in e.args for r in _refs(a)]
+    return []
+
+
+def _enumeration(layout: _Layout, expressions: Expressions):
+    """Nested loops over N in preorder; returns (loops, frontier mult names)."""
+    plan = layout.plan
+    loops = []
+    mults = []
+    fresh = _Counter()
+    frontier = set(plan.frontier())
+    for n in plan.preorder():
+        if n not in plan.in_n:
+            continue
+        info = layout.info[n]
+        s = info.root_index or info.parent_index
+        if s is None:
+            continue
+        m = fresh("m")
+        if n in frontier:
+            mults.append(m)
+        target = tup(layout.local(info.tuple_vars))
+        depth = sum(1 for step in loops if step["kind"] == "loop")
+        if s.kind == "groups" or info.root_index is not None:
+            index = f"self.{s.attr}"
+            if info.root_index is None:
+                index = f"self.{s.attr}[{tup(layout.local(s.key))}]"
+            step = {"kind": "loop", "target": target, "source": index}
+        else:
+            step = {"kind": "lookup", "source": f"self.{s.attr}[{target}]"}
+        loops.append({**step, "m": m, "depth": depth})
+    return loops, mults
+
+
+def _membership(layout: _Layout):
+    """Checks for `multiplicity(row)`: lookups along the same path as enumeration."""
+    plan = layout.plan
+    checks = []
+    fresh = _Counter()
+    frontier = set(plan.frontier())
+    for n in plan.preorder():
+        if n not in plan.in_n:
+            continue
+        info = layout.info[n]
+        s = info.root_index or info.parent_index
+        if s is None:
+            continue
+        target = tup(layout.local(info.tuple_vars))
+        if s.kind == "groups" and info.root_index is None:
+            g = fresh("g")
+            checks.append(
+                {
+                    "kind": "group",
+                    "g": g,
+                    "source": f"self.{s.attr}.get({tup(layout.local(s.key))})",
+                }
+            )
+            checks.append(
+                {
+                    "kind": "get",
+                    "m": fresh("m"),
+                    "source": f"{g}.get({target})",
+                    "mult": n in frontier,
+                }
+            )
+        else:
+            checks.append(
+                {
+                    "kind": "get",
+                    "m": fresh("m"),
+                    "source": f"self.{s.attr}.get({target})",
+                    "mult": n in frontier,
+                }
+            )
+    mult = " * ".join(c["m"] for c in checks if c.get("mult")) or "1"
+    return checks, mult
+
+
+def query_id(plan: Plan) -> str:
+    text = plan.query.sql + "\n" + "\n".join(map(str, plan.query.relations))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def render_module(plan: Plan, source: str = "<string>") -> str:
+    """The module's source for `plan`, black-formatted and compile-checked."""
+    query = plan.query
+    if query.predicates:
+        raise UnsupportedQueryError(
+            "inequality joins between tables are not supported yet: "
+            + ", ".join(map(str, query.predicates))
+        )
+    names = Names()
+    layout = _Layout(plan, names)
+    expressions = Expressions()
+
+    relations = []
+    for rel in query.relations:
+        store = names.new(f"{rel.name}_rows")
+        relations.append(
+            {
+                "name": rel.name,
+                "literal": py(rel.name),
+                "columns": tuple_literal([py(c) for c in rel.columns]),
+                "arity": len(rel.columns),
+                "method": "_" + names.new(f"apply_{rel.name}"),
+                "store": store,
+                "leaves": _leaf_blocks(layout, expressions, rel.name, names),
+            }
+        )
+        leaves = relations[-1]["leaves"]
+        relations[-1]["reunpack"] = len(leaves) > 1
+        relations[-1]["locals"] = sorted(
+            {step["index"] for leaf in leaves for step in leaf["steps"]}
+        )
+
+    out_env = dict(layout.var_local)
+    outputs = [expressions.render(o.expr, out_env) for o in query.outputs]
+    plain = all(isinstance(o.expr, Var) for o in query.outputs)
+    loops, mults = _enumeration(layout, expressions)
+    checks, check_mult = _membership(layout) if plain else ([], "1")
+    context = {
+        "source": source,
+        "sql": query.sql,
+        "plan": str(plan),
+        "complexity": _complexity(plan),
+        "relations": relations,
+        "columns": tuple_literal([py(o.name) for o in query.outputs]),
+        "structures": layout.structures(),
+        "query_id": py(query_id(plan)),
+        "loops": loops,
+        "mult": " * ".join(mults) if mults else "1",
+        "output": tuple_literal(outputs),
+        "distinct": query.distinct,
+        "dedupe": query.distinct and not plain,
+        "plain": plain,
+        "row_targets": (
+            _targets([layout.var_local[o.expr.name] for o in query.outputs])
+            if plain
+            else None
+        ),
+        "row_arity": len(query.outputs),
+        "repeated_checks": _repeated_output_checks(layout, query) if plain else [],
+        "checks": checks,
+        "check_mult": check_mult,
+        "inner_depth": sum(1 for loop in loops if loop["kind"] == "loop"),
+        "constants": expressions.constants,
+        "helpers": sorted(expressions.helpers),
+        "uses_datetime": expressions.uses_datetime,
+        "uses_re": expressions.uses_re,
+    }
+    text = _environment().get_template("module.py.jinja").render(**context)
+    try:
+        formatted = black.format_str(text, mode=BLACK_MODE)
+        compile(formatted, source, "exec")
+    except Exception as err:  # a compiler bug: show the raw text to debug
+        log.error("rendered module does not compile:\n%s", text)
+        raise RenderError(
+            f"generated code is invalid ({err}); this is a dynyan bug"
+        ) from err
+    return formatted
+
+
+def _repeated_output_checks(layout: _Layout, query) -> list[str]:
+    """A SELECT naming one variable twice: positions that must agree."""
+    first: dict[str, int] = {}
+    checks = []
+    for i, o in enumerate(query.outputs):
+        if o.expr.name in first:
+            checks.append(f"row[{first[o.expr.name]}] != row[{i}]")
+        else:
+            first[o.expr.name] = i
+    return checks
+
+
+def _complexity(plan: Plan) -> str:
+    from .plan import complexity
+
+    return complexity(plan)

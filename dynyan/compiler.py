@@ -1,0 +1,69 @@
+"""The pipeline in one place: sql -> plan -> codegen -> module."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import linecache
+import sys
+import types
+
+from .codegen import render_module
+from .plan import Plan, complexity, plan_query
+from .sql import parse_query
+
+
+def compile_query(sql: str, schema: str | None = None) -> Plan:
+    """Parse and plan `sql`; the plan carries its query."""
+    return plan_query(parse_query(sql, schema))
+
+
+def compile_sql(sql: str, schema: str | None = None, source: str = "<string>") -> str:
+    """The generated module's source for `sql`."""
+    return render_module(compile_query(sql, schema), source=source)
+
+
+def load(sql: str, schema: str | None = None) -> types.ModuleType:
+    """Compile `sql` and import the generated module (registered in sys.modules,
+    with its source in linecache so tracebacks show generated lines)."""
+    source = compile_sql(sql, schema)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    name = f"dynyan_generated_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    filename = f"<dynyan {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    exec(compile(source, filename, "exec"), module.__dict__)
+    sys.modules[name] = module
+    return module
+
+
+def import_file(path: str) -> types.ModuleType:
+    """Import a generated module from a file path."""
+    name = "dynyan_file_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def explain(sql: str, schema: str | None = None) -> str:
+    """IR, chosen tree, N and frontier, and complexity, as text."""
+    plan = compile_query(sql, schema)
+    query = plan.query
+    frontier = ", ".join(plan.label(n) for n in plan.frontier())
+    return "\n".join(
+        [
+            "Query (GCQ):",
+            *("  " + line for line in str(query).splitlines()),
+            "",
+            "GJT pair (T, N): children guard first; * marks N",
+            *("  " + line for line in plan.draw().splitlines()),
+            "",
+            f"N: {len(plan.in_n)} nodes; frontier: {frontier}",
+            f"Complexity: {complexity(plan)}",
+        ]
+    )

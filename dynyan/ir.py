@@ -1,0 +1,238 @@
+"""The intermediate representation: a generalized conjunctive query (GCQ).
+
+Frozen dataclasses that print readably. The frontend (`dynyan.sql`) builds a
+`Query`; the planner (`dynyan.plan`) reads its hypergraph; code generation
+(`dynyan.codegen`) renders its expressions. Nothing here knows about SQL text
+or Python source.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+# --- scalar expressions -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ref:
+    """Column `column` (position in its relation) of atom number `atom`."""
+
+    atom: int
+    column: int
+    name: str  # for printing only: "alias.column"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A constant, already parsed into the Python value the module will use."""
+
+    value: object
+
+    def __str__(self) -> str:
+        if isinstance(self.value, datetime.date):
+            return f"DATE '{self.value.isoformat()}'"
+        if isinstance(self.value, str):
+            return "'" + self.value.replace("'", "''") + "'"
+        if self.value is None:
+            return "NULL"
+        return repr(self.value)
+
+
+# Operator name -> SQL spelling for printing; the same names key the Python
+# emitters in dynyan.codegen, so both tables must list the same operators.
+INFIX = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "mod": "%",
+    "eq": "=",
+    "ne": "<>",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "and": "AND",
+    "or": "OR",
+    "concat": "||",
+}
+PREFIX = {"neg": "-", "not": "NOT "}
+FUNCTIONS = {
+    "like",  # (value, Lit(pattern))
+    "in",  # (value, lit1, lit2, ...)
+    "case",  # (cond1, val1, cond2, val2, ..., default)
+    "add_days",  # (date, Lit(int))
+    "add_months",  # (date, Lit(int))
+    "year",
+    "month",
+    "day",
+}
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+@dataclass(frozen=True)
+class Op:
+    """An operator applied to arguments; `op` is a key of INFIX, PREFIX or FUNCTIONS."""
+
+    op: str
+    args: tuple
+
+    def __post_init__(self):
+        if self.op not in INFIX and self.op not in PREFIX and self.op not in FUNCTIONS:
+            raise ValueError(f"unknown operator {self.op!r}")
+
+    def __str__(self) -> str:
+        if self.op in INFIX:
+            return "(" + f" {INFIX[self.op]} ".join(map(str, self.args)) + ")"
+        if self.op in PREFIX:
+            return f"{PREFIX[self.op]}{self.args[0]}"
+        if self.op == "case":
+            whens = " ".join(
+                f"WHEN {c} THEN {v}"
+                for c, v in zip(self.args[:-1:2], self.args[1:-1:2])
+            )
+            return f"CASE {whens} ELSE {self.args[-1]} END"
+        return f"{self.op.upper()}({', '.join(map(str, self.args))})"
+
+
+Expr = Ref | Lit | Op
+
+
+def refs(expr: Expr) -> list[Ref]:
+    """Every column reference in `expr`, left to right."""
+    if isinstance(expr, Ref):
+        return [expr]
+    if isinstance(expr, Op):
+        return [r for arg in expr.args for r in refs(arg)]
+    return []
+
+
+def conjuncts(expr: Expr) -> list[Expr]:
+    """Split a condition on AND."""
+    if isinstance(expr, Op) and expr.op == "and":
+        return [c for arg in expr.args for c in conjuncts(arg)]
+    return [expr]
+
+
+# --- the query ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An input relation as declared by CREATE TABLE."""
+
+    name: str
+    columns: tuple[str, ...]
+    types: tuple[str, ...]  # "int", "float", "str", "date"
+
+    def __str__(self) -> str:
+        cols = ", ".join(f"{c} {t}" for c, t in zip(self.columns, self.types))
+        return f"{self.name}({cols})"
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One occurrence of a relation in FROM.
+
+    `variables[i]` is the variable bound to column i, or None when the column
+    matters only to the atom's local filters (it is projected away at the leaf).
+    """
+
+    alias: str
+    relation: str
+    variables: tuple[str | None, ...]
+    filters: tuple[Expr, ...]
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        """The atom's distinct variables, in column order."""
+        return tuple(dict.fromkeys(v for v in self.variables if v is not None))
+
+    def __str__(self) -> str:
+        cols = ", ".join(v or "_" for v in self.variables)
+        where = " | " + " AND ".join(map(str, self.filters)) if self.filters else ""
+        name = (
+            self.relation
+            if self.alias == self.relation
+            else f"{self.relation} {self.alias}"
+        )
+        return f"{name}({cols}){where}"
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A θ-predicate `left op right` between variables of two or more atoms."""
+
+    op: str  # a key of COMPARISONS
+    left: Expr  # over Var references (Ref with atom=-1 is never used here)
+    right: Expr
+    vars: frozenset[str]
+
+    def __str__(self) -> str:
+        return f"{self.left} {INFIX[self.op]} {self.right}"
+
+
+@dataclass(frozen=True)
+class Var:
+    """A variable reference inside an output expression or θ-predicate."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Output:
+    """One SELECT item: its column name and its expression over variables."""
+
+    name: str
+    expr: object  # Expr whose leaves are Var and Lit
+
+    def __str__(self) -> str:
+        return f"{self.expr} AS {self.name}"
+
+
+@dataclass(frozen=True)
+class Query:
+    """π_outputs( atom1 ⋈ … ⋈ atomN | predicates ), with bag or set semantics."""
+
+    relations: tuple[Relation, ...]  # every relation the query reads, by first use
+    atoms: tuple[Atom, ...]
+    predicates: tuple[Predicate, ...]
+    outputs: tuple[Output, ...]
+    distinct: bool
+    sql: str  # the SELECT as sqlglot pretty-prints it (for docstrings only)
+
+    @property
+    def output_vars(self) -> tuple[str, ...]:
+        """Variables the SELECT list reads, in order of first use."""
+        seen: dict[str, None] = {}
+        for out in self.outputs:
+            for v in var_refs(out.expr):
+                seen.setdefault(v.name)
+        return tuple(seen)
+
+    def relation(self, name: str) -> Relation:
+        return next(r for r in self.relations if r.name == name)
+
+    def __str__(self) -> str:
+        head = "SELECT DISTINCT " if self.distinct else "SELECT "
+        lines = [head + ", ".join(map(str, self.outputs))]
+        lines += [f"  atom {a}" for a in self.atoms]
+        lines += [f"  where {p}" for p in self.predicates]
+        return "\n".join(lines)
+
+
+def var_refs(expr) -> list[Var]:
+    """Every variable in an output expression, left to right."""
+    if isinstance(expr, Var):
+        return [expr]
+    if isinstance(expr, Op):
+        return [v for arg in expr.args for v in var_refs(arg)]
+    return []

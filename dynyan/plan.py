@@ -1,0 +1,482 @@
+"""Planner: a GJT pair (T, N) for a `Query`, by GYO-style reduction.
+
+The reduction (DESIGN.md §3) works on hyperedges, one per atom, each pointing
+at the tree node standing for it:
+
+- ISO(x, e): x occurs in e only, is not protected and in no unplaced
+  predicate -> a unary node labelled e minus x above e's node.
+- ABSORB(e into f): every variable of e that f lacks is unprotected, in no
+  other hyperedge, and every predicate on such a variable lies within e ∪ f
+  -> a binary node labelled f with children f's node (the guard) and e's node;
+  those predicates go on the edge to e.
+
+Phase 1 protects the output variables; what it leaves must lie within the
+output (free-connex). Phase 2 reduces the rest to one hyperedge with nothing
+protected. N = the nodes phase 2 creates plus the nodes phase 1 left.
+
+Several reductions are possible. `plan_query` explores the choices of
+which edge to absorb and into which guard, and picks the cheapest tree by
+`Plan.cost` (documented there).
+
+>>> from dynyan.sql import parse_query
+>>> q = parse_query("CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT);"
+...                 "SELECT * FROM r, s WHERE r.b = s.b")
+>>> print(plan_query(q))
+*[b] root
+├── *r(a, b) leaf
+└── *s(b, c) leaf
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from .errors import CyclicQueryError, UnsupportedQueryError
+from .ir import Predicate, Query
+
+log = logging.getLogger("dynyan.plan")
+
+MAX_CANDIDATES = 200
+
+
+@dataclass(frozen=True)
+class Node:
+    """A GJT node. Children come guard first; leaves carry their atom index."""
+
+    id: int
+    vars: tuple[str, ...]
+    children: tuple[int, ...] = ()
+    atom: int | None = None
+    # θ-predicates on the edge from this node to its parent.
+    predicates: tuple[Predicate, ...] = ()
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.atom is not None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A GJT pair: the tree, its root, and the connex node set N."""
+
+    query: Query
+    nodes: tuple[Node, ...]  # indexed by Node.id
+    root: int
+    in_n: frozenset[int]
+    parents: tuple[int | None, ...] = field(default=(), compare=False)
+
+    def node(self, i: int) -> Node:
+        return self.nodes[i]
+
+    def parent(self, i: int) -> int | None:
+        return self.parents[i]
+
+    def sibling(self, i: int) -> int | None:
+        p = self.parents[i]
+        if p is None or len(self.nodes[p].children) != 2:
+            return None
+        a, b = self.nodes[p].children
+        return b if a == i else a
+
+    def frontier(self) -> list[int]:
+        """Nodes of N with no child in N (N is sibling-closed: all or none)."""
+        return [
+            n
+            for n in self.preorder()
+            if n in self.in_n
+            and not any(c in self.in_n for c in self.nodes[n].children)
+        ]
+
+    def preorder(self, start: int | None = None) -> list[int]:
+        order, stack = [], [self.root if start is None else start]
+        while stack:
+            n = stack.pop()
+            order.append(n)
+            stack.extend(reversed(self.nodes[n].children))
+        return order
+
+    def is_guard(self, child: int) -> bool:
+        p = self.parents[child]
+        return p is None or set(self.nodes[p].vars) <= set(self.nodes[child].vars)
+
+    @property
+    def simple(self) -> bool:
+        """Every child is a guard: updates cost O(|u|) (q-hierarchical)."""
+        return all(self.is_guard(n) for n in range(len(self.nodes)))
+
+    @property
+    def cost(self) -> tuple:
+        """Lexicographic: non-guard children (each makes updates of its subtree
+        iterate over the sibling's matching tuples), then inequalities on the
+        busiest edge, then tree size (every node is a structure to maintain)."""
+        non_guards = sum(not self.is_guard(n) for n in range(len(self.nodes)))
+        theta = max((len(n.predicates) for n in self.nodes), default=0)
+        return (non_guards, theta, len(self.nodes))
+
+    def label(self, i: int) -> str:
+        node = self.nodes[i]
+        star = "*" if i in self.in_n else ""
+        if node.is_leaf:
+            atom = self.query.atoms[node.atom]
+            name = (
+                atom.alias
+                if atom.alias == atom.relation
+                else f"{atom.relation} {atom.alias}"
+            )
+            text = f"{star}{name}({', '.join(v or '_' for v in atom.variables)})"
+        else:
+            text = f"{star}[{', '.join(node.vars)}]"
+        if node.predicates:
+            text += " on " + " AND ".join(map(str, node.predicates))
+        return text
+
+    def draw(self) -> str:
+        """The tree, one node a line; * marks N, (F) its frontier."""
+        frontier = set(self.frontier())
+        lines: list[str] = []
+
+        def walk(i: int, prefix: str, tail: str):
+            node = self.nodes[i]
+            role = "root" if i == self.root else "leaf" if node.is_leaf else ""
+            if i in frontier and i != self.root and not node.is_leaf:
+                role = "frontier"
+            lines.append(f"{tail}{self.label(i)} {role}".rstrip())
+            kids = node.children
+            for k, c in enumerate(kids):
+                last = k == len(kids) - 1
+                walk(
+                    c,
+                    prefix + ("    " if last else "│   "),
+                    prefix + ("└── " if last else "├── "),
+                )
+
+        walk(self.root, "", "")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.draw()
+
+
+# --- the reduction -------------------------------------------------------------
+
+
+class _Builder:
+    """Mutable tree under construction: nodes as (vars, children, atom, preds)."""
+
+    def __init__(self):
+        self.vars: list[frozenset[str]] = []
+        self.children: list[tuple[int, ...]] = []
+        self.atom: list[int | None] = []
+        self.preds: list[tuple[Predicate, ...]] = []
+
+    def add(self, vars, children=(), atom=None) -> int:
+        self.vars.append(frozenset(vars))
+        self.children.append(tuple(children))
+        self.atom.append(atom)
+        self.preds.append(())
+        return len(self.vars) - 1
+
+    def copy(self) -> "_Builder":
+        b = _Builder()
+        b.vars, b.children = list(self.vars), list(self.children)
+        b.atom, b.preds = list(self.atom), list(self.preds)
+        return b
+
+
+@dataclass
+class _State:
+    builder: _Builder
+    edges: dict[int, frozenset[str]]  # edge id -> variables
+    points: dict[int, int]  # edge id -> tree node
+    unplaced: tuple[Predicate, ...]
+
+    def copy(self) -> "_State":
+        return _State(
+            self.builder.copy(), dict(self.edges), dict(self.points), self.unplaced
+        )
+
+
+def _iso_all(state: _State, protected: frozenset[str]) -> list[int]:
+    """Apply every ISO step possible; returns the nodes created."""
+    created = []
+    changed = True
+    while changed:
+        changed = False
+        for e in sorted(state.edges):
+            vars_e = state.edges[e]
+            others = set().union(*(v for f, v in state.edges.items() if f != e))
+            in_preds = set().union(*(p.vars for p in state.unplaced))
+            lonely = sorted(
+                x
+                for x in vars_e
+                if x not in others and x not in protected and x not in in_preds
+            )
+            if lonely:
+                new_vars = vars_e - set(lonely)
+                node = state.builder.add(new_vars, (state.points[e],))
+                created.append(node)
+                state.edges[e] = new_vars
+                state.points[e] = node
+                changed = True
+    return created
+
+
+def _absorb_options(state: _State, protected: frozenset[str]) -> list[tuple[int, int]]:
+    options = []
+    for e in sorted(state.edges):
+        for f in sorted(state.edges):
+            if e == f:
+                continue
+            extra = state.edges[e] - state.edges[f]
+            if extra & protected:
+                continue
+            others = set().union(
+                *(v for g, v in state.edges.items() if g not in (e, f))
+            )
+            if extra & others:
+                continue
+            scope = state.edges[e] | state.edges[f]
+            if any(p.vars & extra and not p.vars <= scope for p in state.unplaced):
+                continue
+            options.append((e, f))
+    return options
+
+
+def _absorb(state: _State, e: int, f: int) -> int:
+    extra = state.edges[e] - state.edges[f]
+    scope = state.edges[e] | state.edges[f]
+    # Predicates over e ∪ f that mention a variable f lacks go on this edge;
+    # those within f wait for a later step.
+    placed = tuple(p for p in state.unplaced if p.vars <= scope and p.vars & extra)
+    child = state.points[e]
+    node = state.builder.add(state.edges[f], (state.points[f], child))
+    state.builder.preds[child] = state.builder.preds[child] + placed
+    state.unplaced = tuple(p for p in state.unplaced if p not in placed)
+    del state.edges[e]
+    del state.points[e]
+    state.points[f] = node
+    return node
+
+
+def _reduce(
+    state: _State, protected: frozenset[str], out: list, created: list, budget: list
+):
+    """Depth-first over absorb choices; appends (state, created) of every end state."""
+    if budget[0] <= 0:
+        return
+    created = created + _iso_all(state, protected)
+    options = _absorb_options(state, protected)
+    if not options:
+        budget[0] -= 1
+        out.append((state, created))
+        return
+    first_e = options[0][0]
+    branches = [o for o in options if o[0] == first_e]
+    # Also try absorbing a different edge first when it makes a different guard.
+    branches += [o for o in options if o[0] != first_e][:2]
+    for e, f in branches:
+        nxt = state.copy()
+        node = _absorb(nxt, e, f)
+        _reduce(nxt, protected, out, created + [node], budget)
+
+
+def _initial(query: Query) -> _State:
+    b = _Builder()
+    edges, points = {}, {}
+    for i, atom in enumerate(query.atoms):
+        points[i] = b.add(atom.vars, atom=i)
+        edges[i] = frozenset(atom.vars)
+    return _State(b, edges, points, tuple(query.predicates))
+
+
+def is_acyclic(query: Query) -> bool:
+    out: list = []
+    _reduce(_initial(query), frozenset(), out, [], [1])
+    return len(out[0][0].edges) == 1 and not out[0][0].unplaced
+
+
+def _cycle_message(query: Query, state: _State) -> str:
+    atoms = [query.atoms[e] for e in sorted(state.edges) if state.edges[e]]
+    names = ", ".join(a.alias for a in atoms)
+    shared = sorted(set().union(*(state.edges[e] for e in state.edges)))
+    msg = f"the query is cyclic: {names} join in a cycle (on {', '.join(shared)})"
+    if state.unplaced:
+        msg += "; predicates that fit no tree edge: " + ", ".join(
+            map(str, state.unplaced)
+        )
+    return msg + "; dynyan supports acyclic queries only"
+
+
+def plan_query(query: Query) -> Plan:
+    """Search GJT pairs for `query` and return the cheapest."""
+    # Acyclicity first, for a clear refusal that names the cycle.
+    probe: list = []
+    _reduce(_initial(query), frozenset(), probe, [], [1])
+    end = probe[0][0]
+    if _is_cyclic_core(end):
+        raise CyclicQueryError(_cycle_message(query, end))
+
+    output = frozenset(query.output_vars)
+    plans = []
+    phase1: list = []
+    _reduce(_initial(query), output, phase1, [], [MAX_CANDIDATES])
+    reason = None
+    for state1, created1 in phase1:
+        residual = dict(state1.points)
+        if any(not v <= output for v in state1.edges.values()):
+            reason = _not_free_connex(query, state1, output)
+            continue
+        phase2: list = []
+        _reduce(
+            state1.copy(),
+            frozenset(),
+            phase2,
+            [],
+            [MAX_CANDIDATES // max(1, len(phase1)) + 1],
+        )
+        for state2, created2 in phase2:
+            final = _join_components(state2)
+            if final is None:
+                continue
+            root_node, extra = final
+            in_n = set(residual.values()) | set(created2) | set(extra)
+            plans.append(_finish(query, state2.builder, root_node, in_n))
+    if not plans:
+        raise UnsupportedQueryError(reason or "no join tree found for this query")
+    best = min(plans, key=lambda p: (p.cost, p.draw()))
+    log.debug("chose among %d plans, cost %s:\n%s", len(plans), best.cost, best)
+    return best
+
+
+def _is_cyclic_core(state: _State) -> bool:
+    """A reduction with nothing protected that stops with >1 non-empty
+    connected hyperedges (or unplaced predicates) means a cycle."""
+    if state.unplaced:
+        return True
+    nonempty = [v for v in state.edges.values() if v]
+    return len(nonempty) > 1
+
+
+def _join_components(state: _State) -> tuple[int, list[int]] | None:
+    """Phase 2 ends with one hyperedge per connected part, all of them empty
+    but one at most; join them under empty-labelled roots (cartesian product)."""
+    if state.unplaced:
+        return None
+    live = sorted(state.edges)
+    if len(live) == 1:
+        return state.points[live[0]], []
+    if any(state.edges[e] for e in live):
+        return None
+    created = []
+    node = state.points[live[0]]
+    for e in live[1:]:
+        node = state.builder.add(frozenset(), (node, state.points[e]))
+        created.append(node)
+    return node, created
+
+
+def _not_free_connex(query: Query, state: _State, output: frozenset[str]) -> str:
+    stuck = sorted({x for v in state.edges.values() for x in v - output})
+    return (
+        "the SELECT list is not free-connex: variables "
+        + ", ".join(stuck)
+        + " connect the output columns but are not selected"
+        + " (such projections are supported by a later release; select them too, "
+        "or use a free-connex projection)"
+    )
+
+
+# --- contraction -----------------------------------------------------------------
+
+
+def _finish(query: Query, b: _Builder, root: int, in_n: set[int]) -> Plan:
+    """Drop the reduction's bookkeeping nodes (DESIGN.md §3, 'contract')."""
+    parent: dict[int, int | None] = {root: None}
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        for c in b.children[n]:
+            parent[c] = n
+            stack.append(c)
+
+    def replace_child(p: int | None, old: int, new: int):
+        nonlocal root
+        if p is None:
+            root = new
+        else:
+            b.children[p] = tuple(new if c == old else c for c in b.children[p])
+        parent[new] = p
+
+    changed = True
+    while changed:
+        changed = False
+        for n in list(parent):
+            if n not in parent or len(b.children[n]) != 1:
+                continue
+            (c,) = b.children[n]
+            p = parent[n]
+            # A unary node is kept only where it projects onto the frontier of
+            # N (or is the root doing so); elsewhere the parent's index or the
+            # sibling index projects just as well.
+            if b.vars[n] == b.vars[c] and n in in_n:
+                in_n.add(c)
+            if c in in_n or b.vars[n] == b.vars[c] or (n not in in_n and p is not None):
+                b.preds[c] = b.preds[c] + b.preds[n]
+                replace_child(p, n, c)
+                del parent[n]
+                changed = True
+
+    # Renumber in preorder so names are stable.
+    order, stack = [], [root]
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        stack.extend(reversed(b.children[n]))
+    new_id = {old: i for i, old in enumerate(order)}
+    var_order = {v: i for i, v in enumerate(_all_vars(query))}
+    nodes, parents = [], []
+    for old in order:
+        nodes.append(
+            Node(
+                id=new_id[old],
+                vars=tuple(sorted(b.vars[old], key=var_order.__getitem__)),
+                children=tuple(new_id[c] for c in b.children[old]),
+                atom=b.atom[old],
+                predicates=b.preds[old],
+            )
+        )
+        parents.append(new_id[parent[old]] if parent[old] is not None else None)
+    # Leaves keep their atom's column order.
+    nodes = [
+        (
+            Node(n.id, query.atoms[n.atom].vars, n.children, n.atom, n.predicates)
+            if n.is_leaf
+            else n
+        )
+        for n in nodes
+    ]
+    return Plan(
+        query,
+        tuple(nodes),
+        0,
+        frozenset(new_id[n] for n in in_n if n in new_id),
+        tuple(parents),
+    )
+
+
+def _all_vars(query: Query) -> list[str]:
+    seen: dict[str, None] = {}
+    for atom in query.atoms:
+        for v in atom.vars:
+            seen.setdefault(v)
+    return list(seen)
+
+
+def complexity(plan: Plan) -> str:
+    """The update and delay bounds the plan gives, for `dynyan explain`."""
+    if plan.simple:
+        update = "simple GJT (q-hierarchical): O(|u|) per update"
+    else:
+        update = "non-simple GJT: O(|db| + |u|) per update in the worst case"
+    return update + "; enumeration with constant delay"

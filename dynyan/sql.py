@@ -1,0 +1,714 @@
+"""Frontend: SQL text (sqlglot) -> `dynyan.ir.Query`.
+
+The file holds CREATE TABLE statements (or they come from a separate schema
+text) and exactly one SELECT. Columns equated across atoms by `=` become one
+variable; conditions on a single atom become that atom's local filters.
+
+>>> print(parse_query(
+...     "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT);"
+...     "SELECT r.a, s.c FROM r JOIN s ON r.b = s.b WHERE r.a > 3"))
+SELECT a AS a, c AS c
+  atom r(a, b)
+  atom s(b, c)
+  where a > 3
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, ParseError, SqlglotError
+from sqlglot.optimizer.qualify import qualify
+
+from .errors import SqlError, UnsupportedQueryError
+from .ir import (
+    COMPARISONS,
+    FLIPPED,
+    Atom,
+    Lit,
+    Op,
+    Output,
+    Predicate,
+    Query,
+    Ref,
+    Relation,
+    Var,
+    conjuncts,
+    refs,
+)
+
+DIALECT = "duckdb"
+
+# sqlglot type -> the Python type a row value has (DESIGN.md §4).
+TYPES = {
+    **dict.fromkeys(
+        ["INT", "BIGINT", "SMALLINT", "TINYINT", "UBIGINT", "UINT", "HUGEINT"], "int"
+    ),
+    **dict.fromkeys(["DECIMAL", "DOUBLE", "FLOAT", "REAL", "BIGDECIMAL"], "float"),
+    **dict.fromkeys(["CHAR", "VARCHAR", "TEXT", "NCHAR", "NVARCHAR"], "str"),
+    "DATE": "date",
+}
+
+
+# --- errors with positions ---------------------------------------------------
+
+
+def _position(node: exp.Expression | None) -> tuple[int | None, int | None]:
+    """Line and column of the first token of `node` that sqlglot recorded."""
+    if node is None:
+        return None, None
+    for sub in node.walk():
+        meta = getattr(sub, "meta", None) or {}
+        if "line" in meta:
+            return meta["line"], meta.get("col")
+    return None, None
+
+
+def _unsupported(
+    what: str, node: exp.Expression | None = None
+) -> UnsupportedQueryError:
+    line, col = _position(node)
+    where = f"line {line}, column {col}: " if line is not None else ""
+    text = f" ({node.sql(dialect=DIALECT)[:60]})" if node is not None else ""
+    return UnsupportedQueryError(f"{where}{what}{text}")
+
+
+def _sql_error(message: str, node: exp.Expression | None = None) -> SqlError:
+    return SqlError(message, *_position(node))
+
+
+# --- parsing -----------------------------------------------------------------
+
+
+def _parse(text: str, what: str) -> list[exp.Expression]:
+    try:
+        return [s for s in sqlglot.parse(text, read=DIALECT) if s is not None]
+    except ParseError as err:
+        first = err.errors[0] if err.errors else {}
+        desc = first.get("description", str(err)).split(". Line")[0]
+        raise SqlError(
+            f"syntax error in {what}: {desc}", first.get("line"), first.get("col")
+        ) from None
+    except SqlglotError as err:
+        raise SqlError(f"cannot parse {what}: {err}") from None
+
+
+def _relation(create: exp.Create) -> Relation:
+    schema = create.this
+    if not isinstance(schema, exp.Schema) or create.args.get("expression") is not None:
+        raise _unsupported(
+            "only CREATE TABLE name (column type, ...) is supported", create
+        )
+    name = schema.this.name.lower()
+    columns, types = [], []
+    for col in schema.expressions:
+        if not isinstance(col, exp.ColumnDef):
+            continue  # constraints such as PRIMARY KEY (...)
+        kind = col.args.get("kind")
+        type_name = kind.this.name if kind is not None else None
+        if type_name not in TYPES:
+            raise _unsupported(
+                f"column {name}.{col.name} has type {kind.sql() if kind else 'none'}; "
+                "supported: INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE",
+                col,
+            )
+        columns.append(col.name.lower())
+        types.append(TYPES[type_name])
+    if len(set(columns)) != len(columns):
+        raise _sql_error(f"table {name} declares a column twice", create)
+    return Relation(name, tuple(columns), tuple(types))
+
+
+def parse_schema(text: str) -> dict[str, Relation]:
+    """Relations declared by the CREATE TABLE statements in `text`."""
+    relations: dict[str, Relation] = {}
+    for stmt in _parse(text, "the schema"):
+        if isinstance(stmt, exp.Create) and (stmt.kind or "").upper() == "TABLE":
+            rel = _relation(stmt)
+            if rel.name in relations:
+                raise _sql_error(f"table {rel.name} is declared twice", stmt)
+            relations[rel.name] = rel
+    return relations
+
+
+def parse_query(sql: str, schema: str | None = None) -> Query:
+    """Parse `sql` (CREATE TABLEs + one SELECT) into a `Query`."""
+    statements = _parse(sql, "the query")
+    relations = parse_schema(schema) if schema else {}
+    selects = []
+    for stmt in statements:
+        if isinstance(stmt, exp.Create) and (stmt.kind or "").upper() == "TABLE":
+            rel = _relation(stmt)
+            if rel.name in relations and relations[rel.name] != rel:
+                raise _sql_error(
+                    f"table {rel.name} is declared twice, differently", stmt
+                )
+            relations[rel.name] = rel
+        elif isinstance(stmt, exp.Query):
+            selects.append(stmt)
+        else:
+            raise _unsupported(
+                "only CREATE TABLE statements and one SELECT are allowed", stmt
+            )
+    if not selects:
+        raise SqlError("no SELECT statement found")
+    if len(selects) > 1:
+        raise _unsupported(
+            "the file holds several queries; write one SELECT per file", selects[1]
+        )
+    return _Frontend(relations).build(selects[0])
+
+
+# --- the SELECT ----------------------------------------------------------------
+
+_UNSUPPORTED_ARGS = {
+    "group": "GROUP BY",
+    "having": "HAVING",
+    "order": "ORDER BY (a view's result is unordered)",
+    "limit": "LIMIT",
+    "offset": "OFFSET",
+    "with": "WITH (common table expressions)",
+    "windows": "WINDOW",
+    "qualify": "QUALIFY",
+}
+
+
+class _Frontend:
+    """Resolves one SELECT against the declared relations."""
+
+    def __init__(self, relations: dict[str, Relation]):
+        self.relations = relations
+        self.aliases: dict[str, int] = {}  # alias -> atom index
+        self.atom_relations: list[Relation] = []
+
+    def build(self, select: exp.Expression) -> Query:
+        if not isinstance(select, exp.Select):
+            raise _unsupported(
+                f"{type(select).__name__.upper()} is not supported", select
+            )
+        for arg, what in _UNSUPPORTED_ARGS.items():
+            if select.args.get(arg):
+                raise _unsupported(f"{what} is not supported", select.args[arg])
+        for node in select.find_all(exp.AggFunc):
+            raise _unsupported("aggregate functions are not supported yet", node)
+        for node in select.find_all(exp.Window):
+            raise _unsupported("window functions are not supported", node)
+        for node in select.find_all(exp.Subquery, exp.Exists):
+            raise _unsupported("subqueries are not supported", node)
+        distinct = select.args.get("distinct")
+        if distinct is not None and distinct.args.get("on"):
+            raise _unsupported("DISTINCT ON is not supported", distinct)
+        self._check_tables(select)
+        self._check_columns(select)
+        schema = {
+            r.name: dict(zip(r.columns, ["INT"] * len(r.columns)))
+            for r in self.relations.values()
+        }
+        try:
+            select = qualify(
+                select.copy(),
+                schema=schema,
+                dialect=DIALECT,
+                quote_identifiers=False,
+                validate_qualify_columns=True,
+            )
+        except OptimizeError as err:
+            raise SqlError(str(err).split(". Line")[0], *_line_col(str(err))) from None
+        self._collect_atoms(select)
+        conditions = self._conditions(select)
+        return self._assemble(select, conditions, distinct is not None)
+
+    # -- checks that give better messages than qualify would --
+
+    def _check_tables(self, select: exp.Select) -> None:
+        for table in select.find_all(exp.Table):
+            if table.name.lower() not in self.relations:
+                known = ", ".join(sorted(self.relations)) or "none"
+                raise _sql_error(
+                    f"unknown table {table.name} (declared tables: {known})", table
+                )
+
+    def _check_columns(self, select: exp.Select) -> None:
+        tables: dict[str, str] = {}
+        for table in select.find_all(exp.Table):
+            tables[(table.alias or table.name).lower()] = table.name.lower()
+        for col in select.find_all(exp.Column):
+            if isinstance(col.this, exp.Star):
+                continue
+            name = col.name.lower()
+            if col.table:
+                rel = tables.get(col.table.lower())
+                if rel is None:
+                    raise _sql_error(
+                        f"unknown table or alias {col.table} in {col.sql()}", col
+                    )
+                if name not in self.relations[rel].columns:
+                    raise _sql_error(f"table {rel} has no column {name}", col)
+                continue
+            owners = sorted(
+                {a for a, r in tables.items() if name in self.relations[r].columns}
+            )
+            if not owners and not self._is_select_alias(select, name):
+                raise _sql_error(f"unknown column {name}", col)
+            if len(owners) > 1:
+                raise _sql_error(
+                    f"ambiguous column {name} (in {', '.join(owners)}); qualify it", col
+                )
+
+    @staticmethod
+    def _is_select_alias(select: exp.Select, name: str) -> bool:
+        return any(
+            e.alias_or_name.lower() == name
+            for e in select.expressions
+            if isinstance(e, exp.Alias)
+        )
+
+    # -- FROM and JOIN --
+
+    def _collect_atoms(self, select: exp.Select) -> None:
+        from_ = select.args.get("from_") or select.args.get("from")
+        if from_ is None:
+            raise _unsupported("a SELECT without FROM is not supported", select)
+        sources = [from_.this]
+        for join in select.args.get("joins") or []:
+            side, kind = (join.side or "").upper(), (join.kind or "").upper()
+            if side or kind not in ("", "INNER", "CROSS"):
+                raise _unsupported(
+                    f"{side or kind} JOIN is not supported (inner joins only)", join
+                )
+            if join.args.get("using"):
+                raise _unsupported("JOIN … USING is not supported; write ON", join)
+            sources.append(join.this)
+        for source in sources:
+            if not isinstance(source, exp.Table):
+                raise _unsupported("only tables may appear in FROM", source)
+            alias = (source.alias or source.name).lower()
+            if alias in self.aliases:
+                raise _sql_error(f"alias {alias} is used twice in FROM", source)
+            self.aliases[alias] = len(self.atom_relations)
+            self.atom_relations.append(self.relations[source.name.lower()])
+
+    def _conditions(self, select: exp.Select) -> list:
+        conds = []
+        where = select.args.get("where")
+        if where is not None:
+            conds.append(self.expr(where.this))
+        for join in select.args.get("joins") or []:
+            if join.args.get("on") is not None:
+                conds.append(self.expr(join.args["on"]))
+        return [c for cond in conds for c in conjuncts(cond)]
+
+    # -- expressions --
+
+    def expr(self, node: exp.Expression):
+        convert = _CONVERTERS.get(type(node))
+        if convert is None:
+            raise _unsupported(
+                f"{type(node).__name__} expressions are not supported", node
+            )
+        return convert(self, node)
+
+    def column(self, node: exp.Column) -> Ref:
+        atom = self.aliases[node.table.lower()]
+        rel = self.atom_relations[atom]
+        name = node.name.lower()
+        return Ref(atom, rel.columns.index(name), f"{node.table.lower()}.{name}")
+
+    def type_of(self, e) -> str | None:
+        """The Python type of an expression's value, where it is clear."""
+        if isinstance(e, Ref):
+            return self.atom_relations[e.atom].types[e.column]
+        if isinstance(e, Lit):
+            return {bool: "bool", int: "int", float: "float", str: "str"}.get(
+                type(e.value), "date" if isinstance(e.value, datetime.date) else None
+            )
+        if e.op in ("add_days", "add_months"):
+            return "date"
+        if e.op in ("add", "sub", "mul", "div", "mod", "neg", "year", "month", "day"):
+            return "float" if e.op == "div" else "int"
+        if e.op == "concat":
+            return "str"
+        if e.op == "case":
+            return self.type_of(e.args[1])
+        return "bool"
+
+    # -- assembling the GCQ --
+
+    def _assemble(self, select: exp.Select, conditions: list, distinct: bool) -> Query:
+        n = len(self.atom_relations)
+        local: list[list] = [[] for _ in range(n)]
+        join_pairs: list[tuple[Ref, Ref]] = []
+        theta: list = []
+        for cond in conditions:
+            atoms = sorted({r.atom for r in refs(cond)})
+            if len(atoms) <= 1:
+                local[atoms[0] if atoms else 0].append(cond)
+            elif (
+                isinstance(cond, Op)
+                and cond.op == "eq"
+                and all(isinstance(a, Ref) for a in cond.args)
+            ):
+                join_pairs.append(cond.args)
+            else:
+                theta.append(cond)
+
+        # Variables: equivalence classes of columns equated across atoms.
+        parent: dict[tuple[int, int], tuple[int, int]] = {}
+
+        def find(k):
+            while parent.get(k, k) != k:
+                k = parent[k]
+            return k
+
+        for a, b in join_pairs:
+            ra, rb = find((a.atom, a.column)), find((b.atom, b.column))
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+
+        outputs_sql = select.expressions
+        output_refs = [r for e in outputs_sql for r in refs(self.expr(e.unalias()))]
+        theta_refs = [r for c in theta for r in refs(c)]
+        used = {(a.atom, a.column) for p in join_pairs for a in p}
+        used |= {(r.atom, r.column) for r in output_refs + theta_refs}
+
+        classes: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for key in sorted(used):
+            classes.setdefault(find(key), []).append(key)
+        names = self._var_names(classes)
+        var_of = {m: names[root] for root, members in classes.items() for m in members}
+
+        atoms = []
+        for i, rel in enumerate(self.atom_relations):
+            alias = next(a for a, j in self.aliases.items() if j == i)
+            variables = tuple(var_of.get((i, c)) for c in range(len(rel.columns)))
+            filters = list(local[i])
+            # A variable bound twice in one atom means those columns must be equal.
+            first: dict[str, int] = {}
+            for c, v in enumerate(variables):
+                if v is None:
+                    continue
+                if v in first:
+                    filters.append(Op("eq", (self._ref(i, first[v]), self._ref(i, c))))
+                else:
+                    first[v] = c
+            for f in filters:
+                self._check_types(f)
+            atoms.append(Atom(alias, rel.name, variables, tuple(filters)))
+
+        predicates = []
+        for cond in theta:
+            predicates.append(self._predicate(cond, var_of))
+
+        outputs = []
+        for e in outputs_sql:
+            ir = self.expr(e.unalias())
+            outputs.append(Output(e.alias_or_name.lower(), _to_vars(ir, var_of)))
+
+        relations = tuple(dict.fromkeys(self.atom_relations))
+        return Query(
+            relations,
+            tuple(atoms),
+            tuple(predicates),
+            tuple(outputs),
+            distinct,
+            select.sql(dialect=DIALECT, pretty=True),
+        )
+
+    def _ref(self, atom: int, column: int) -> Ref:
+        alias = next(a for a, j in self.aliases.items() if j == atom)
+        return Ref(atom, column, f"{alias}.{self.atom_relations[atom].columns[column]}")
+
+    def _var_names(self, classes) -> dict:
+        """Name each variable after its first column; qualify names that collide."""
+        names: dict = {}
+        taken: set[str] = set()
+        for root in sorted(classes):
+            atom, column = root
+            base = self.atom_relations[atom].columns[column]
+            name = base
+            if name in taken:
+                alias = next(a for a, j in self.aliases.items() if j == atom)
+                name = f"{alias}_{base}"
+            k = 2
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            taken.add(name)
+            names[root] = name
+        return names
+
+    def _check_types(self, e) -> None:
+        """Refuse comparisons between values Python cannot compare."""
+        if not isinstance(e, Op):
+            return
+        for arg in e.args:
+            self._check_types(arg)
+        if e.op in COMPARISONS:
+            left, right = (self.type_of(a) for a in e.args)
+            numeric = {"int", "float", "bool"}
+            if (
+                left
+                and right
+                and left != right
+                and not (left in numeric and right in numeric)
+            ):
+                raise UnsupportedQueryError(
+                    f"type mismatch: cannot compare {e.args[0]} ({left}) with {e.args[1]} ({right})"
+                )
+
+    def _predicate(self, cond, var_of) -> Predicate:
+        if not (isinstance(cond, Op) and cond.op in COMPARISONS and cond.op != "eq"):
+            raise UnsupportedQueryError(
+                f"condition {cond} spans several tables; supported across tables: "
+                "column = column, and (later) <, <=, >, >= between two tables"
+            )
+        self._check_types(cond)
+        left, right = (_to_vars(a, var_of) for a in cond.args)
+        names = frozenset(v.name for a in (left, right) for v in _vars(a))
+        return Predicate(cond.op, left, right, names)
+
+
+def _line_col(message: str) -> tuple[int | None, int | None]:
+    m = re.search(r"Line: (\d+), Col: (\d+)", message)
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def _to_vars(e, var_of):
+    """Rewrite column references into variable references."""
+    if isinstance(e, Ref):
+        return Var(var_of[(e.atom, e.column)])
+    if isinstance(e, Op):
+        return Op(e.op, tuple(_to_vars(a, var_of) for a in e.args))
+    return e
+
+
+def _vars(e) -> list[Var]:
+    if isinstance(e, Var):
+        return [e]
+    if isinstance(e, Op):
+        return [v for a in e.args for v in _vars(a)]
+    return []
+
+
+# --- sqlglot node -> IR, one small converter per node type -------------------
+
+
+def _binary(op: str) -> Callable:
+    return lambda fe, node: Op(op, (fe.expr(node.this), fe.expr(node.expression)))
+
+
+def _literal(fe, node: exp.Literal) -> Lit:
+    text = str(node.this)
+    if node.is_string:
+        return Lit(text)
+    if re.fullmatch(r"[+-]?\d+", text):
+        return Lit(int(text))
+    try:
+        return Lit(float(text))
+    except ValueError:
+        raise _unsupported(f"cannot read the number {text}", node) from None
+
+
+def _cast(fe, node: exp.Cast):
+    target = node.to.this.name
+    inner = fe.expr(node.this)
+    if target == "DATE" and isinstance(inner, Lit) and isinstance(inner.value, str):
+        try:
+            return Lit(datetime.date.fromisoformat(inner.value.strip()))
+        except ValueError:
+            raise _sql_error(f"invalid date literal {inner.value!r}", node) from None
+    if TYPES.get(target) == fe.type_of(inner) or (
+        TYPES.get(target) in ("float", "int") and fe.type_of(inner) in ("float", "int")
+    ):
+        if TYPES.get(target) == "float" and isinstance(inner, Lit):
+            return Lit(float(inner.value))
+        return inner
+    raise _unsupported("only CAST of a string literal to DATE is supported", node)
+
+
+_UNITS = {
+    "DAY": ("add_days", 1),
+    "WEEK": ("add_days", 7),
+    "MONTH": ("add_months", 1),
+    "YEAR": ("add_months", 12),
+}
+
+
+def _interval(node: exp.Interval) -> tuple[str, int]:
+    unit = (node.text("unit") or "").upper().rstrip("S")
+    text = node.this.name if node.this is not None else ""
+    parts = text.split()
+    if len(parts) == 2 and not unit:
+        text, unit = parts[0], parts[1].upper().rstrip("S")
+    if unit not in _UNITS or not re.fullmatch(r"[+-]?\d+", text.strip()):
+        raise _unsupported(
+            "supported intervals: INTERVAL 'n' DAY|WEEK|MONTH|YEAR", node
+        )
+    op, scale = _UNITS[unit]
+    return op, int(text) * scale
+
+
+def _shift(fe, node, sign: int):
+    """date ± INTERVAL, folded at compile time when the date is a literal."""
+    left, right = node.this, node.expression
+    if isinstance(left, exp.Interval) and sign > 0:
+        left, right = right, left
+    if not isinstance(right, exp.Interval):
+        return Op("add" if sign > 0 else "sub", (fe.expr(left), fe.expr(right)))
+    op, amount = _interval(right)
+    date = fe.expr(left)
+    if fe.type_of(date) != "date":
+        raise _unsupported("INTERVAL arithmetic needs a DATE operand", node)
+    if isinstance(date, Lit):
+        return Lit(shift_date(date.value, op, sign * amount))
+    return Op(op, (date, Lit(sign * amount)))
+
+
+def shift_date(value: datetime.date, op: str, amount: int) -> datetime.date:
+    """Add days or months to a date as SQL does (clamping to the month's end)."""
+    if op == "add_days":
+        return value + datetime.timedelta(days=amount)
+    months = value.year * 12 + value.month - 1 + amount
+    year, month = divmod(months, 12)
+    month += 1
+    for day in (value.day, 30, 29, 28):
+        try:
+            return datetime.date(year, month, day)
+        except ValueError:
+            continue
+    raise AssertionError("unreachable")
+
+
+def _comparison(op: str) -> Callable:
+    def convert(fe, node):
+        left, right = fe.expr(node.this), fe.expr(node.expression)
+        # DuckDB casts a string literal compared with a DATE to a date.
+        for a, b in ((left, right), (right, left)):
+            if (
+                fe.type_of(a) == "date"
+                and isinstance(b, Lit)
+                and isinstance(b.value, str)
+            ):
+                try:
+                    date = Lit(datetime.date.fromisoformat(b.value))
+                except ValueError:
+                    raise _sql_error(f"invalid date {b.value!r}", node) from None
+                left, right = (date, right) if b is left else (left, date)
+        return Op(op, (left, right))
+
+    return convert
+
+
+def _like(fe, node):
+    pattern = fe.expr(node.expression)
+    if not (isinstance(pattern, Lit) and isinstance(pattern.value, str)):
+        raise _unsupported("LIKE needs a string literal pattern", node)
+    if node.args.get("escape") is not None:
+        raise _unsupported("LIKE … ESCAPE is not supported", node)
+    result = Op("like", (fe.expr(node.this), pattern))
+    return Op("not", (result,)) if node.args.get("negate") else result
+
+
+def _escape(fe, node):
+    raise _unsupported("LIKE … ESCAPE is not supported", node)
+
+
+def _in(fe, node):
+    if node.args.get("query") is not None or node.args.get("unnest") is not None:
+        raise _unsupported("IN (subquery) is not supported", node)
+    values = [fe.expr(v) for v in node.expressions]
+    if not all(isinstance(v, Lit) for v in values):
+        raise _unsupported("IN needs a list of literals", node)
+    value = fe.expr(node.this)
+    if fe.type_of(value) == "date":
+        values = [
+            Lit(datetime.date.fromisoformat(v.value)) if isinstance(v.value, str) else v
+            for v in values
+        ]
+    return Op("in", (value, *values))
+
+
+def _between(fe, node):
+    value = fe.expr(node.this)
+    low = _comparison("ge")(fe, exp.GTE(this=node.this, expression=node.args["low"]))
+    high = _comparison("le")(fe, exp.LTE(this=node.this, expression=node.args["high"]))
+    del value
+    return Op("and", (low, high))
+
+
+def _case(fe, node: exp.Case):
+    subject = node.this
+    args = []
+    for branch in node.args.get("ifs") or []:
+        cond = branch.this
+        if subject is not None:
+            cond = exp.EQ(this=subject.copy(), expression=cond)
+        args += [fe.expr(cond), fe.expr(branch.args["true"])]
+    default = node.args.get("default")
+    args.append(fe.expr(default) if default is not None else Lit(None))
+    return Op("case", tuple(args))
+
+
+def _extract(fe, node: exp.Extract):
+    part = node.this.name.upper()
+    if part not in ("YEAR", "MONTH", "DAY"):
+        raise _unsupported("EXTRACT supports YEAR, MONTH and DAY", node)
+    return Op(part.lower(), (fe.expr(node.expression),))
+
+
+def _fold_neg(fe, node):
+    inner = fe.expr(node.this)
+    if isinstance(inner, Lit) and isinstance(inner.value, (int, float)):
+        return Lit(-inner.value)
+    return Op("neg", (inner,))
+
+
+def _is(fe, node):
+    raise _unsupported("IS [NOT] NULL is not supported: input rows hold no NULLs", node)
+
+
+_CONVERTERS: dict[type, Callable] = {
+    exp.Column: lambda fe, node: fe.column(node),
+    exp.Literal: _literal,
+    exp.Boolean: lambda fe, node: Lit(bool(node.this)),
+    exp.Null: lambda fe, node: Lit(None),
+    exp.Paren: lambda fe, node: fe.expr(node.this),
+    exp.Cast: _cast,
+    exp.Add: lambda fe, node: _shift(fe, node, +1),
+    exp.Sub: lambda fe, node: _shift(fe, node, -1),
+    exp.Mul: _binary("mul"),
+    exp.Div: _binary("div"),
+    exp.Mod: _binary("mod"),
+    exp.Neg: _fold_neg,
+    exp.DPipe: _binary("concat"),
+    exp.EQ: _comparison("eq"),
+    exp.NEQ: _comparison("ne"),
+    exp.LT: _comparison("lt"),
+    exp.LTE: _comparison("le"),
+    exp.GT: _comparison("gt"),
+    exp.GTE: _comparison("ge"),
+    exp.And: _binary("and"),
+    exp.Or: _binary("or"),
+    exp.Not: lambda fe, node: Op("not", (fe.expr(node.this),)),
+    exp.Like: _like,
+    exp.Escape: _escape,
+    exp.In: _in,
+    exp.Between: _between,
+    exp.Case: _case,
+    exp.If: lambda fe, node: Op(
+        "case",
+        (
+            fe.expr(node.this),
+            fe.expr(node.args["true"]),
+            fe.expr(node.args["false"]) if node.args.get("false") else Lit(None),
+        ),
+    ),
+    exp.Extract: _extract,
+    exp.Is: _is,
+}
+
+__all__ = ["parse_query", "parse_schema", "shift_date", "FLIPPED"]
