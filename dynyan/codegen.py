@@ -327,70 +327,59 @@ class _Counter:
         return f"_{prefix}{self.n}"
 
 
-def _path_steps(layout: _Layout, leaf: int, leaf_tuple: str) -> list[dict]:
-    """The steps that carry one leaf tuple's delta up to the root."""
+def _path_steps(layout: _Layout, leaf: int, leaf_tuple: str) -> tuple[list[dict], set]:
+    """The steps that carry one leaf tuple's delta up to the root, and the
+    variables those steps read."""
     plan = layout.plan
     fresh = _Counter()
     steps: list[dict] = []
-    node, d, tuple_expr = leaf, "d", leaf_tuple
+    uses: set[str] = set()
+
+    def key(vars_) -> str:
+        uses.update(vars_)
+        return tup(layout.local(vars_))
+
+    node, d = leaf, "d"
     while True:
         info = layout.info[node]
+        whole = leaf_tuple if node == leaf else None  # the node's own tuple
+
+        def node_tuple(vars_):
+            return whole if vars_ == info.tuple_vars and whole else key(vars_)
+
         for s in (info.root_index, info.parent_index, info.sibling_index):
             if s is None:
                 continue
-            step = {
-                "kind": "flat" if s.kind in ("flat", "weights") else "groups",
-                "index": s.attr,
-                "d": d,
-            }
-            if s.kind == "flat":
-                step["key"] = (
-                    tuple_expr if s.key == info.tuple_vars else tup(layout.local(s.key))
+            if s.kind == "groups":
+                steps.append(
+                    {
+                        "kind": "groups",
+                        "index": s.attr,
+                        "key": key(s.key),
+                        "entry": node_tuple(s.entry),
+                        "d": d,
+                    }
                 )
-            elif s.kind == "weights":
-                step["key"] = tup(layout.local(s.key))
             else:
-                step["key"] = tup(layout.local(s.key))
-                entry_is_node = s.entry == info.tuple_vars
-                step["entry"] = (
-                    tuple_expr if entry_is_node else tup(layout.local(s.entry))
+                steps.append(
+                    {"kind": "flat", "index": s.attr, "key": node_tuple(s.key), "d": d}
                 )
-            steps.append(step)
         p = plan.parent(node)
         if p is None:
-            return steps
+            return steps, uses
         sib = plan.sibling(node)
         if sib is not None:
-            sinfo = layout.info[sib]
-            si = sinfo.sibling_index
+            si = layout.info[sib].sibling_index
             d_new = fresh("d")
+            step = {"index": si.attr, "key": key(si.key), "w": fresh("w"), "d": d, "d_new": d_new}
             if si.kind == "weights":
-                steps.append(
-                    {
-                        "kind": "weight",
-                        "index": si.attr,
-                        "key": tup(layout.local(si.key)),
-                        "w": fresh("w"),
-                        "d": d,
-                        "d_new": d_new,
-                    }
-                )
+                steps.append({**step, "kind": "weight"})
             else:
-                steps.append(
-                    {
-                        "kind": "loop",
-                        "index": si.attr,
-                        "key": tup(layout.local(si.key)),
-                        "g": fresh("g"),
-                        "w": fresh("w"),
-                        "target": tup(layout.local(si.entry)),
-                        "d": d,
-                        "d_new": d_new,
-                    }
-                )
+                # Loop variables are bound here, not read from the leaf.
+                target = tup(layout.local(si.entry))
+                steps.append({**step, "kind": "loop", "g": fresh("g"), "target": target})
             d = d_new
         node = p
-        tuple_expr = tup(layout.local(plan.node(node).vars))
 
 
 # --- the module -----------------------------------------------------------------------
@@ -422,49 +411,65 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _leaf_blocks(
-    layout: _Layout, expressions: Expressions, rel_name: str, names: Names
-):
-    """Per atom of relation `rel_name`: how to unpack a row, filter it and
-    which path to run."""
+def _leaf_blocks(layout: _Layout, expressions: Expressions, rel_name: str, names: Names):
+    """Per atom of relation `rel_name`: which columns to load from the row,
+    its filter, and the path that carries its delta to the root."""
     plan = layout.plan
     query = plan.query
+    columns = query.relation(rel_name).columns
     blocks = []
     for node in plan.nodes:
         if not node.is_leaf or query.atoms[node.atom].relation != rel_name:
             continue
         atom = query.atoms[node.atom]
+        identity = list(atom.variables) == list(atom.vars) and len(atom.variables) > 1
+        steps, uses = _path_steps(layout, node.id, "row" if identity else None)
         filter_cols = {r.column for f in atom.filters for r in _refs(f)}
-        targets, env, seen = [], {}, set()
+        locals_, env, seen = [], {}, set()
         for c, v in enumerate(atom.variables):
             if v is not None and v not in seen:
                 seen.add(v)
-                targets.append(layout.var_local[v])
-            elif c in filter_cols:
-                targets.append(
-                    names.new(f"c_{atom.alias}_{query.relation(rel_name).columns[c]}")
-                )
+                local = layout.var_local[v]
+                needed = v in uses or c in filter_cols
             else:
-                targets.append("_")
-            env[(node.atom, c)] = targets[-1]
+                local = names.new(f"c_{atom.alias}_{columns[c]}")
+                needed = c in filter_cols
+            env[(node.atom, c)] = local
+            locals_.append(local if needed else None)
         cond = " and ".join(expressions.render(f, env) for f in atom.filters) or None
-        identity = list(atom.variables) == list(atom.vars) and len(atom.variables) > 1
-        leaf_tuple = "row" if identity else tup(layout.local(atom.vars))
+        wanted = [i for i, local in enumerate(locals_) if local]
+        if len(wanted) * 2 > len(columns):  # one UNPACK beats many subscripts
+            loads = [_targets([local or "_" for local in locals_]) + " = row"]
+        else:
+            loads = [f"{locals_[i]} = row[{i}]" for i in wanted]
+        info = layout.info[node.id]
         blocks.append(
             {
-                "alias": atom.alias,
-                "name": layout.info[node.id].name,
-                "unpack": (
-                    _targets(targets) if any(t != "_" for t in targets) else None
-                ),
-                "keep": (
-                    names.new(f"keep_{layout.info[node.id].name}") if cond else None
-                ),
+                "name": info.name,
+                "loads": loads,
+                "keep": names.new(f"keep_{info.name}") if cond else None,
                 "cond": cond,
-                "steps": _path_steps(layout, node.id, leaf_tuple),
+                "steps": steps,
+                "count": _count_from_index(info, identity and not atom.filters, layout),
             }
         )
     return blocks
+
+
+def _count_from_index(info: _NodeInfo, whole_row: bool, layout: _Layout) -> str | None:
+    """An expression for a row's current multiplicity read from the leaf's own
+    index, when that index holds whole rows (then no separate row store)."""
+    if not whole_row:
+        return None
+    for s in (info.root_index, info.parent_index):
+        if s is None:
+            continue
+        if s.kind == "flat" and s.key == info.tuple_vars:
+            return f"self.{s.attr}.get(row, 0)"
+        if s.kind == "groups" and s.entry == info.tuple_vars:
+            key = tup(layout.local(s.key))
+            return f"self.{s.attr}.get({key}, _EMPTY).get(row, 0)"
+    return None
 
 
 def _refs(e):
@@ -582,6 +587,11 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
         )
         leaves = relations[-1]["leaves"]
         relations[-1]["reunpack"] = len(leaves) > 1
+        # One atom holding whole rows in its index: that index is the store.
+        count = leaves[0]["count"] if len(leaves) == 1 else None
+        relations[-1]["count"] = count
+        if count is not None:
+            relations[-1]["store"] = None
         relations[-1]["locals"] = sorted(
             {step["index"] for leaf in leaves for step in leaf["steps"]}
         )

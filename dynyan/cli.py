@@ -1,0 +1,127 @@
+"""The `dynyan` command. Commands are thin: each parses options and calls one
+library function; `DynyanError`s become one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import DynyanError, SqlError
+
+EXIT_USER_ERROR = 2
+
+
+def read_query(path: str, schema: str | None) -> tuple[str, str | None]:
+    """The query text and the schema text to compile it with.
+
+    Without --schema, a query file that declares no table uses `schema.sql`
+    beside it, else the nearest `tpch/schema.sql` above it.
+    """
+    try:
+        sql = Path(path).read_text()
+    except OSError as err:
+        raise SqlError(f"cannot read {path}: {err.strerror}") from None
+    if schema is not None:
+        try:
+            return sql, Path(schema).read_text()
+        except OSError as err:
+            raise SqlError(f"cannot read schema {schema}: {err.strerror}") from None
+    if "create table" in sql.lower():
+        return sql, None
+    here = Path(path).resolve().parent
+    candidates = [here / "schema.sql"] + [p / "tpch" / "schema.sql" for p in [here, *here.parents]]
+    for candidate in candidates:
+        if candidate.is_file():
+            return sql, candidate.read_text()
+    return sql, None
+
+
+def display_path(path: str) -> str:
+    """`path` relative to the working directory when inside it (no absolute
+    paths in generated files: output must not depend on the checkout)."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def cmd_compile(args) -> int:
+    from .compiler import compile_sql
+
+    sql, schema = read_query(args.query, args.schema)
+    source = compile_sql(sql, schema, source=display_path(args.query))
+    out = Path(args.output) if args.output else Path("generated") / (Path(args.query).stem + ".py")
+    write_atomically(out, source)
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_explain(args) -> int:
+    from .compiler import explain
+
+    sql, schema = read_query(args.query, args.schema)
+    print(explain(sql, schema))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dynyan",
+        description="Compile SQL into incremental views maintained by the Dynamic Yannakakis algorithm.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def query_command(name, help_, func):
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("query", metavar="QUERY.sql", help="CREATE TABLEs (optional) and one SELECT")
+        p.add_argument("--schema", metavar="FILE", help="CREATE TABLE statements, if not in QUERY.sql")
+        p.set_defaults(func=func)
+        return p
+
+    p = query_command("compile", "write the generated Python module for a query", cmd_compile)
+    p.add_argument("-o", "--output", metavar="OUT.py", help="default: generated/<query stem>.py")
+    query_command("explain", "show the query's GCQ, its GJT pair (T, N) and complexity", cmd_explain)
+    try:
+        from . import pipeline_cli
+    except ImportError:
+        pipeline_cli = None
+    if pipeline_cli is not None and hasattr(pipeline_cli, "add_commands"):
+        pipeline_cli.add_commands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING)
+    try:
+        return args.func(args) or 0
+    except DynyanError as err:
+        if args.debug:
+            raise
+        print(f"dynyan: error: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("dynyan: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
