@@ -1,0 +1,56 @@
+"""`generated/` is the golden record: every committed module must equal what
+the compiler produces now, be black-clean, import, and work."""
+
+import importlib.util
+from pathlib import Path
+
+import black
+import pytest
+
+from dynyan.cli import read_query
+from dynyan.codegen import BLACK_MODE
+from dynyan.compiler import compile_sql
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = sorted((ROOT / "queries").rglob("*.sql"))
+COMPILED = [q for q in QUERIES if (ROOT / "generated" / f"{q.stem}.py").exists()]
+
+
+def source_for(query: Path) -> str:
+    sql, schema = read_query(str(query), None)
+    return compile_sql(sql, schema, source=query.relative_to(ROOT).as_posix())
+
+
+def test_every_query_has_a_committed_module():
+    missing = [q.name for q in QUERIES if q.name != "schema.sql" and q not in COMPILED]
+    assert not missing, f"run scripts/regen.sh: no generated module for {missing}"
+
+
+@pytest.mark.parametrize("query", COMPILED, ids=lambda q: q.stem)
+def test_committed_module_is_fresh(query):
+    committed = (ROOT / "generated" / f"{query.stem}.py").read_text()
+    assert committed == source_for(query), f"generated/{query.stem}.py is stale: run scripts/regen.sh"
+
+
+@pytest.mark.parametrize("query", COMPILED[:3], ids=lambda q: q.stem)
+def test_generation_is_deterministic_and_black_clean(query):
+    first = source_for(query)
+    assert first == source_for(query)
+    assert black.format_str(first, mode=BLACK_MODE) == first
+
+
+@pytest.mark.parametrize("query", COMPILED, ids=lambda q: q.stem)
+def test_module_imports_only_stdlib_and_sortedcontainers(query):
+    path = ROOT / "generated" / f"{query.stem}.py"
+    imports = {
+        line.split()[1].split(".")[0]
+        for line in path.read_text().splitlines()
+        if line.startswith(("import ", "from "))
+    }
+    assert imports <= {"datetime", "copy", "re", "sortedcontainers", "__future__"}, imports
+    spec = importlib.util.spec_from_file_location(f"golden_{query.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    view = module.View()
+    assert list(view.rows()) == []
+    assert set(view.RELATIONS) and view.COLUMNS

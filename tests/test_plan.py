@@ -1,0 +1,102 @@
+"""Planner unit tests on known acyclic, free-connex and cyclic hypergraphs."""
+
+from pathlib import Path
+
+import pytest
+
+from dynyan.compiler import compile_query
+from dynyan.errors import CyclicQueryError, UnsupportedQueryError
+from dynyan.plan import Plan
+
+ROOT = Path(__file__).resolve().parent.parent
+TPCH = (ROOT / "tpch" / "schema.sql").read_text()
+RST = "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT); CREATE TABLE t (c INT, d INT);"
+
+
+def plan_of(sql: str, schema: str | None = None) -> Plan:
+    return compile_query(sql, schema)
+
+
+def check_gjt(plan: Plan) -> None:
+    """The GJT invariants of DESIGN.md §2."""
+    nodes = plan.nodes
+    for n in nodes:
+        if n.children:  # guard: the label lies within the first child
+            assert set(n.vars) <= set(nodes[n.children[0]].vars), plan
+    # Every variable occupies a connected part of the tree.
+    for var in {v for n in nodes for v in n.vars}:
+        holders = [n.id for n in nodes if var in n.vars]
+        tops = [h for h in holders if plan.parent(h) is None or var not in nodes[plan.parent(h)].vars]
+        assert len(tops) == 1, (var, plan)
+    # N is connex (contains the root, closed upwards) and sibling-closed.
+    assert plan.root in plan.in_n
+    for n in plan.in_n:
+        p = plan.parent(n)
+        assert p is None or p in plan.in_n
+        s = plan.sibling(n)
+        assert s is None or s in plan.in_n
+    # var(N) is exactly the output.
+    assert {v for n in plan.in_n for v in nodes[n].vars} == set(plan.query.output_vars)
+
+
+@pytest.mark.parametrize("name", ["fq1", "fq2", "fq3", "fq4"])
+def test_tpch_full_joins_have_valid_trees(name):
+    plan = plan_of((ROOT / "queries" / "tpch" / f"{name}.sql").read_text(), TPCH)
+    check_gjt(plan)
+    assert plan.simple == (name == "fq4")  # only FQ4 is q-hierarchical
+
+
+def test_chain_is_not_simple_and_star_is():
+    chain = plan_of(RST + "SELECT * FROM r, s, t WHERE r.b = s.b AND s.c = t.c")
+    check_gjt(chain)
+    assert not chain.simple
+    star = plan_of(RST + "SELECT * FROM r, s, t WHERE r.b = s.b AND s.b = t.c")
+    check_gjt(star)
+    assert star.simple
+
+
+def test_free_connex_projection_keeps_guard_only():
+    plan = plan_of(RST + "SELECT r.a, r.b FROM r, s WHERE r.b = s.b")
+    check_gjt(plan)
+    assert plan.in_n == {plan.root}
+
+
+def test_not_free_connex_is_refused_clearly():
+    with pytest.raises(UnsupportedQueryError, match="not free-connex.*b"):
+        plan_of(RST + "SELECT r.a, s.c FROM r, s WHERE r.b = s.b")
+
+
+def test_cartesian_product_gets_an_empty_root():
+    plan = plan_of(RST + "SELECT * FROM r, t")
+    check_gjt(plan)
+    assert plan.nodes[plan.root].vars == ()
+    assert len(plan.nodes[plan.root].children) == 2
+
+
+def test_triangle_is_refused_naming_its_cycle():
+    sql = (
+        "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT); CREATE TABLE t (c INT, a INT);"
+        "SELECT * FROM r, s, t WHERE r.b = s.b AND s.c = t.c AND t.a = r.a"
+    )
+    with pytest.raises(CyclicQueryError, match=r"cyclic: r, s, t"):
+        plan_of(sql)
+
+
+def test_tpch_q5_join_graph_is_refused():
+    sql = """SELECT n_name FROM customer, orders, lineitem, supplier, nation, region
+    WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND l_suppkey = s_suppkey
+      AND c_nationkey = s_nationkey AND s_nationkey = n_nationkey
+      AND n_regionkey = r_regionkey AND r_name = 'ASIA'"""
+    with pytest.raises(CyclicQueryError, match="customer.*orders.*lineitem.*supplier"):
+        plan_of(sql, TPCH)
+
+
+def test_self_join_has_one_leaf_per_atom():
+    plan = plan_of(RST + "SELECT * FROM r r1, r r2 WHERE r1.b = r2.a")
+    check_gjt(plan)
+    assert sum(n.is_leaf for n in plan.nodes) == 2
+
+
+def test_plans_print_deterministically():
+    sql = (ROOT / "queries" / "tpch" / "fq1.sql").read_text()
+    assert str(plan_of(sql, TPCH)) == str(plan_of(sql, TPCH))
