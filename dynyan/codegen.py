@@ -36,7 +36,7 @@ import black
 import jinja2
 
 from .errors import DynyanError, UnsupportedQueryError
-from .ir import Lit, Op, Ref, Var
+from .ir import AggRef, Lit, Op, Ref, Var
 from .plan import Plan
 
 log = logging.getLogger("dynyan.render")
@@ -148,6 +148,8 @@ class Expressions:
             return env[(e.atom, e.column)]
         if isinstance(e, Var):
             return env[e.name]
+        if isinstance(e, AggRef):
+            return env[("agg", e.index)]
         if isinstance(e, Lit):
             if isinstance(e.value, datetime.date):
                 self.uses_datetime = True
@@ -315,7 +317,42 @@ class _Layout:
         return [self.var_local[v] for v in vars_]
 
 
-# --- update paths -------------------------------------------------------------------
+# --- payloads ------------------------------------------------------------------------
+
+
+class Ring:
+    """Payload arithmetic rendered for one width: an int count (width 1) or a
+    tuple (count, channel 1, …) whose entries add and multiply element-wise."""
+
+    def __init__(self, width: int):
+        self.width = width
+
+    def _each(self, fmt: str, *names: str) -> str:
+        parts = [fmt.format(*(f"{n}[{i}]" for n in names)) for i in range(self.width)]
+        return "(" + ", ".join(parts) + ")"
+
+    def add(self, a: str, b: str) -> str:
+        return f"{a} + {b}" if self.width == 1 else self._each("{} + {}", a, b)
+
+    def sub(self, a: str, b: str) -> str:
+        return f"{a} - {b}" if self.width == 1 else self._each("{} - {}", a, b)
+
+    def mul(self, *names: str) -> str:
+        if len(names) == 1:
+            return names[0]
+        if self.width == 1:
+            return " * ".join(names)
+        return self._each(" * ".join(["{}"] * len(names)), *names)
+
+    def count(self, a: str) -> str:
+        return a if self.width == 1 else f"{a}[0]"
+
+    @property
+    def zero(self) -> str:
+        return "0" if self.width == 1 else tuple_literal(["0"] * self.width)
+
+
+# --- update paths ---------------------------------------------------------------------
 
 
 class _Counter:
@@ -327,9 +364,39 @@ class _Counter:
         return f"_{prefix}{self.n}"
 
 
-def _path_steps(layout: _Layout, leaf: int, leaf_tuple: str) -> tuple[list[dict], set]:
-    """The steps that carry one leaf tuple's delta up to the root, and the
-    variables those steps read."""
+def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: int = 0):
+    """Nested loops over the nodes of N not in `skip`, in preorder: each binds
+    its node's variables (through its parent index) and names its payload.
+    Returns (loops, payload names of the frontier nodes visited)."""
+    plan = layout.plan
+    frontier = set(plan.frontier())
+    loops, mults = [], []
+    depth = base_depth
+    for n in plan.preorder():
+        if n not in plan.in_n or n in skip:
+            continue
+        info = layout.info[n]
+        s = info.root_index or info.parent_index
+        if s is None:
+            continue
+        m = fresh("m")
+        if n in frontier:
+            mults.append(m)
+        target = tup(layout.local(info.tuple_vars))
+        if info.root_index is not None or s.kind == "groups":
+            source = f"self.{s.attr}"
+            if info.root_index is None:
+                source += f"[{tup(layout.local(s.key))}]"
+            loops.append({"kind": "loop", "target": target, "source": source, "m": m, "depth": depth})
+            depth += 1
+        else:
+            loops.append({"kind": "lookup", "source": f"self.{s.attr}[{target}]", "m": m, "depth": depth})
+    return loops, mults, depth
+
+
+def _path_steps(layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, emit: dict | None):
+    """The steps that carry one leaf tuple's delta (payload `_p`) up to the
+    root, the push-mode emission at the root, and the variables they read."""
     plan = layout.plan
     fresh = _Counter()
     steps: list[dict] = []
@@ -339,47 +406,55 @@ def _path_steps(layout: _Layout, leaf: int, leaf_tuple: str) -> tuple[list[dict]
         uses.update(vars_)
         return tup(layout.local(vars_))
 
-    node, d = leaf, "d"
+    node, d, anchor = leaf, "_p", None
+    path = []
     while True:
+        path.append(node)
         info = layout.info[node]
-        whole = leaf_tuple if node == leaf else None  # the node's own tuple
+        if anchor is None and node in plan.in_n:
+            anchor = d  # the first node of N on the path: its delta is the result's
+            uses.update(info.tuple_vars)
+        whole = leaf_tuple if node == leaf else None
 
         def node_tuple(vars_):
-            return whole if vars_ == info.tuple_vars and whole else key(vars_)
+            return whole if (whole and vars_ == info.tuple_vars) else key(vars_)
 
         for s in (info.root_index, info.parent_index, info.sibling_index):
             if s is None:
                 continue
+            step = {"index": s.attr, "d": d, "add": ring.add("_o", d), "nonzero": ring.count("_n")}
             if s.kind == "groups":
-                steps.append(
-                    {
-                        "kind": "groups",
-                        "index": s.attr,
-                        "key": key(s.key),
-                        "entry": node_tuple(s.entry),
-                        "d": d,
-                    }
-                )
+                steps.append({**step, "kind": "groups", "key": key(s.key), "entry": node_tuple(s.entry)})
             else:
-                steps.append(
-                    {"kind": "flat", "index": s.attr, "key": node_tuple(s.key), "d": d}
-                )
+                steps.append({**step, "kind": "flat", "key": node_tuple(s.key)})
         p = plan.parent(node)
         if p is None:
-            return steps, uses
+            break
         sib = plan.sibling(node)
         if sib is not None:
             si = layout.info[sib].sibling_index
-            d_new = fresh("d")
-            step = {"index": si.attr, "key": key(si.key), "w": fresh("w"), "d": d, "d_new": d_new}
+            w = fresh("w")
+            step = {"index": si.attr, "key": key(si.key), "w": w, "d": d, "d_new": fresh("d"), "mul": ring.mul(d, w)}
             if si.kind == "weights":
                 steps.append({**step, "kind": "weight"})
-            else:
-                # Loop variables are bound here, not read from the leaf.
-                target = tup(layout.local(si.entry))
-                steps.append({**step, "kind": "loop", "g": fresh("g"), "target": target})
-            d = d_new
+            else:  # loop variables are bound here, not read from the leaf
+                steps.append({**step, "kind": "loop", "g": fresh("g"), "target": tup(layout.local(si.entry))})
+            d = step["d_new"]
         node = p
+    if emit is not None:
+        loops, mults, depth = _enum_loops(layout, set(path), fresh)
+        uses.update(v for n in path if n in plan.in_n for v in layout.info[n].tuple_vars)
+        steps.append(
+            {
+                "kind": "emit",
+                "loops": loops,
+                "depth": depth,
+                "key": emit["key"],
+                "value": ring.mul(anchor, *mults),
+                "add": ring.add("_o", "_v"),
+            }
+        )
+    return steps, uses
 
 
 # --- the module -----------------------------------------------------------------------
@@ -411,9 +486,25 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _leaf_blocks(layout: _Layout, expressions: Expressions, rel_name: str, names: Names):
-    """Per atom of relation `rel_name`: which columns to load from the row,
-    its filter, and the path that carries its delta to the root."""
+def _refs(e):
+    if isinstance(e, Ref):
+        return [e]
+    if isinstance(e, Op):
+        return [r for a in e.args for r in _refs(a)]
+    return []
+
+
+def _factor(expressions: Expressions, expr, scale: int | None, env) -> str:
+    """One atom's factor of a payload channel; exact channels scale to ints."""
+    text = expressions.render(expr, env)
+    if scale is None:
+        return text
+    return f"round({text})" if scale == 0 else f"round({text} * {10 ** scale})"
+
+
+def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
+    """Per atom of relation `rel_name`: which columns to load from the row, its
+    filter, its payload, and the path that carries its delta to the root."""
     plan = layout.plan
     query = plan.query
     columns = query.relation(rel_name).columns
@@ -423,25 +514,45 @@ def _leaf_blocks(layout: _Layout, expressions: Expressions, rel_name: str, names
             continue
         atom = query.atoms[node.atom]
         identity = list(atom.variables) == list(atom.vars) and len(atom.variables) > 1
-        steps, uses = _path_steps(layout, node.id, "row" if identity else None)
-        filter_cols = {r.column for f in atom.filters for r in _refs(f)}
+        steps, uses = _path_steps(layout, ring, node.id, "row" if identity else None, emit)
+        factors = [
+            (channel, expr, scale)
+            for channel in query.channels
+            for (a, expr), scale in zip(channel.factors, channel.factor_scales)
+            if a == node.atom
+        ]
+        needed_cols = {r.column for f in atom.filters for r in _refs(f)}
+        needed_cols |= {r.column for _, e in atom.derived for r in _refs(e)}
+        needed_cols |= {r.column for _, e, _ in factors for r in _refs(e)}
         locals_, env, seen = [], {}, set()
         for c, v in enumerate(atom.variables):
             if v is not None and v not in seen:
                 seen.add(v)
                 local = layout.var_local[v]
-                needed = v in uses or c in filter_cols
+                needed = v in uses or c in needed_cols
             else:
                 local = names.new(f"c_{atom.alias}_{columns[c]}")
-                needed = c in filter_cols
+                needed = c in needed_cols
             env[(node.atom, c)] = local
             locals_.append(local if needed else None)
-        cond = " and ".join(expressions.render(f, env) for f in atom.filters) or None
         wanted = [i for i, local in enumerate(locals_) if local]
         if len(wanted) * 2 > len(columns):  # one UNPACK beats many subscripts
-            loads = [_targets([local or "_" for local in locals_]) + " = row"]
+            loads = [_targets([local or "_" for local in locals_]) + " = row"] if wanted else []
         else:
             loads = [f"{locals_[i]} = row[{i}]" for i in wanted]
+        loads += [f"{layout.var_local[v]} = {expressions.render(e, env)}" for v, e in atom.derived]
+        cond = " and ".join(expressions.render(f, env) for f in atom.filters) or None
+        if ring.width == 1:
+            payload = "d"
+        else:
+            by_channel = {ch: (e, sc) for ch, e, sc in factors}
+            parts = ["d"]
+            for channel in query.channels:
+                if channel in by_channel:
+                    parts.append(f"d * {_factor(expressions, *by_channel[channel], env)}")
+                else:
+                    parts.append("d")
+            payload = tuple_literal(parts)
         info = layout.info[node.id]
         blocks.append(
             {
@@ -449,14 +560,15 @@ def _leaf_blocks(layout: _Layout, expressions: Expressions, rel_name: str, names
                 "loads": loads,
                 "keep": names.new(f"keep_{info.name}") if cond else None,
                 "cond": cond,
+                "payload": payload,
                 "steps": steps,
-                "count": _count_from_index(info, identity and not atom.filters, layout),
+                "count": _count_from_index(info, identity and not atom.filters, layout, ring),
             }
         )
     return blocks
 
 
-def _count_from_index(info: _NodeInfo, whole_row: bool, layout: _Layout) -> str | None:
+def _count_from_index(info: _NodeInfo, whole_row: bool, layout: _Layout, ring: Ring) -> str | None:
     """An expression for a row's current multiplicity read from the leaf's own
     index, when that index holds whole rows (then no separate row store)."""
     if not whole_row:
@@ -465,53 +577,16 @@ def _count_from_index(info: _NodeInfo, whole_row: bool, layout: _Layout) -> str 
         if s is None:
             continue
         if s.kind == "flat" and s.key == info.tuple_vars:
-            return f"self.{s.attr}.get(row, 0)"
+            return ring.count(f"self.{s.attr}.get(row, _ZERO)")
         if s.kind == "groups" and s.entry == info.tuple_vars:
             key = tup(layout.local(s.key))
-            return f"self.{s.attr}.get({key}, _EMPTY).get(row, 0)"
+            return ring.count(f"self.{s.attr}.get({key}, _EMPTY).get(row, _ZERO)")
     return None
 
 
-def _refs(e):
-    if isinstance(e, Ref):
-        return [e]
-    if isinstance(e, Op):
-        return [r for a in e.args for r in _refs(a)]
-    return []
-
-
-def _enumeration(layout: _Layout, expressions: Expressions):
-    """Nested loops over N in preorder; returns (loops, frontier mult names)."""
-    plan = layout.plan
-    loops = []
-    mults = []
-    fresh = _Counter()
-    frontier = set(plan.frontier())
-    for n in plan.preorder():
-        if n not in plan.in_n:
-            continue
-        info = layout.info[n]
-        s = info.root_index or info.parent_index
-        if s is None:
-            continue
-        m = fresh("m")
-        if n in frontier:
-            mults.append(m)
-        target = tup(layout.local(info.tuple_vars))
-        depth = sum(1 for step in loops if step["kind"] == "loop")
-        if s.kind == "groups" or info.root_index is not None:
-            index = f"self.{s.attr}"
-            if info.root_index is None:
-                index = f"self.{s.attr}[{tup(layout.local(s.key))}]"
-            step = {"kind": "loop", "target": target, "source": index}
-        else:
-            step = {"kind": "lookup", "source": f"self.{s.attr}[{target}]"}
-        loops.append({**step, "m": m, "depth": depth})
-    return loops, mults
-
-
-def _membership(layout: _Layout):
-    """Checks for `multiplicity(row)`: lookups along the same path as enumeration."""
+def _lookup(layout: _Layout, ring: Ring):
+    """Steps of `_lookup(key variables)`: the payload of one output tuple, by
+    the same path as enumeration, in O(1); None when it is not in the result."""
     plan = layout.plan
     checks = []
     fresh = _Counter()
@@ -524,39 +599,43 @@ def _membership(layout: _Layout):
         if s is None:
             continue
         target = tup(layout.local(info.tuple_vars))
+        source = f"self.{s.attr}"
         if s.kind == "groups" and info.root_index is None:
             g = fresh("g")
-            checks.append(
-                {
-                    "kind": "group",
-                    "g": g,
-                    "source": f"self.{s.attr}.get({tup(layout.local(s.key))})",
-                }
-            )
-            checks.append(
-                {
-                    "kind": "get",
-                    "m": fresh("m"),
-                    "source": f"{g}.get({target})",
-                    "mult": n in frontier,
-                }
-            )
-        else:
-            checks.append(
-                {
-                    "kind": "get",
-                    "m": fresh("m"),
-                    "source": f"self.{s.attr}.get({target})",
-                    "mult": n in frontier,
-                }
-            )
-    mult = " * ".join(c["m"] for c in checks if c.get("mult")) or "1"
-    return checks, mult
+            checks.append({"name": g, "source": f"{source}.get({tup(layout.local(s.key))})", "mult": False})
+            source = g
+        checks.append({"name": fresh("m"), "source": f"{source}.get({target})", "mult": n in frontier})
+    product = ring.mul(*[c["name"] for c in checks if c["mult"]]) if checks else ring.zero
+    return checks, product
 
 
 def query_id(plan: Plan) -> str:
     text = plan.query.sql + "\n" + "\n".join(map(str, plan.query.relations))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _aggregate_values(query, ring: Ring, payload: str) -> list[str]:
+    """Each aggregate's value from a group's payload (SQL NULL for SUM/AVG of
+    no rows)."""
+    count = ring.count(payload)
+    values = []
+    for agg in query.aggregates:
+        if agg.kind == "count":
+            values.append(count)
+            continue
+        terms = []
+        for coef, channel in agg.terms:
+            value = ring.count(payload) if channel == 0 else f"{payload}[{channel}]"
+            scale = 0 if channel == 0 else query.channels[channel - 1].scale
+            term = value if coef == 1 else f"{py(coef)} * {value}"
+            if scale:
+                term = f"{term} / {10 ** scale}"
+            terms.append(term)
+        total = "(" + " + ".join(terms) + ")"
+        if agg.kind == "avg":
+            total = f"{total} / {count}"
+        values.append(f"(None if {count} == 0 else {total})")
+    return values
 
 
 def render_module(plan: Plan, source: str = "<string>") -> str:
@@ -570,10 +649,22 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
     names = Names()
     layout = _Layout(plan, names)
     expressions = Expressions()
+    ring = Ring(1 + len(query.channels))
+    key_vars = list(query.output_vars)
+    key_locals = layout.local(key_vars)
+
+    out_env = dict(layout.var_local)
+    agg_names = [f"_a{i}" for i in range(len(query.aggregates))]
+    out_env.update({("agg", i): n for i, n in enumerate(agg_names)})
+    outputs = [expressions.render(o.expr, out_env) for o in query.outputs]
+    having = expressions.render(query.having, out_env) if query.having is not None else None
+    plain = not query.grouped and all(isinstance(o.expr, Var) for o in query.outputs)
+    emit_key = tuple_literal(key_locals) if query.grouped else tuple_literal(outputs)
 
     relations = []
     for rel in query.relations:
-        store = names.new(f"{rel.name}_rows")
+        leaves = _leaf_blocks(layout, ring, expressions, rel.name, names, {"key": emit_key})
+        count = leaves[0]["count"] if len(leaves) == 1 else None
         relations.append(
             {
                 "name": rel.name,
@@ -581,26 +672,17 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
                 "columns": tuple_literal([py(c) for c in rel.columns]),
                 "arity": len(rel.columns),
                 "method": "_" + names.new(f"apply_{rel.name}"),
-                "store": store,
-                "leaves": _leaf_blocks(layout, expressions, rel.name, names),
+                # One atom holding whole rows in its index: that index is the store.
+                "store": None if count else names.new(f"{rel.name}_rows"),
+                "count": count,
+                "leaves": leaves,
+                "reunpack": len(leaves) > 1,
+                "locals": sorted({s["index"] for leaf in leaves for s in leaf["steps"] if "index" in s}),
             }
         )
-        leaves = relations[-1]["leaves"]
-        relations[-1]["reunpack"] = len(leaves) > 1
-        # One atom holding whole rows in its index: that index is the store.
-        count = leaves[0]["count"] if len(leaves) == 1 else None
-        relations[-1]["count"] = count
-        if count is not None:
-            relations[-1]["store"] = None
-        relations[-1]["locals"] = sorted(
-            {step["index"] for leaf in leaves for step in leaf["steps"]}
-        )
 
-    out_env = dict(layout.var_local)
-    outputs = [expressions.render(o.expr, out_env) for o in query.outputs]
-    plain = all(isinstance(o.expr, Var) for o in query.outputs)
-    loops, mults = _enumeration(layout, expressions)
-    checks, check_mult = _membership(layout) if plain else ([], "1")
+    loops, mults, inner_depth = _enum_loops(layout, set(), _Counter())
+    checks, check_payload = _lookup(layout, ring)
     context = {
         "source": source,
         "sql": query.sql,
@@ -610,22 +692,27 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
         "columns": tuple_literal([py(o.name) for o in query.outputs]),
         "structures": layout.structures(),
         "query_id": py(query_id(plan)),
+        "ring": ring,
+        "zero": ring.zero,
         "loops": loops,
-        "mult": " * ".join(mults) if mults else "1",
+        "inner_depth": inner_depth,
+        "payload": ring.mul(*mults) if mults else ring.zero,
+        "count": ring.count,
         "output": tuple_literal(outputs),
+        "grouped": query.grouped,
+        "global_aggregate": query.grouped and not key_vars,
+        "aggregates": list(zip(agg_names, _aggregate_values(query, ring, "p"))),
+        "having": having,
+        "key_params": ", ".join(key_locals),
+        "key_tuple": tuple_literal(key_locals),
         "distinct": query.distinct,
         "dedupe": query.distinct and not plain,
         "plain": plain,
-        "row_targets": (
-            _targets([layout.var_local[o.expr.name] for o in query.outputs])
-            if plain
-            else None
-        ),
+        "row_targets": _targets([layout.var_local[o.expr.name] for o in query.outputs]) if plain else None,
         "row_arity": len(query.outputs),
-        "repeated_checks": _repeated_output_checks(layout, query) if plain else [],
+        "repeated_checks": _repeated_output_checks(query) if plain else [],
         "checks": checks,
-        "check_mult": check_mult,
-        "inner_depth": sum(1 for loop in loops if loop["kind"] == "loop"),
+        "check_payload": check_payload,
         "constants": expressions.constants,
         "helpers": sorted(expressions.helpers),
         "uses_datetime": expressions.uses_datetime,
@@ -637,13 +724,11 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
         compile(formatted, source, "exec")
     except Exception as err:  # a compiler bug: show the raw text to debug
         log.error("rendered module does not compile:\n%s", text)
-        raise RenderError(
-            f"generated code is invalid ({err}); this is a dynyan bug"
-        ) from err
+        raise RenderError(f"generated code is invalid ({err}); this is a dynyan bug") from err
     return formatted
 
 
-def _repeated_output_checks(layout: _Layout, query) -> list[str]:
+def _repeated_output_checks(query) -> list[str]:
     """A SELECT naming one variable twice: positions that must agree."""
     first: dict[str, int] = {}
     checks = []

@@ -129,6 +129,9 @@ class Relation:
     name: str
     columns: tuple[str, ...]
     types: tuple[str, ...]  # "int", "float", "str", "date"
+    # Decimal digits after the point where exact (INTEGER 0, DECIMAL(p, s) s),
+    # None for DOUBLE and non-numeric columns.
+    scales: tuple[int | None, ...] = ()
 
     def __str__(self) -> str:
         cols = ", ".join(f"{c} {t}" for c, t in zip(self.columns, self.types))
@@ -147,14 +150,18 @@ class Atom:
     relation: str
     variables: tuple[str | None, ...]
     filters: tuple[Expr, ...]
+    # Variables computed from the row (e.g. EXTRACT(YEAR FROM d) in GROUP BY).
+    derived: tuple[tuple[str, Expr], ...] = ()
 
     @property
     def vars(self) -> tuple[str, ...]:
-        """The atom's distinct variables, in column order."""
-        return tuple(dict.fromkeys(v for v in self.variables if v is not None))
+        """The atom's distinct variables, in column order, then derived ones."""
+        columns = (v for v in self.variables if v is not None)
+        return tuple(dict.fromkeys([*columns, *(v for v, _ in self.derived)]))
 
     def __str__(self) -> str:
         cols = ", ".join(v or "_" for v in self.variables)
+        cols += "".join(f", {v} := {e}" for v, e in self.derived)
         where = " | " + " AND ".join(map(str, self.filters)) if self.filters else ""
         name = (
             self.relation
@@ -199,6 +206,48 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Channel:
+    """A multiplicative payload channel (DESIGN.md §2, generalised): each atom
+    tuple contributes a factor (1 where the atom has none), a join multiplies,
+    a projection adds. Channel 0 of every payload is the plain count."""
+
+    factors: tuple[tuple[int, Expr], ...]  # (atom index, expression over that atom)
+    # Per factor: decimal digits it holds exactly (the leaf scales it to an
+    # int), or None when the channel is computed in floats.
+    factor_scales: tuple[int | None, ...]
+
+    @property
+    def scale(self) -> int | None:
+        return None if None in self.factor_scales else sum(self.factor_scales)
+
+    def __str__(self) -> str:
+        return " * ".join(str(e) for _, e in self.factors) or "1"
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """COUNT/SUM/AVG as a linear combination of channels (coefficient, channel)."""
+
+    kind: str  # "count" | "sum" | "avg"
+    terms: tuple[tuple[int | float, int], ...]
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class AggRef:
+    """The value of aggregate number `index` inside an output expression."""
+
+    index: int
+    text: str = ""
+
+    def __str__(self) -> str:
+        return self.text or f"agg{self.index}"
+
+
+@dataclass(frozen=True)
 class Query:
     """π_outputs( atom1 ⋈ … ⋈ atomN | predicates ), with bag or set semantics."""
 
@@ -208,10 +257,18 @@ class Query:
     outputs: tuple[Output, ...]
     distinct: bool
     sql: str  # the SELECT as sqlglot pretty-prints it (for docstrings only)
+    grouped: bool = False  # GROUP BY or aggregates: one output row per group
+    group_vars: tuple[str, ...] = ()
+    channels: tuple[Channel, ...] = ()  # beyond the count channel
+    aggregates: tuple[Aggregate, ...] = ()
+    having: object = None  # condition over group variables and AggRefs
 
     @property
     def output_vars(self) -> tuple[str, ...]:
-        """Variables the SELECT list reads, in order of first use."""
+        """The variables the (T, N)-representation must output: the group
+        variables, or those the SELECT list reads, in order of first use."""
+        if self.grouped:
+            return self.group_vars
         seen: dict[str, None] = {}
         for out in self.outputs:
             for v in var_refs(out.expr):
@@ -226,6 +283,11 @@ class Query:
         lines = [head + ", ".join(map(str, self.outputs))]
         lines += [f"  atom {a}" for a in self.atoms]
         lines += [f"  where {p}" for p in self.predicates]
+        if self.grouped:
+            lines.append("  group by " + (", ".join(self.group_vars) or "()"))
+            lines += [f"  payload channel {i + 1}: {c}" for i, c in enumerate(self.channels)]
+        if self.having is not None:
+            lines.append(f"  having {self.having}")
         return "\n".join(lines)
 
 

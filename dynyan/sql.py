@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
@@ -27,6 +28,9 @@ from sqlglot.optimizer.qualify import qualify
 
 from .errors import SqlError, UnsupportedQueryError
 from .ir import (
+    AggRef,
+    Aggregate,
+    Channel,
     COMPARISONS,
     FLIPPED,
     Atom,
@@ -105,7 +109,7 @@ def _relation(create: exp.Create) -> Relation:
             "only CREATE TABLE name (column type, ...) is supported", create
         )
     name = schema.this.name.lower()
-    columns, types = [], []
+    columns, types, scales = [], [], []
     for col in schema.expressions:
         if not isinstance(col, exp.ColumnDef):
             continue  # constraints such as PRIMARY KEY (...)
@@ -119,9 +123,21 @@ def _relation(create: exp.Create) -> Relation:
             )
         columns.append(col.name.lower())
         types.append(TYPES[type_name])
+        scales.append(_scale(kind))
     if len(set(columns)) != len(columns):
         raise _sql_error(f"table {name} declares a column twice", create)
-    return Relation(name, tuple(columns), tuple(types))
+    return Relation(name, tuple(columns), tuple(types), tuple(scales))
+
+
+def _scale(kind: exp.DataType) -> int | None:
+    """Digits after the decimal point a column holds exactly (None: inexact)."""
+    name = kind.this.name
+    if TYPES[name] == "int":
+        return 0
+    if name in ("DECIMAL", "BIGDECIMAL"):
+        params = kind.expressions
+        return int(params[1].name) if len(params) > 1 else (3 if not params else 0)
+    return None
 
 
 def parse_schema(text: str) -> dict[str, Relation]:
@@ -167,8 +183,6 @@ def parse_query(sql: str, schema: str | None = None) -> Query:
 # --- the SELECT ----------------------------------------------------------------
 
 _UNSUPPORTED_ARGS = {
-    "group": "GROUP BY",
-    "having": "HAVING",
     "order": "ORDER BY (a view's result is unordered)",
     "limit": "LIMIT",
     "offset": "OFFSET",
@@ -195,7 +209,16 @@ class _Frontend:
             if select.args.get(arg):
                 raise _unsupported(f"{what} is not supported", select.args[arg])
         for node in select.find_all(exp.AggFunc):
-            raise _unsupported("aggregate functions are not supported yet", node)
+            if not isinstance(node, _AGGREGATES):
+                raise _unsupported(
+                    f"aggregate {node.sql_name()} is not supported; supported: "
+                    "COUNT(*), COUNT(col), SUM, AVG",
+                    node,
+                )
+            if isinstance(node.this, exp.Distinct):
+                raise _unsupported("COUNT(DISTINCT …) is not supported yet", node)
+            if node.find_ancestor(exp.AggFunc) is not None:
+                raise _unsupported("nested aggregates are not supported", node)
         for node in select.find_all(exp.Window):
             raise _unsupported("window functions are not supported", node)
         for node in select.find_all(exp.Subquery, exp.Exists):
@@ -205,6 +228,10 @@ class _Frontend:
             raise _unsupported("DISTINCT ON is not supported", distinct)
         self._check_tables(select)
         self._check_columns(select)
+        self.output_names = [
+            e.alias if isinstance(e, exp.Alias) else e.name if isinstance(e, exp.Column) else e.sql(dialect=DIALECT)
+            for e in select.expressions
+        ]
         schema = {
             r.name: dict(zip(r.columns, ["INT"] * len(r.columns)))
             for r in self.relations.values()
@@ -370,8 +397,14 @@ class _Frontend:
             if ra != rb:
                 parent[max(ra, rb)] = min(ra, rb)
 
+        grouping = _Grouping(self, select) if _is_grouped(select) else None
         outputs_sql = select.expressions
-        output_refs = [r for e in outputs_sql for r in refs(self.expr(e.unalias()))]
+        if grouping is None:
+            converted = [self.expr(e.unalias()) for e in outputs_sql]
+            output_refs = [r for ir in converted for r in refs(ir)]
+        else:
+            converted = [grouping.convert(e.unalias()) for e in outputs_sql]
+            output_refs = grouping.column_keys()
         theta_refs = [r for c in theta for r in refs(c)]
         used = {(a.atom, a.column) for p in join_pairs for a in p}
         used |= {(r.atom, r.column) for r in output_refs + theta_refs}
@@ -381,6 +414,7 @@ class _Frontend:
             classes.setdefault(find(key), []).append(key)
         names = self._var_names(classes)
         var_of = {m: names[root] for root, members in classes.items() for m in members}
+        derived = grouping.derived_vars(set(var_of.values())) if grouping else {}
 
         atoms = []
         for i, rel in enumerate(self.atom_relations):
@@ -398,18 +432,33 @@ class _Frontend:
                     first[v] = c
             for f in filters:
                 self._check_types(f)
-            atoms.append(Atom(alias, rel.name, variables, tuple(filters)))
+            mine = tuple((v, e) for v, (a, e) in derived.items() if a == i)
+            atoms.append(Atom(alias, rel.name, variables, tuple(filters), mine))
 
         predicates = []
         for cond in theta:
             predicates.append(self._predicate(cond, var_of))
 
+        group_names = grouping.key_names(var_of, derived) if grouping else {}
         outputs = []
-        for e in outputs_sql:
-            ir = self.expr(e.unalias())
-            outputs.append(Output(e.alias_or_name.lower(), _to_vars(ir, var_of)))
+        names_ = self.output_names if len(self.output_names) == len(outputs_sql) else []
+        for k, (e, ir) in enumerate(zip(outputs_sql, converted)):
+            name = names_[k] if names_ and not names_[k].startswith("*") else e.alias_or_name
+            outputs.append(Output(name.lower(), _to_vars(ir, var_of, group_names)))
 
         relations = tuple(dict.fromkeys(self.atom_relations))
+        extra = {}
+        if grouping is not None:
+            having = select.args.get("having")
+            if having is not None:  # before reading the aggregates it adds
+                having = _to_vars(grouping.convert(having.this), var_of, group_names)
+            extra = dict(
+                grouped=True,
+                group_vars=tuple(dict.fromkeys(group_names.values())),
+                channels=tuple(grouping.channels),
+                aggregates=tuple(grouping.aggregates),
+                having=having,
+            )
         return Query(
             relations,
             tuple(atoms),
@@ -417,6 +466,7 @@ class _Frontend:
             tuple(outputs),
             distinct,
             select.sql(dialect=DIALECT, pretty=True),
+            **extra,
         )
 
     def _ref(self, atom: int, column: int) -> Ref:
@@ -477,13 +527,218 @@ def _line_col(message: str) -> tuple[int | None, int | None]:
     return (int(m.group(1)), int(m.group(2))) if m else (None, None)
 
 
-def _to_vars(e, var_of):
-    """Rewrite column references into variable references."""
+def _to_vars(e, var_of, group_names=None):
+    """Rewrite column references (and group-key placeholders) into variables."""
     if isinstance(e, Ref):
         return Var(var_of[(e.atom, e.column)])
+    if isinstance(e, _GroupKey):
+        return Var(group_names[e.index])
     if isinstance(e, Op):
-        return Op(e.op, tuple(_to_vars(a, var_of) for a in e.args))
+        return Op(e.op, tuple(_to_vars(a, var_of, group_names) for a in e.args))
     return e
+
+
+# --- GROUP BY and aggregates -------------------------------------------------
+
+_AGGREGATES = (exp.Count, exp.Sum, exp.Avg)
+
+
+def _is_grouped(select: exp.Select) -> bool:
+    return bool(select.args.get("group")) or any(
+        e.find(exp.AggFunc) for e in select.expressions
+    )
+
+
+@dataclass(frozen=True)
+class _GroupKey:
+    """Placeholder for GROUP BY item `index` until variables are named."""
+
+    index: int
+
+    def __str__(self) -> str:
+        return f"group{self.index}"
+
+
+class _Grouping:
+    """Converts a grouped SELECT: group keys become variables (derived ones
+    computed at their atom's leaf), aggregates become payload channels."""
+
+    def __init__(self, fe: "_Frontend", select: exp.Select):
+        self.fe = fe
+        group = select.args.get("group")
+        items = group.expressions if group is not None else []
+        self.keys = [fe.expr(item) for item in items]
+        for key, item in zip(self.keys, items):
+            atoms = {r.atom for r in refs(key)}
+            if len(atoms) != 1:
+                raise _unsupported(
+                    "a GROUP BY item must read columns of exactly one table", item
+                )
+        self.channels: list[Channel] = []
+        self.aggregates: list[Aggregate] = []
+
+    def column_keys(self) -> list[Ref]:
+        return [k for k in self.keys if isinstance(k, Ref)]
+
+    def derived_vars(self, taken: set[str]) -> dict[str, tuple[int, object]]:
+        """Variables for expression keys: name -> (atom, expression)."""
+        out = {}
+        for i, key in enumerate(self.keys):
+            if isinstance(key, Ref) or any(k == key for k in self.keys[:i]):
+                continue
+            name, k = f"group{i + 1}", 2
+            while name in taken or name in out:
+                name, k = f"group{i + 1}_{k}", k + 1
+            out[name] = (refs(key)[0].atom, key)
+        return out
+
+    def key_names(self, var_of, derived) -> dict[int, str]:
+        by_expr = {repr(e): v for v, (_, e) in derived.items()}
+        names = {}
+        for i, key in enumerate(self.keys):
+            if isinstance(key, Ref):
+                names[i] = var_of[(key.atom, key.column)]
+            else:
+                names[i] = by_expr[repr(key)]
+        return names
+
+    def convert(self, node: exp.Expression):
+        """An output or HAVING expression over group keys and aggregates."""
+        if isinstance(node, exp.AggFunc):
+            return self._aggregate(node)
+        if not node.find(exp.AggFunc):
+            ir = self.fe.expr(node)
+            for i, key in enumerate(self.keys):
+                if ir == key:
+                    return _GroupKey(i)
+            if not refs(ir):
+                return ir
+            if isinstance(node, exp.Column):
+                raise _sql_error(
+                    f"column {node.sql()} must appear in GROUP BY or in an aggregate",
+                    node,
+                )
+        convert = _GROUPED_CONVERTERS.get(type(node))
+        if convert is None:
+            raise _unsupported(
+                f"{type(node).__name__} is not supported around aggregates", node
+            )
+        return convert(self, node)
+
+    def _aggregate(self, node: exp.AggFunc) -> AggRef:
+        text = node.sql(dialect=DIALECT)
+        if isinstance(node, exp.Count):
+            terms = ((1, 0),)
+            kind = "count"
+        else:
+            arg = self.fe.expr(node.this)
+            if self.fe.type_of(arg) not in ("int", "float", "bool"):
+                raise _unsupported(f"{node.sql_name()} needs a numeric argument", node)
+            terms = tuple((coef, self._channel(factors)) for coef, factors in _poly(arg, node))
+            kind = "sum" if isinstance(node, exp.Sum) else "avg"
+        aggregate = Aggregate(kind, terms, text)
+        if aggregate not in self.aggregates:
+            self.aggregates.append(aggregate)
+        return AggRef(self.aggregates.index(aggregate), text)
+
+    def _channel(self, factors: dict) -> int:
+        if not factors:
+            return 0
+        factor_items = tuple(sorted(factors.items()))
+        scales = [self._exact_scale(e) for _, e in factor_items]
+        if None in scales:
+            scales = [None] * len(scales)
+        channel = Channel(factor_items, tuple(scales))
+        if channel not in self.channels:
+            self.channels.append(channel)
+        return self.channels.index(channel) + 1
+
+    def _exact_scale(self, e) -> int | None:
+        """Decimal digits of an exact value of `e`, None if it may be inexact."""
+        if isinstance(e, Ref):
+            rel = self.fe.atom_relations[e.atom]
+            return rel.scales[e.column] if rel.scales else None
+        if isinstance(e, Lit):
+            if isinstance(e.value, bool) or isinstance(e.value, int):
+                return 0
+            if isinstance(e.value, float):
+                text = repr(e.value)
+                if "e" in text or "inf" in text or "nan" in text:
+                    return None
+                digits = text.split(".")[1].rstrip("0") if "." in text else ""
+                return len(digits)
+            return None
+        if e.op in ("add", "sub"):
+            parts = [self._exact_scale(a) for a in e.args]
+            return None if None in parts else max(parts)
+        if e.op == "mul":
+            parts = [self._exact_scale(a) for a in e.args]
+            return None if None in parts else sum(parts)
+        if e.op == "neg":
+            return self._exact_scale(e.args[0])
+        if e.op == "case":
+            parts = [self._exact_scale(a) for a in e.args[1::2]] + [
+                self._exact_scale(e.args[-1])
+            ]
+            parts = [p for p, a in zip(parts, e.args[1::2] + (e.args[-1],)) if not (isinstance(a, Lit) and a.value is None)]
+            return None if None in parts or not parts else max(parts)
+        return None
+
+
+def _poly(e, node) -> list[tuple[int | float, dict]]:
+    """`e` as a sum of products of per-atom factors: [(coefficient, {atom: expr})]."""
+    atoms = {r.atom for r in refs(e)}
+    if not atoms:
+        if isinstance(e, Lit) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool):
+            return [(e.value, {})]
+        raise _unsupported("aggregate of a non-numeric constant", node)
+    if len(atoms) == 1:
+        return [(1, {atoms.pop(): e})]
+    if isinstance(e, Op) and e.op in ("add", "sub"):
+        left, right = (_poly(a, node) for a in e.args)
+        sign = 1 if e.op == "add" else -1
+        return left + [(sign * c, f) for c, f in right]
+    if isinstance(e, Op) and e.op == "neg":
+        return [(-c, f) for c, f in _poly(e.args[0], node)]
+    if isinstance(e, Op) and e.op == "mul":
+        out = []
+        for c1, f1 in _poly(e.args[0], node):
+            for c2, f2 in _poly(e.args[1], node):
+                merged = dict(f1)
+                for atom, factor in f2.items():
+                    merged[atom] = Op("mul", (merged[atom], factor)) if atom in merged else factor
+                out.append((c1 * c2, merged))
+        return out
+    raise _unsupported(
+        "an aggregate over several tables must be a sum of products of "
+        "per-table expressions (+, -, *)",
+        node,
+    )
+
+
+def _grouped_binary(op: str) -> Callable:
+    return lambda g, node: Op(op, (g.convert(node.this), g.convert(node.expression)))
+
+
+_GROUPED_CONVERTERS: dict[type, Callable] = {
+    exp.Paren: lambda g, node: g.convert(node.this),
+    exp.Add: _grouped_binary("add"),
+    exp.Sub: _grouped_binary("sub"),
+    exp.Mul: _grouped_binary("mul"),
+    exp.Div: _grouped_binary("div"),
+    exp.Mod: _grouped_binary("mod"),
+    exp.EQ: _grouped_binary("eq"),
+    exp.NEQ: _grouped_binary("ne"),
+    exp.LT: _grouped_binary("lt"),
+    exp.LTE: _grouped_binary("le"),
+    exp.GT: _grouped_binary("gt"),
+    exp.GTE: _grouped_binary("ge"),
+    exp.And: _grouped_binary("and"),
+    exp.Or: _grouped_binary("or"),
+    exp.Not: lambda g, node: Op("not", (g.convert(node.this),)),
+    exp.Neg: lambda g, node: Op("neg", (g.convert(node.this),)),
+    exp.Cast: lambda g, node: g.convert(node.this),
+}
 
 
 def _vars(e) -> list[Var]:

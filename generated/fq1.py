@@ -66,6 +66,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+_ZERO = 0  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -84,7 +85,13 @@ def _absent_message(relation, row):
 
 
 class View:
-    """The query's (T, N)-representation under inserts and deletes."""
+    """The query's (T, N)-representation under inserts and deletes.
+
+    Pull mode: enumerate() and rows() at any time. Push mode (on_delta given,
+    or push=True): after every insert/delete/update call the change of the
+    result is computed by delta enumeration; on_delta(row, change) is called
+    once per changed row and deltas() returns the same list.
+    """
 
     RELATIONS = {
         "orders": (
@@ -178,11 +185,7 @@ class View:
     )
     QUERY_ID = "99087bb533c0e44f"
 
-    def __init__(self, on_delta=None):
-        if on_delta is not None:
-            raise NotImplementedError(
-                "push mode (on_delta) is not available for this view yet"
-            )
+    def __init__(self, on_delta=None, push=False):
         self.n0_root = {}  # root n0: its tuples
         self.n1_by_l_partkey = {}  # n1 by the variables it shares with its parent
         self.n1_count_by_l_partkey = (
@@ -222,6 +225,9 @@ class View:
             "part": self._apply_part,
             "partsupp": self._apply_partsupp,
         }
+        self._on_delta = on_delta
+        self._pending = {} if (push or on_delta is not None) else None
+        self._changes = []
 
     def insert(self, relation, row):
         """Insert one row into `relation`."""
@@ -230,6 +236,8 @@ class View:
         except (KeyError, TypeError):
             apply = self._applier(relation)
         apply(row if type(row) is tuple else tuple(row), 1)
+        if self._pending is not None:
+            self._flush()
 
     def delete(self, relation, row):
         """Delete one occurrence of `row` from `relation`."""
@@ -238,12 +246,15 @@ class View:
         except (KeyError, TypeError):
             apply = self._applier(relation)
         apply(row if type(row) is tuple else tuple(row), -1)
+        if self._pending is not None:
+            self._flush()
 
     def update(self, relation, rows, mults=None):
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
-        error is raised with the view as it was.
+        error is raised with the view as it was. In push mode the changes of
+        the whole batch are merged and reported once.
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
@@ -268,7 +279,11 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
+            if self._pending is not None:
+                self._pending.clear()
             raise
+        if self._pending is not None:
+            self._flush()
 
     def _applier(self, relation):
         try:
@@ -285,12 +300,24 @@ class View:
         the first change."""
         if len(row) != 9:
             raise ViewError(_arity_message("orders", 9, row))
-        v_o_orderkey = row[0]
+        (
+            v_o_orderkey,
+            v_o_custkey,
+            v_o_orderstatus,
+            v_o_totalprice,
+            v_o_orderdate,
+            v_o_orderpriority,
+            v_o_clerk,
+            v_o_shippriority,
+            v_o_comment,
+        ) = row
         if (
             d < 0
-            and self.orders_by_o_orderkey.get(v_o_orderkey, _EMPTY).get(row, 0) + d < 0
+            and self.orders_by_o_orderkey.get(v_o_orderkey, _EMPTY).get(row, _ZERO) + d
+            < 0
         ):
             raise ViewError(_absent_message("orders", row))
+        pending = self._pending
         lineitem_l_partkey_l_suppkey_by_o_orderkey = (
             self.lineitem_l_partkey_l_suppkey_by_o_orderkey
         )
@@ -306,76 +333,191 @@ class View:
             self.partsupp_count_by_l_partkey_l_suppkey
         )
         # atom orders
+        _p = d
         _grp = orders_by_o_orderkey.get(v_o_orderkey)
         if _grp is None:
-            orders_by_o_orderkey[v_o_orderkey] = {row: d}
+            orders_by_o_orderkey[v_o_orderkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del orders_by_o_orderkey[v_o_orderkey]
-        _n = orders_count_by_o_orderkey.get(v_o_orderkey, 0) + d
-        if _n:
-            orders_count_by_o_orderkey[v_o_orderkey] = _n
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del orders_by_o_orderkey[v_o_orderkey]
+        _o = orders_count_by_o_orderkey.get(v_o_orderkey)
+        if _o is None:
+            orders_count_by_o_orderkey[v_o_orderkey] = _p
         else:
-            del orders_count_by_o_orderkey[v_o_orderkey]
+            _n = _o + _p
+            if _n:
+                orders_count_by_o_orderkey[v_o_orderkey] = _n
+            else:
+                del orders_count_by_o_orderkey[v_o_orderkey]
         _g3 = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
         if _g3:
-            for (v_l_partkey, v_l_suppkey), _w2 in _g3.items():
-                _d1 = d * _w2
+            for (v_l_partkey, v_l_suppkey), _w1 in _g3.items():
+                _d2 = _p * _w1
                 _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
                 if _grp is None:
                     n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
-                        (v_o_orderkey, v_l_partkey, v_l_suppkey): _d1
+                        (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
                     }
                 else:
-                    _n = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey), 0) + _d1
-                    if _n:
-                        _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                    _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
+                    if _o is None:
+                        _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
                     else:
-                        del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
-                        if not _grp:
-                            del n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-                _n = (
-                    n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey), 0)
-                    + _d1
-                )
-                if _n:
-                    n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                        else:
+                            del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
+                            if not _grp:
+                                del n3_by_l_partkey_l_suppkey[
+                                    (v_l_partkey, v_l_suppkey)
+                                ]
+                _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                if _o is None:
+                    n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _d2
                 else:
-                    del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-                _w5 = partsupp_count_by_l_partkey_l_suppkey.get(
+                    _n = _o + _d2
+                    if _n:
+                        n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+                    else:
+                        del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+                _w4 = partsupp_count_by_l_partkey_l_suppkey.get(
                     (v_l_partkey, v_l_suppkey)
                 )
-                if _w5:
-                    _d4 = _d1 * _w5
+                if _w4 is not None:
+                    _d5 = _d2 * _w4
                     _grp = n1_by_l_partkey.get(v_l_partkey)
                     if _grp is None:
-                        n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d4}
+                        n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d5}
                     else:
-                        _n = _grp.get((v_l_partkey, v_l_suppkey), 0) + _d4
-                        if _n:
-                            _grp[(v_l_partkey, v_l_suppkey)] = _n
+                        _o = _grp.get((v_l_partkey, v_l_suppkey))
+                        if _o is None:
+                            _grp[(v_l_partkey, v_l_suppkey)] = _d5
                         else:
-                            del _grp[(v_l_partkey, v_l_suppkey)]
-                            if not _grp:
-                                del n1_by_l_partkey[v_l_partkey]
-                    _n = n1_count_by_l_partkey.get(v_l_partkey, 0) + _d4
-                    if _n:
-                        n1_count_by_l_partkey[v_l_partkey] = _n
+                            _n = _o + _d5
+                            if _n:
+                                _grp[(v_l_partkey, v_l_suppkey)] = _n
+                            else:
+                                del _grp[(v_l_partkey, v_l_suppkey)]
+                                if not _grp:
+                                    del n1_by_l_partkey[v_l_partkey]
+                    _o = n1_count_by_l_partkey.get(v_l_partkey)
+                    if _o is None:
+                        n1_count_by_l_partkey[v_l_partkey] = _d5
                     else:
-                        del n1_count_by_l_partkey[v_l_partkey]
-                    _w7 = part_count_by_l_partkey.get(v_l_partkey)
-                    if _w7:
-                        _d6 = _d4 * _w7
-                        _n = n0_root.get(v_l_partkey, 0) + _d6
+                        _n = _o + _d5
                         if _n:
-                            n0_root[v_l_partkey] = _n
+                            n1_count_by_l_partkey[v_l_partkey] = _n
                         else:
-                            del n0_root[v_l_partkey]
+                            del n1_count_by_l_partkey[v_l_partkey]
+                    _w6 = part_count_by_l_partkey.get(v_l_partkey)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
+                        _o = n0_root.get(v_l_partkey)
+                        if _o is None:
+                            n0_root[v_l_partkey] = _d7
+                        else:
+                            _n = _o + _d7
+                            if _n:
+                                n0_root[v_l_partkey] = _n
+                            else:
+                                del n0_root[v_l_partkey]
+                        if pending is not None:
+                            for (
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            ), _m8 in self.partsupp_by_l_partkey_l_suppkey[
+                                (v_l_partkey, v_l_suppkey)
+                            ].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                ), _m9 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                                ].items():
+                                    for (
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                    ), _m10 in self.part_by_l_partkey[
+                                        v_l_partkey
+                                    ].items():
+                                        _k = (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                            v_o_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                            v_l_partkey,
+                                            v_p_name,
+                                            v_p_mfgr,
+                                            v_p_brand,
+                                            v_p_type,
+                                            v_p_size,
+                                            v_p_container,
+                                            v_p_retailprice,
+                                            v_p_comment,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_ps_availqty,
+                                            v_ps_supplycost,
+                                            v_ps_comment,
+                                        )
+                                        _v = _p * _m8 * _m9 * _m10
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -383,18 +525,34 @@ class View:
         the first change."""
         if len(row) != 16:
             raise ViewError(_arity_message("lineitem", 16, row))
-        v_o_orderkey = row[0]
-        v_l_partkey = row[1]
-        v_l_suppkey = row[2]
+        (
+            v_o_orderkey,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+        ) = row
         if (
             d < 0
             and self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
                 (v_o_orderkey, v_l_partkey, v_l_suppkey), _EMPTY
-            ).get(row, 0)
+            ).get(row, _ZERO)
             + d
             < 0
         ):
             raise ViewError(_absent_message("lineitem", row))
+        pending = self._pending
         lineitem_by_o_orderkey_l_partkey_l_suppkey = (
             self.lineitem_by_o_orderkey_l_partkey_l_suppkey
         )
@@ -412,86 +570,189 @@ class View:
             self.partsupp_count_by_l_partkey_l_suppkey
         )
         # atom lineitem
+        _p = d
         _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
             (v_o_orderkey, v_l_partkey, v_l_suppkey)
         )
         if _grp is None:
             lineitem_by_o_orderkey_l_partkey_l_suppkey[
                 (v_o_orderkey, v_l_partkey, v_l_suppkey)
-            ] = {row: d}
+            ] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                        (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                    ]
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                        ]
         _grp = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
         if _grp is None:
             lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = {
-                (v_l_partkey, v_l_suppkey): d
+                (v_l_partkey, v_l_suppkey): _p
             }
         else:
-            _n = _grp.get((v_l_partkey, v_l_suppkey), 0) + d
-            if _n:
-                _grp[(v_l_partkey, v_l_suppkey)] = _n
+            _o = _grp.get((v_l_partkey, v_l_suppkey))
+            if _o is None:
+                _grp[(v_l_partkey, v_l_suppkey)] = _p
             else:
-                del _grp[(v_l_partkey, v_l_suppkey)]
-                if not _grp:
-                    del lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey]
-        _w2 = orders_count_by_o_orderkey.get(v_o_orderkey)
-        if _w2:
-            _d1 = d * _w2
+                _n = _o + _p
+                if _n:
+                    _grp[(v_l_partkey, v_l_suppkey)] = _n
+                else:
+                    del _grp[(v_l_partkey, v_l_suppkey)]
+                    if not _grp:
+                        del lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey]
+        _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
             _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
             if _grp is None:
                 n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
-                    (v_o_orderkey, v_l_partkey, v_l_suppkey): _d1
+                    (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
                 }
             else:
-                _n = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey), 0) + _d1
-                if _n:
-                    _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
+                if _o is None:
+                    _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
                 else:
-                    del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
-                    if not _grp:
-                        del n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-            _n = (
-                n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey), 0) + _d1
-            )
-            if _n:
-                n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                    else:
+                        del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
+                        if not _grp:
+                            del n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+            _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            if _o is None:
+                n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _d2
             else:
-                del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-            _w4 = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-            if _w4:
-                _d3 = _d1 * _w4
+                _n = _o + _d2
+                if _n:
+                    n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+                else:
+                    del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+            _w3 = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            if _w3 is not None:
+                _d4 = _d2 * _w3
                 _grp = n1_by_l_partkey.get(v_l_partkey)
                 if _grp is None:
-                    n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d3}
+                    n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d4}
                 else:
-                    _n = _grp.get((v_l_partkey, v_l_suppkey), 0) + _d3
-                    if _n:
-                        _grp[(v_l_partkey, v_l_suppkey)] = _n
+                    _o = _grp.get((v_l_partkey, v_l_suppkey))
+                    if _o is None:
+                        _grp[(v_l_partkey, v_l_suppkey)] = _d4
                     else:
-                        del _grp[(v_l_partkey, v_l_suppkey)]
-                        if not _grp:
-                            del n1_by_l_partkey[v_l_partkey]
-                _n = n1_count_by_l_partkey.get(v_l_partkey, 0) + _d3
-                if _n:
-                    n1_count_by_l_partkey[v_l_partkey] = _n
+                        _n = _o + _d4
+                        if _n:
+                            _grp[(v_l_partkey, v_l_suppkey)] = _n
+                        else:
+                            del _grp[(v_l_partkey, v_l_suppkey)]
+                            if not _grp:
+                                del n1_by_l_partkey[v_l_partkey]
+                _o = n1_count_by_l_partkey.get(v_l_partkey)
+                if _o is None:
+                    n1_count_by_l_partkey[v_l_partkey] = _d4
                 else:
-                    del n1_count_by_l_partkey[v_l_partkey]
-                _w6 = part_count_by_l_partkey.get(v_l_partkey)
-                if _w6:
-                    _d5 = _d3 * _w6
-                    _n = n0_root.get(v_l_partkey, 0) + _d5
+                    _n = _o + _d4
                     if _n:
-                        n0_root[v_l_partkey] = _n
+                        n1_count_by_l_partkey[v_l_partkey] = _n
                     else:
-                        del n0_root[v_l_partkey]
+                        del n1_count_by_l_partkey[v_l_partkey]
+                _w5 = part_count_by_l_partkey.get(v_l_partkey)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
+                    _o = n0_root.get(v_l_partkey)
+                    if _o is None:
+                        n0_root[v_l_partkey] = _d6
+                    else:
+                        _n = _o + _d6
+                        if _n:
+                            n0_root[v_l_partkey] = _n
+                        else:
+                            del n0_root[v_l_partkey]
+                    if pending is not None:
+                        for (
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        ), _m7 in self.partsupp_by_l_partkey_l_suppkey[
+                            (v_l_partkey, v_l_suppkey)
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_o_custkey,
+                                v_o_orderstatus,
+                                v_o_totalprice,
+                                v_o_orderdate,
+                                v_o_orderpriority,
+                                v_o_clerk,
+                                v_o_shippriority,
+                                v_o_comment,
+                            ), _m8 in self.orders_by_o_orderkey[v_o_orderkey].items():
+                                for (
+                                    v_l_partkey,
+                                    v_p_name,
+                                    v_p_mfgr,
+                                    v_p_brand,
+                                    v_p_type,
+                                    v_p_size,
+                                    v_p_container,
+                                    v_p_retailprice,
+                                    v_p_comment,
+                                ), _m9 in self.part_by_l_partkey[v_l_partkey].items():
+                                    _k = (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                        v_o_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_ps_availqty,
+                                        v_ps_supplycost,
+                                        v_ps_comment,
+                                    )
+                                    _v = _p * _m7 * _m8 * _m9
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
 
     def _apply_part(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -499,41 +760,162 @@ class View:
         the first change."""
         if len(row) != 9:
             raise ViewError(_arity_message("part", 9, row))
-        v_l_partkey = row[0]
+        (
+            v_l_partkey,
+            v_p_name,
+            v_p_mfgr,
+            v_p_brand,
+            v_p_type,
+            v_p_size,
+            v_p_container,
+            v_p_retailprice,
+            v_p_comment,
+        ) = row
         if (
             d < 0
-            and self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, 0) + d < 0
+            and self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("part", row))
+        pending = self._pending
         n0_root = self.n0_root
         n1_count_by_l_partkey = self.n1_count_by_l_partkey
         part_by_l_partkey = self.part_by_l_partkey
         part_count_by_l_partkey = self.part_count_by_l_partkey
         # atom part
+        _p = d
         _grp = part_by_l_partkey.get(v_l_partkey)
         if _grp is None:
-            part_by_l_partkey[v_l_partkey] = {row: d}
+            part_by_l_partkey[v_l_partkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del part_by_l_partkey[v_l_partkey]
-        _n = part_count_by_l_partkey.get(v_l_partkey, 0) + d
-        if _n:
-            part_count_by_l_partkey[v_l_partkey] = _n
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del part_by_l_partkey[v_l_partkey]
+        _o = part_count_by_l_partkey.get(v_l_partkey)
+        if _o is None:
+            part_count_by_l_partkey[v_l_partkey] = _p
         else:
-            del part_count_by_l_partkey[v_l_partkey]
-        _w2 = n1_count_by_l_partkey.get(v_l_partkey)
-        if _w2:
-            _d1 = d * _w2
-            _n = n0_root.get(v_l_partkey, 0) + _d1
+            _n = _o + _p
             if _n:
-                n0_root[v_l_partkey] = _n
+                part_count_by_l_partkey[v_l_partkey] = _n
             else:
-                del n0_root[v_l_partkey]
+                del part_count_by_l_partkey[v_l_partkey]
+        _w1 = n1_count_by_l_partkey.get(v_l_partkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n0_root.get(v_l_partkey)
+            if _o is None:
+                n0_root[v_l_partkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n0_root[v_l_partkey] = _n
+                else:
+                    del n0_root[v_l_partkey]
+            if pending is not None:
+                for (v_l_partkey, v_l_suppkey), _m3 in self.n1_by_l_partkey[
+                    v_l_partkey
+                ].items():
+                    for (
+                        v_l_partkey,
+                        v_l_suppkey,
+                        v_ps_availqty,
+                        v_ps_supplycost,
+                        v_ps_comment,
+                    ), _m4 in self.partsupp_by_l_partkey_l_suppkey[
+                        (v_l_partkey, v_l_suppkey)
+                    ].items():
+                        for (
+                            v_o_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                        ), _m5 in self.n3_by_l_partkey_l_suppkey[
+                            (v_l_partkey, v_l_suppkey)
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                            ].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_o_custkey,
+                                    v_o_orderstatus,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                    v_o_orderpriority,
+                                    v_o_clerk,
+                                    v_o_shippriority,
+                                    v_o_comment,
+                                ), _m7 in self.orders_by_o_orderkey[
+                                    v_o_orderkey
+                                ].items():
+                                    _k = (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                        v_o_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_ps_availqty,
+                                        v_ps_supplycost,
+                                        v_ps_comment,
+                                    )
+                                    _v = _p * _m4 * _m6 * _m7
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
 
     def _apply_partsupp(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -541,17 +923,17 @@ class View:
         the first change."""
         if len(row) != 5:
             raise ViewError(_arity_message("partsupp", 5, row))
-        v_l_partkey = row[0]
-        v_l_suppkey = row[1]
+        v_l_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
         if (
             d < 0
             and self.partsupp_by_l_partkey_l_suppkey.get(
                 (v_l_partkey, v_l_suppkey), _EMPTY
-            ).get(row, 0)
+            ).get(row, _ZERO)
             + d
             < 0
         ):
             raise ViewError(_absent_message("partsupp", row))
+        pending = self._pending
         n0_root = self.n0_root
         n1_by_l_partkey = self.n1_by_l_partkey
         n1_count_by_l_partkey = self.n1_count_by_l_partkey
@@ -562,51 +944,291 @@ class View:
             self.partsupp_count_by_l_partkey_l_suppkey
         )
         # atom partsupp
+        _p = d
         _grp = partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
         if _grp is None:
-            partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {row: d}
+            partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-        _n = (
-            partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey), 0) + d
-        )
-        if _n:
-            partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+        _o = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+        if _o is None:
+            partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _p
         else:
-            del partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-        _w2 = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-        if _w2:
-            _d1 = d * _w2
+            _n = _o + _p
+            if _n:
+                partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+            else:
+                del partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+        _w1 = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+        if _w1 is not None:
+            _d2 = _p * _w1
             _grp = n1_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d1}
+                n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d2}
             else:
-                _n = _grp.get((v_l_partkey, v_l_suppkey), 0) + _d1
-                if _n:
-                    _grp[(v_l_partkey, v_l_suppkey)] = _n
+                _o = _grp.get((v_l_partkey, v_l_suppkey))
+                if _o is None:
+                    _grp[(v_l_partkey, v_l_suppkey)] = _d2
                 else:
-                    del _grp[(v_l_partkey, v_l_suppkey)]
-                    if not _grp:
-                        del n1_by_l_partkey[v_l_partkey]
-            _n = n1_count_by_l_partkey.get(v_l_partkey, 0) + _d1
-            if _n:
-                n1_count_by_l_partkey[v_l_partkey] = _n
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_l_partkey, v_l_suppkey)] = _n
+                    else:
+                        del _grp[(v_l_partkey, v_l_suppkey)]
+                        if not _grp:
+                            del n1_by_l_partkey[v_l_partkey]
+            _o = n1_count_by_l_partkey.get(v_l_partkey)
+            if _o is None:
+                n1_count_by_l_partkey[v_l_partkey] = _d2
             else:
-                del n1_count_by_l_partkey[v_l_partkey]
-            _w4 = part_count_by_l_partkey.get(v_l_partkey)
-            if _w4:
-                _d3 = _d1 * _w4
-                _n = n0_root.get(v_l_partkey, 0) + _d3
+                _n = _o + _d2
                 if _n:
-                    n0_root[v_l_partkey] = _n
+                    n1_count_by_l_partkey[v_l_partkey] = _n
                 else:
-                    del n0_root[v_l_partkey]
+                    del n1_count_by_l_partkey[v_l_partkey]
+            _w3 = part_count_by_l_partkey.get(v_l_partkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_partkey)
+                if _o is None:
+                    n0_root[v_l_partkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_partkey] = _n
+                    else:
+                        del n0_root[v_l_partkey]
+                if pending is not None:
+                    for (
+                        v_o_orderkey,
+                        v_l_partkey,
+                        v_l_suppkey,
+                    ), _m5 in self.n3_by_l_partkey_l_suppkey[
+                        (v_l_partkey, v_l_suppkey)
+                    ].items():
+                        for (
+                            v_o_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_l_linenumber,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_tax,
+                            v_l_returnflag,
+                            v_l_linestatus,
+                            v_l_shipdate,
+                            v_l_commitdate,
+                            v_l_receiptdate,
+                            v_l_shipinstruct,
+                            v_l_shipmode,
+                            v_l_comment,
+                        ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_o_custkey,
+                                v_o_orderstatus,
+                                v_o_totalprice,
+                                v_o_orderdate,
+                                v_o_orderpriority,
+                                v_o_clerk,
+                                v_o_shippriority,
+                                v_o_comment,
+                            ), _m7 in self.orders_by_o_orderkey[v_o_orderkey].items():
+                                for (
+                                    v_l_partkey,
+                                    v_p_name,
+                                    v_p_mfgr,
+                                    v_p_brand,
+                                    v_p_type,
+                                    v_p_size,
+                                    v_p_container,
+                                    v_p_retailprice,
+                                    v_p_comment,
+                                ), _m8 in self.part_by_l_partkey[v_l_partkey].items():
+                                    _k = (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                        v_o_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_ps_availqty,
+                                        v_ps_supplycost,
+                                        v_ps_comment,
+                                    )
+                                    _v = _p * _m6 * _m7 * _m8
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+    def _lookup(
+        self,
+        v_o_orderkey,
+        v_o_custkey,
+        v_o_orderstatus,
+        v_o_totalprice,
+        v_o_orderdate,
+        v_o_orderpriority,
+        v_o_clerk,
+        v_o_shippriority,
+        v_o_comment,
+        v_l_partkey,
+        v_l_suppkey,
+        v_l_linenumber,
+        v_l_quantity,
+        v_l_extendedprice,
+        v_l_discount,
+        v_l_tax,
+        v_l_returnflag,
+        v_l_linestatus,
+        v_l_shipdate,
+        v_l_commitdate,
+        v_l_receiptdate,
+        v_l_shipinstruct,
+        v_l_shipmode,
+        v_l_comment,
+        v_p_name,
+        v_p_mfgr,
+        v_p_brand,
+        v_p_type,
+        v_p_size,
+        v_p_container,
+        v_p_retailprice,
+        v_p_comment,
+        v_ps_availqty,
+        v_ps_supplycost,
+        v_ps_comment,
+    ):
+        """The payload of one output tuple, in O(1); None if absent."""
+        _m1 = self.n0_root.get(v_l_partkey)
+        if _m1 is None:
+            return None
+        _g2 = self.n1_by_l_partkey.get(v_l_partkey)
+        if _g2 is None:
+            return None
+        _m3 = _g2.get((v_l_partkey, v_l_suppkey))
+        if _m3 is None:
+            return None
+        _g4 = self.partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+        if _g4 is None:
+            return None
+        _m5 = _g4.get(
+            (v_l_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
+        )
+        if _m5 is None:
+            return None
+        _g6 = self.n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+        if _g6 is None:
+            return None
+        _m7 = _g6.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
+        if _m7 is None:
+            return None
+        _g8 = self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
+            (v_o_orderkey, v_l_partkey, v_l_suppkey)
+        )
+        if _g8 is None:
+            return None
+        _m9 = _g8.get(
+            (
+                v_o_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            )
+        )
+        if _m9 is None:
+            return None
+        _g10 = self.orders_by_o_orderkey.get(v_o_orderkey)
+        if _g10 is None:
+            return None
+        _m11 = _g10.get(
+            (
+                v_o_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            )
+        )
+        if _m11 is None:
+            return None
+        _g12 = self.part_by_l_partkey.get(v_l_partkey)
+        if _g12 is None:
+            return None
+        _m13 = _g12.get(
+            (
+                v_l_partkey,
+                v_p_name,
+                v_p_mfgr,
+                v_p_brand,
+                v_p_type,
+                v_p_size,
+                v_p_container,
+                v_p_retailprice,
+                v_p_comment,
+            )
+        )
+        if _m13 is None:
+            return None
+        return _m5 * _m9 * _m11 * _m13
 
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
@@ -774,93 +1396,63 @@ class View:
             v_ps_supplycost,
             v_ps_comment,
         ) = row
-        _m1 = self.n0_root.get(v_l_partkey)
-        if _m1 is None:
-            return 0
-        _g2 = self.n1_by_l_partkey.get(v_l_partkey)
-        if _g2 is None:
-            return 0
-        _m3 = _g2.get((v_l_partkey, v_l_suppkey))
-        if _m3 is None:
-            return 0
-        _g4 = self.partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-        if _g4 is None:
-            return 0
-        _m5 = _g4.get(
-            (v_l_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
+        p = self._lookup(
+            v_o_orderkey,
+            v_o_custkey,
+            v_o_orderstatus,
+            v_o_totalprice,
+            v_o_orderdate,
+            v_o_orderpriority,
+            v_o_clerk,
+            v_o_shippriority,
+            v_o_comment,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+            v_p_name,
+            v_p_mfgr,
+            v_p_brand,
+            v_p_type,
+            v_p_size,
+            v_p_container,
+            v_p_retailprice,
+            v_p_comment,
+            v_ps_availqty,
+            v_ps_supplycost,
+            v_ps_comment,
         )
-        if _m5 is None:
+        if p is None:
             return 0
-        _g6 = self.n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-        if _g6 is None:
-            return 0
-        _m7 = _g6.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
-        if _m7 is None:
-            return 0
-        _g8 = self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
-            (v_o_orderkey, v_l_partkey, v_l_suppkey)
-        )
-        if _g8 is None:
-            return 0
-        _m9 = _g8.get(
-            (
-                v_o_orderkey,
-                v_l_partkey,
-                v_l_suppkey,
-                v_l_linenumber,
-                v_l_quantity,
-                v_l_extendedprice,
-                v_l_discount,
-                v_l_tax,
-                v_l_returnflag,
-                v_l_linestatus,
-                v_l_shipdate,
-                v_l_commitdate,
-                v_l_receiptdate,
-                v_l_shipinstruct,
-                v_l_shipmode,
-                v_l_comment,
-            )
-        )
-        if _m9 is None:
-            return 0
-        _g10 = self.orders_by_o_orderkey.get(v_o_orderkey)
-        if _g10 is None:
-            return 0
-        _m11 = _g10.get(
-            (
-                v_o_orderkey,
-                v_o_custkey,
-                v_o_orderstatus,
-                v_o_totalprice,
-                v_o_orderdate,
-                v_o_orderpriority,
-                v_o_clerk,
-                v_o_shippriority,
-                v_o_comment,
-            )
-        )
-        if _m11 is None:
-            return 0
-        _g12 = self.part_by_l_partkey.get(v_l_partkey)
-        if _g12 is None:
-            return 0
-        _m13 = _g12.get(
-            (
-                v_l_partkey,
-                v_p_name,
-                v_p_mfgr,
-                v_p_brand,
-                v_p_type,
-                v_p_size,
-                v_p_container,
-                v_p_retailprice,
-                v_p_comment,
-            )
-        )
-        if _m13 is None:
-            return 0
-        return _m5 * _m9 * _m11 * _m13
+        return p
+
+    def deltas(self):
+        """The changes (row, change) reported for the last update call (push mode)."""
+        return list(self._changes)
+
+    def _flush(self):
+        """Turn the merged deltas of one call into row changes and report them."""
+        pending = self._pending
+        changes = []
+        for row, change in pending.items():
+            if change:
+                changes.append((row, change))
+        pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""

@@ -75,6 +75,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+_ZERO = 0  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -93,7 +94,13 @@ def _absent_message(relation, row):
 
 
 class View:
-    """The query's (T, N)-representation under inserts and deletes."""
+    """The query's (T, N)-representation under inserts and deletes.
+
+    Pull mode: enumerate() and rows() at any time. Push mode (on_delta given,
+    or push=True): after every insert/delete/update call the change of the
+    result is computed by delta enumeration; on_delta(row, change) is called
+    once per changed row and deltas() returns the same list.
+    """
 
     RELATIONS = {
         "lineitem": (
@@ -198,11 +205,7 @@ class View:
     )
     QUERY_ID = "bb395a9a0ed3f5d9"
 
-    def __init__(self, on_delta=None):
-        if on_delta is not None:
-            raise NotImplementedError(
-                "push mode (on_delta) is not available for this view yet"
-            )
+    def __init__(self, on_delta=None, push=False):
         self.n0_root = {}  # root n0: its tuples
         self.n1_by_c_nationkey = {}  # n1 by the variables it shares with its parent
         self.n1_count_by_c_nationkey = (
@@ -251,6 +254,9 @@ class View:
             "part": self._apply_part,
             "nation": self._apply_nation,
         }
+        self._on_delta = on_delta
+        self._pending = {} if (push or on_delta is not None) else None
+        self._changes = []
 
     def insert(self, relation, row):
         """Insert one row into `relation`."""
@@ -259,6 +265,8 @@ class View:
         except (KeyError, TypeError):
             apply = self._applier(relation)
         apply(row if type(row) is tuple else tuple(row), 1)
+        if self._pending is not None:
+            self._flush()
 
     def delete(self, relation, row):
         """Delete one occurrence of `row` from `relation`."""
@@ -267,12 +275,15 @@ class View:
         except (KeyError, TypeError):
             apply = self._applier(relation)
         apply(row if type(row) is tuple else tuple(row), -1)
+        if self._pending is not None:
+            self._flush()
 
     def update(self, relation, rows, mults=None):
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
-        error is raised with the view as it was.
+        error is raised with the view as it was. In push mode the changes of
+        the whole batch are merged and reported once.
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
@@ -297,7 +308,11 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
+            if self._pending is not None:
+                self._pending.clear()
             raise
+        if self._pending is not None:
+            self._flush()
 
     def _applier(self, relation):
         try:
@@ -314,17 +329,34 @@ class View:
         the first change."""
         if len(row) != 16:
             raise ViewError(_arity_message("lineitem", 16, row))
-        v_l_orderkey = row[0]
-        v_l_partkey = row[1]
+        (
+            v_l_orderkey,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+        ) = row
         if (
             d < 0
             and self.lineitem_by_l_orderkey_l_partkey.get(
                 (v_l_orderkey, v_l_partkey), _EMPTY
-            ).get(row, 0)
+            ).get(row, _ZERO)
             + d
             < 0
         ):
             raise ViewError(_absent_message("lineitem", row))
+        pending = self._pending
         customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
         lineitem_by_l_orderkey_l_partkey = self.lineitem_by_l_orderkey_l_partkey
         lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
@@ -339,99 +371,238 @@ class View:
         orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
         part_count_by_l_partkey = self.part_count_by_l_partkey
         # atom lineitem
+        _p = d
         _grp = lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
         if _grp is None:
-            lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)] = {row: d}
+            lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)]
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del lineitem_by_l_orderkey_l_partkey[
+                            (v_l_orderkey, v_l_partkey)
+                        ]
         _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
         if _grp is None:
-            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {v_l_orderkey: d}
+            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {v_l_orderkey: _p}
         else:
-            _n = _grp.get(v_l_orderkey, 0) + d
-            if _n:
-                _grp[v_l_orderkey] = _n
+            _o = _grp.get(v_l_orderkey)
+            if _o is None:
+                _grp[v_l_orderkey] = _p
             else:
-                del _grp[v_l_orderkey]
-                if not _grp:
-                    del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
-        _w2 = part_count_by_l_partkey.get(v_l_partkey)
-        if _w2:
-            _d1 = d * _w2
+                _n = _o + _p
+                if _n:
+                    _grp[v_l_orderkey] = _n
+                else:
+                    del _grp[v_l_orderkey]
+                    if not _grp:
+                        del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+        _w1 = part_count_by_l_partkey.get(v_l_partkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
             _grp = n5_by_l_orderkey.get(v_l_orderkey)
             if _grp is None:
-                n5_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d1}
+                n5_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
             else:
-                _n = _grp.get((v_l_orderkey, v_l_partkey), 0) + _d1
-                if _n:
-                    _grp[(v_l_orderkey, v_l_partkey)] = _n
+                _o = _grp.get((v_l_orderkey, v_l_partkey))
+                if _o is None:
+                    _grp[(v_l_orderkey, v_l_partkey)] = _d2
                 else:
-                    del _grp[(v_l_orderkey, v_l_partkey)]
-                    if not _grp:
-                        del n5_by_l_orderkey[v_l_orderkey]
-            _n = n5_count_by_l_orderkey.get(v_l_orderkey, 0) + _d1
-            if _n:
-                n5_count_by_l_orderkey[v_l_orderkey] = _n
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_l_orderkey, v_l_partkey)] = _n
+                    else:
+                        del _grp[(v_l_orderkey, v_l_partkey)]
+                        if not _grp:
+                            del n5_by_l_orderkey[v_l_orderkey]
+            _o = n5_count_by_l_orderkey.get(v_l_orderkey)
+            if _o is None:
+                n5_count_by_l_orderkey[v_l_orderkey] = _d2
             else:
-                del n5_count_by_l_orderkey[v_l_orderkey]
+                _n = _o + _d2
+                if _n:
+                    n5_count_by_l_orderkey[v_l_orderkey] = _n
+                else:
+                    del n5_count_by_l_orderkey[v_l_orderkey]
             _g5 = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
             if _g5:
-                for v_o_custkey, _w4 in _g5.items():
-                    _d3 = _d1 * _w4
+                for v_o_custkey, _w3 in _g5.items():
+                    _d4 = _d2 * _w3
                     _grp = n3_by_o_custkey.get(v_o_custkey)
                     if _grp is None:
                         n3_by_o_custkey[v_o_custkey] = {
-                            (v_l_orderkey, v_o_custkey): _d3
+                            (v_l_orderkey, v_o_custkey): _d4
                         }
                     else:
-                        _n = _grp.get((v_l_orderkey, v_o_custkey), 0) + _d3
-                        if _n:
-                            _grp[(v_l_orderkey, v_o_custkey)] = _n
+                        _o = _grp.get((v_l_orderkey, v_o_custkey))
+                        if _o is None:
+                            _grp[(v_l_orderkey, v_o_custkey)] = _d4
                         else:
-                            del _grp[(v_l_orderkey, v_o_custkey)]
-                            if not _grp:
-                                del n3_by_o_custkey[v_o_custkey]
-                    _n = n3_count_by_o_custkey.get(v_o_custkey, 0) + _d3
-                    if _n:
-                        n3_count_by_o_custkey[v_o_custkey] = _n
+                            _n = _o + _d4
+                            if _n:
+                                _grp[(v_l_orderkey, v_o_custkey)] = _n
+                            else:
+                                del _grp[(v_l_orderkey, v_o_custkey)]
+                                if not _grp:
+                                    del n3_by_o_custkey[v_o_custkey]
+                    _o = n3_count_by_o_custkey.get(v_o_custkey)
+                    if _o is None:
+                        n3_count_by_o_custkey[v_o_custkey] = _d4
                     else:
-                        del n3_count_by_o_custkey[v_o_custkey]
+                        _n = _o + _d4
+                        if _n:
+                            n3_count_by_o_custkey[v_o_custkey] = _n
+                        else:
+                            del n3_count_by_o_custkey[v_o_custkey]
                     _g8 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
                     if _g8:
-                        for v_c_nationkey, _w7 in _g8.items():
-                            _d6 = _d3 * _w7
+                        for v_c_nationkey, _w6 in _g8.items():
+                            _d7 = _d4 * _w6
                             _grp = n1_by_c_nationkey.get(v_c_nationkey)
                             if _grp is None:
                                 n1_by_c_nationkey[v_c_nationkey] = {
-                                    (v_o_custkey, v_c_nationkey): _d6
+                                    (v_o_custkey, v_c_nationkey): _d7
                                 }
                             else:
-                                _n = _grp.get((v_o_custkey, v_c_nationkey), 0) + _d6
-                                if _n:
-                                    _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                _o = _grp.get((v_o_custkey, v_c_nationkey))
+                                if _o is None:
+                                    _grp[(v_o_custkey, v_c_nationkey)] = _d7
                                 else:
-                                    del _grp[(v_o_custkey, v_c_nationkey)]
-                                    if not _grp:
-                                        del n1_by_c_nationkey[v_c_nationkey]
-                            _n = n1_count_by_c_nationkey.get(v_c_nationkey, 0) + _d6
-                            if _n:
-                                n1_count_by_c_nationkey[v_c_nationkey] = _n
+                                    _n = _o + _d7
+                                    if _n:
+                                        _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                    else:
+                                        del _grp[(v_o_custkey, v_c_nationkey)]
+                                        if not _grp:
+                                            del n1_by_c_nationkey[v_c_nationkey]
+                            _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+                            if _o is None:
+                                n1_count_by_c_nationkey[v_c_nationkey] = _d7
                             else:
-                                del n1_count_by_c_nationkey[v_c_nationkey]
-                            _w10 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                            if _w10:
-                                _d9 = _d6 * _w10
-                                _n = n0_root.get(v_c_nationkey, 0) + _d9
+                                _n = _o + _d7
                                 if _n:
-                                    n0_root[v_c_nationkey] = _n
+                                    n1_count_by_c_nationkey[v_c_nationkey] = _n
                                 else:
-                                    del n0_root[v_c_nationkey]
+                                    del n1_count_by_c_nationkey[v_c_nationkey]
+                            _w9 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                            if _w9 is not None:
+                                _d10 = _d7 * _w9
+                                _o = n0_root.get(v_c_nationkey)
+                                if _o is None:
+                                    n0_root[v_c_nationkey] = _d10
+                                else:
+                                    _n = _o + _d10
+                                    if _n:
+                                        n0_root[v_c_nationkey] = _n
+                                    else:
+                                        del n0_root[v_c_nationkey]
+                                if pending is not None:
+                                    for (
+                                        v_o_custkey,
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_mktsegment,
+                                        v_c_comment,
+                                    ), _m11 in self.customer_by_o_custkey_c_nationkey[
+                                        (v_o_custkey, v_c_nationkey)
+                                    ].items():
+                                        for (
+                                            v_l_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                        ), _m12 in self.orders_by_l_orderkey_o_custkey[
+                                            (v_l_orderkey, v_o_custkey)
+                                        ].items():
+                                            for (
+                                                v_l_partkey,
+                                                v_p_name,
+                                                v_p_mfgr,
+                                                v_p_brand,
+                                                v_p_type,
+                                                v_p_size,
+                                                v_p_container,
+                                                v_p_retailprice,
+                                                v_p_comment,
+                                            ), _m13 in self.part_by_l_partkey[
+                                                v_l_partkey
+                                            ].items():
+                                                for (
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                ), _m14 in self.nation_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_l_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_l_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                        v_l_partkey,
+                                                        v_p_name,
+                                                        v_p_mfgr,
+                                                        v_p_brand,
+                                                        v_p_type,
+                                                        v_p_size,
+                                                        v_p_container,
+                                                        v_p_retailprice,
+                                                        v_p_comment,
+                                                        v_c_nationkey,
+                                                        v_n_name,
+                                                        v_n_regionkey,
+                                                        v_n_comment,
+                                                    )
+                                                    _v = _p * _m11 * _m12 * _m13 * _m14
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
 
     def _apply_orders(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -439,17 +610,27 @@ class View:
         the first change."""
         if len(row) != 9:
             raise ViewError(_arity_message("orders", 9, row))
-        v_l_orderkey = row[0]
-        v_o_custkey = row[1]
+        (
+            v_l_orderkey,
+            v_o_custkey,
+            v_o_orderstatus,
+            v_o_totalprice,
+            v_o_orderdate,
+            v_o_orderpriority,
+            v_o_clerk,
+            v_o_shippriority,
+            v_o_comment,
+        ) = row
         if (
             d < 0
             and self.orders_by_l_orderkey_o_custkey.get(
                 (v_l_orderkey, v_o_custkey), _EMPTY
-            ).get(row, 0)
+            ).get(row, _ZERO)
             + d
             < 0
         ):
             raise ViewError(_absent_message("orders", row))
+        pending = self._pending
         customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
         n0_root = self.n0_root
         n1_by_c_nationkey = self.n1_by_c_nationkey
@@ -461,77 +642,217 @@ class View:
         orders_by_l_orderkey_o_custkey = self.orders_by_l_orderkey_o_custkey
         orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
         # atom orders
+        _p = d
         _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
         if _grp is None:
-            orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: d}
+            orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)]
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)]
         _grp = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
         if _grp is None:
-            orders_o_custkey_by_l_orderkey[v_l_orderkey] = {v_o_custkey: d}
+            orders_o_custkey_by_l_orderkey[v_l_orderkey] = {v_o_custkey: _p}
         else:
-            _n = _grp.get(v_o_custkey, 0) + d
-            if _n:
-                _grp[v_o_custkey] = _n
+            _o = _grp.get(v_o_custkey)
+            if _o is None:
+                _grp[v_o_custkey] = _p
             else:
-                del _grp[v_o_custkey]
-                if not _grp:
-                    del orders_o_custkey_by_l_orderkey[v_l_orderkey]
-        _w2 = n5_count_by_l_orderkey.get(v_l_orderkey)
-        if _w2:
-            _d1 = d * _w2
+                _n = _o + _p
+                if _n:
+                    _grp[v_o_custkey] = _n
+                else:
+                    del _grp[v_o_custkey]
+                    if not _grp:
+                        del orders_o_custkey_by_l_orderkey[v_l_orderkey]
+        _w1 = n5_count_by_l_orderkey.get(v_l_orderkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
             _grp = n3_by_o_custkey.get(v_o_custkey)
             if _grp is None:
-                n3_by_o_custkey[v_o_custkey] = {(v_l_orderkey, v_o_custkey): _d1}
+                n3_by_o_custkey[v_o_custkey] = {(v_l_orderkey, v_o_custkey): _d2}
             else:
-                _n = _grp.get((v_l_orderkey, v_o_custkey), 0) + _d1
-                if _n:
-                    _grp[(v_l_orderkey, v_o_custkey)] = _n
+                _o = _grp.get((v_l_orderkey, v_o_custkey))
+                if _o is None:
+                    _grp[(v_l_orderkey, v_o_custkey)] = _d2
                 else:
-                    del _grp[(v_l_orderkey, v_o_custkey)]
-                    if not _grp:
-                        del n3_by_o_custkey[v_o_custkey]
-            _n = n3_count_by_o_custkey.get(v_o_custkey, 0) + _d1
-            if _n:
-                n3_count_by_o_custkey[v_o_custkey] = _n
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                    else:
+                        del _grp[(v_l_orderkey, v_o_custkey)]
+                        if not _grp:
+                            del n3_by_o_custkey[v_o_custkey]
+            _o = n3_count_by_o_custkey.get(v_o_custkey)
+            if _o is None:
+                n3_count_by_o_custkey[v_o_custkey] = _d2
             else:
-                del n3_count_by_o_custkey[v_o_custkey]
+                _n = _o + _d2
+                if _n:
+                    n3_count_by_o_custkey[v_o_custkey] = _n
+                else:
+                    del n3_count_by_o_custkey[v_o_custkey]
             _g5 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
             if _g5:
-                for v_c_nationkey, _w4 in _g5.items():
-                    _d3 = _d1 * _w4
+                for v_c_nationkey, _w3 in _g5.items():
+                    _d4 = _d2 * _w3
                     _grp = n1_by_c_nationkey.get(v_c_nationkey)
                     if _grp is None:
                         n1_by_c_nationkey[v_c_nationkey] = {
-                            (v_o_custkey, v_c_nationkey): _d3
+                            (v_o_custkey, v_c_nationkey): _d4
                         }
                     else:
-                        _n = _grp.get((v_o_custkey, v_c_nationkey), 0) + _d3
-                        if _n:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _n
+                        _o = _grp.get((v_o_custkey, v_c_nationkey))
+                        if _o is None:
+                            _grp[(v_o_custkey, v_c_nationkey)] = _d4
                         else:
-                            del _grp[(v_o_custkey, v_c_nationkey)]
-                            if not _grp:
-                                del n1_by_c_nationkey[v_c_nationkey]
-                    _n = n1_count_by_c_nationkey.get(v_c_nationkey, 0) + _d3
-                    if _n:
-                        n1_count_by_c_nationkey[v_c_nationkey] = _n
+                            _n = _o + _d4
+                            if _n:
+                                _grp[(v_o_custkey, v_c_nationkey)] = _n
+                            else:
+                                del _grp[(v_o_custkey, v_c_nationkey)]
+                                if not _grp:
+                                    del n1_by_c_nationkey[v_c_nationkey]
+                    _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+                    if _o is None:
+                        n1_count_by_c_nationkey[v_c_nationkey] = _d4
                     else:
-                        del n1_count_by_c_nationkey[v_c_nationkey]
-                    _w7 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                    if _w7:
-                        _d6 = _d3 * _w7
-                        _n = n0_root.get(v_c_nationkey, 0) + _d6
+                        _n = _o + _d4
                         if _n:
-                            n0_root[v_c_nationkey] = _n
+                            n1_count_by_c_nationkey[v_c_nationkey] = _n
                         else:
-                            del n0_root[v_c_nationkey]
+                            del n1_count_by_c_nationkey[v_c_nationkey]
+                    _w6 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                    if _w6 is not None:
+                        _d7 = _d4 * _w6
+                        _o = n0_root.get(v_c_nationkey)
+                        if _o is None:
+                            n0_root[v_c_nationkey] = _d7
+                        else:
+                            _n = _o + _d7
+                            if _n:
+                                n0_root[v_c_nationkey] = _n
+                            else:
+                                del n0_root[v_c_nationkey]
+                        if pending is not None:
+                            for (
+                                v_o_custkey,
+                                v_c_name,
+                                v_c_address,
+                                v_c_nationkey,
+                                v_c_phone,
+                                v_c_acctbal,
+                                v_c_mktsegment,
+                                v_c_comment,
+                            ), _m8 in self.customer_by_o_custkey_c_nationkey[
+                                (v_o_custkey, v_c_nationkey)
+                            ].items():
+                                for (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                ), _m9 in self.n5_by_l_orderkey[v_l_orderkey].items():
+                                    for (
+                                        v_l_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                    ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
+                                        (v_l_orderkey, v_l_partkey)
+                                    ].items():
+                                        for (
+                                            v_l_partkey,
+                                            v_p_name,
+                                            v_p_mfgr,
+                                            v_p_brand,
+                                            v_p_type,
+                                            v_p_size,
+                                            v_p_container,
+                                            v_p_retailprice,
+                                            v_p_comment,
+                                        ), _m11 in self.part_by_l_partkey[
+                                            v_l_partkey
+                                        ].items():
+                                            for (
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            ), _m12 in self.nation_by_c_nationkey[
+                                                v_c_nationkey
+                                            ].items():
+                                                _k = (
+                                                    v_l_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_l_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                    v_l_partkey,
+                                                    v_p_name,
+                                                    v_p_mfgr,
+                                                    v_p_brand,
+                                                    v_p_type,
+                                                    v_p_size,
+                                                    v_p_container,
+                                                    v_p_retailprice,
+                                                    v_p_comment,
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                )
+                                                _v = _p * _m8 * _m10 * _m11 * _m12
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -539,17 +860,26 @@ class View:
         the first change."""
         if len(row) != 8:
             raise ViewError(_arity_message("customer", 8, row))
-        v_o_custkey = row[0]
-        v_c_nationkey = row[3]
+        (
+            v_o_custkey,
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_mktsegment,
+            v_c_comment,
+        ) = row
         if (
             d < 0
             and self.customer_by_o_custkey_c_nationkey.get(
                 (v_o_custkey, v_c_nationkey), _EMPTY
-            ).get(row, 0)
+            ).get(row, _ZERO)
             + d
             < 0
         ):
             raise ViewError(_absent_message("customer", row))
+        pending = self._pending
         customer_by_o_custkey_c_nationkey = self.customer_by_o_custkey_c_nationkey
         customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
         n0_root = self.n0_root
@@ -558,55 +888,191 @@ class View:
         n3_count_by_o_custkey = self.n3_count_by_o_custkey
         nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
         # atom customer
+        _p = d
         _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
         if _grp is None:
-            customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {row: d}
+            customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)]
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del customer_by_o_custkey_c_nationkey[
+                            (v_o_custkey, v_c_nationkey)
+                        ]
         _grp = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
         if _grp is None:
-            customer_c_nationkey_by_o_custkey[v_o_custkey] = {v_c_nationkey: d}
+            customer_c_nationkey_by_o_custkey[v_o_custkey] = {v_c_nationkey: _p}
         else:
-            _n = _grp.get(v_c_nationkey, 0) + d
-            if _n:
-                _grp[v_c_nationkey] = _n
+            _o = _grp.get(v_c_nationkey)
+            if _o is None:
+                _grp[v_c_nationkey] = _p
             else:
-                del _grp[v_c_nationkey]
-                if not _grp:
-                    del customer_c_nationkey_by_o_custkey[v_o_custkey]
-        _w2 = n3_count_by_o_custkey.get(v_o_custkey)
-        if _w2:
-            _d1 = d * _w2
+                _n = _o + _p
+                if _n:
+                    _grp[v_c_nationkey] = _n
+                else:
+                    del _grp[v_c_nationkey]
+                    if not _grp:
+                        del customer_c_nationkey_by_o_custkey[v_o_custkey]
+        _w1 = n3_count_by_o_custkey.get(v_o_custkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
             _grp = n1_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                n1_by_c_nationkey[v_c_nationkey] = {(v_o_custkey, v_c_nationkey): _d1}
+                n1_by_c_nationkey[v_c_nationkey] = {(v_o_custkey, v_c_nationkey): _d2}
             else:
-                _n = _grp.get((v_o_custkey, v_c_nationkey), 0) + _d1
-                if _n:
-                    _grp[(v_o_custkey, v_c_nationkey)] = _n
+                _o = _grp.get((v_o_custkey, v_c_nationkey))
+                if _o is None:
+                    _grp[(v_o_custkey, v_c_nationkey)] = _d2
                 else:
-                    del _grp[(v_o_custkey, v_c_nationkey)]
-                    if not _grp:
-                        del n1_by_c_nationkey[v_c_nationkey]
-            _n = n1_count_by_c_nationkey.get(v_c_nationkey, 0) + _d1
-            if _n:
-                n1_count_by_c_nationkey[v_c_nationkey] = _n
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_o_custkey, v_c_nationkey)] = _n
+                    else:
+                        del _grp[(v_o_custkey, v_c_nationkey)]
+                        if not _grp:
+                            del n1_by_c_nationkey[v_c_nationkey]
+            _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+            if _o is None:
+                n1_count_by_c_nationkey[v_c_nationkey] = _d2
             else:
-                del n1_count_by_c_nationkey[v_c_nationkey]
-            _w4 = nation_count_by_c_nationkey.get(v_c_nationkey)
-            if _w4:
-                _d3 = _d1 * _w4
-                _n = n0_root.get(v_c_nationkey, 0) + _d3
+                _n = _o + _d2
                 if _n:
-                    n0_root[v_c_nationkey] = _n
+                    n1_count_by_c_nationkey[v_c_nationkey] = _n
                 else:
-                    del n0_root[v_c_nationkey]
+                    del n1_count_by_c_nationkey[v_c_nationkey]
+            _w3 = nation_count_by_c_nationkey.get(v_c_nationkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_c_nationkey)
+                if _o is None:
+                    n0_root[v_c_nationkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_c_nationkey] = _n
+                    else:
+                        del n0_root[v_c_nationkey]
+                if pending is not None:
+                    for (v_l_orderkey, v_o_custkey), _m5 in self.n3_by_o_custkey[
+                        v_o_custkey
+                    ].items():
+                        for (
+                            v_l_orderkey,
+                            v_o_custkey,
+                            v_o_orderstatus,
+                            v_o_totalprice,
+                            v_o_orderdate,
+                            v_o_orderpriority,
+                            v_o_clerk,
+                            v_o_shippriority,
+                            v_o_comment,
+                        ), _m6 in self.orders_by_l_orderkey_o_custkey[
+                            (v_l_orderkey, v_o_custkey)
+                        ].items():
+                            for (
+                                v_l_orderkey,
+                                v_l_partkey,
+                            ), _m7 in self.n5_by_l_orderkey[v_l_orderkey].items():
+                                for (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                ), _m8 in self.lineitem_by_l_orderkey_l_partkey[
+                                    (v_l_orderkey, v_l_partkey)
+                                ].items():
+                                    for (
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                    ), _m9 in self.part_by_l_partkey[
+                                        v_l_partkey
+                                    ].items():
+                                        for (
+                                            v_c_nationkey,
+                                            v_n_name,
+                                            v_n_regionkey,
+                                            v_n_comment,
+                                        ), _m10 in self.nation_by_c_nationkey[
+                                            v_c_nationkey
+                                        ].items():
+                                            _k = (
+                                                v_l_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_l_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                                v_l_partkey,
+                                                v_p_name,
+                                                v_p_mfgr,
+                                                v_p_brand,
+                                                v_p_type,
+                                                v_p_size,
+                                                v_p_container,
+                                                v_p_retailprice,
+                                                v_p_comment,
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            )
+                                            _v = _p * _m6 * _m8 * _m9 * _m10
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_part(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -614,12 +1080,23 @@ class View:
         the first change."""
         if len(row) != 9:
             raise ViewError(_arity_message("part", 9, row))
-        v_l_partkey = row[0]
+        (
+            v_l_partkey,
+            v_p_name,
+            v_p_mfgr,
+            v_p_brand,
+            v_p_type,
+            v_p_size,
+            v_p_container,
+            v_p_retailprice,
+            v_p_comment,
+        ) = row
         if (
             d < 0
-            and self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, 0) + d < 0
+            and self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("part", row))
+        pending = self._pending
         customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
         lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
         n0_root = self.n0_root
@@ -634,94 +1111,246 @@ class View:
         part_by_l_partkey = self.part_by_l_partkey
         part_count_by_l_partkey = self.part_count_by_l_partkey
         # atom part
+        _p = d
         _grp = part_by_l_partkey.get(v_l_partkey)
         if _grp is None:
-            part_by_l_partkey[v_l_partkey] = {row: d}
+            part_by_l_partkey[v_l_partkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del part_by_l_partkey[v_l_partkey]
-        _n = part_count_by_l_partkey.get(v_l_partkey, 0) + d
-        if _n:
-            part_count_by_l_partkey[v_l_partkey] = _n
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del part_by_l_partkey[v_l_partkey]
+        _o = part_count_by_l_partkey.get(v_l_partkey)
+        if _o is None:
+            part_count_by_l_partkey[v_l_partkey] = _p
         else:
-            del part_count_by_l_partkey[v_l_partkey]
+            _n = _o + _p
+            if _n:
+                part_count_by_l_partkey[v_l_partkey] = _n
+            else:
+                del part_count_by_l_partkey[v_l_partkey]
         _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
         if _g3:
-            for v_l_orderkey, _w2 in _g3.items():
-                _d1 = d * _w2
+            for v_l_orderkey, _w1 in _g3.items():
+                _d2 = _p * _w1
                 _grp = n5_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    n5_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d1}
+                    n5_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
                 else:
-                    _n = _grp.get((v_l_orderkey, v_l_partkey), 0) + _d1
-                    if _n:
-                        _grp[(v_l_orderkey, v_l_partkey)] = _n
+                    _o = _grp.get((v_l_orderkey, v_l_partkey))
+                    if _o is None:
+                        _grp[(v_l_orderkey, v_l_partkey)] = _d2
                     else:
-                        del _grp[(v_l_orderkey, v_l_partkey)]
-                        if not _grp:
-                            del n5_by_l_orderkey[v_l_orderkey]
-                _n = n5_count_by_l_orderkey.get(v_l_orderkey, 0) + _d1
-                if _n:
-                    n5_count_by_l_orderkey[v_l_orderkey] = _n
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_l_orderkey, v_l_partkey)] = _n
+                        else:
+                            del _grp[(v_l_orderkey, v_l_partkey)]
+                            if not _grp:
+                                del n5_by_l_orderkey[v_l_orderkey]
+                _o = n5_count_by_l_orderkey.get(v_l_orderkey)
+                if _o is None:
+                    n5_count_by_l_orderkey[v_l_orderkey] = _d2
                 else:
-                    del n5_count_by_l_orderkey[v_l_orderkey]
+                    _n = _o + _d2
+                    if _n:
+                        n5_count_by_l_orderkey[v_l_orderkey] = _n
+                    else:
+                        del n5_count_by_l_orderkey[v_l_orderkey]
                 _g6 = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
                 if _g6:
-                    for v_o_custkey, _w5 in _g6.items():
-                        _d4 = _d1 * _w5
+                    for v_o_custkey, _w4 in _g6.items():
+                        _d5 = _d2 * _w4
                         _grp = n3_by_o_custkey.get(v_o_custkey)
                         if _grp is None:
                             n3_by_o_custkey[v_o_custkey] = {
-                                (v_l_orderkey, v_o_custkey): _d4
+                                (v_l_orderkey, v_o_custkey): _d5
                             }
                         else:
-                            _n = _grp.get((v_l_orderkey, v_o_custkey), 0) + _d4
-                            if _n:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _n
+                            _o = _grp.get((v_l_orderkey, v_o_custkey))
+                            if _o is None:
+                                _grp[(v_l_orderkey, v_o_custkey)] = _d5
                             else:
-                                del _grp[(v_l_orderkey, v_o_custkey)]
-                                if not _grp:
-                                    del n3_by_o_custkey[v_o_custkey]
-                        _n = n3_count_by_o_custkey.get(v_o_custkey, 0) + _d4
-                        if _n:
-                            n3_count_by_o_custkey[v_o_custkey] = _n
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                else:
+                                    del _grp[(v_l_orderkey, v_o_custkey)]
+                                    if not _grp:
+                                        del n3_by_o_custkey[v_o_custkey]
+                        _o = n3_count_by_o_custkey.get(v_o_custkey)
+                        if _o is None:
+                            n3_count_by_o_custkey[v_o_custkey] = _d5
                         else:
-                            del n3_count_by_o_custkey[v_o_custkey]
+                            _n = _o + _d5
+                            if _n:
+                                n3_count_by_o_custkey[v_o_custkey] = _n
+                            else:
+                                del n3_count_by_o_custkey[v_o_custkey]
                         _g9 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
                         if _g9:
-                            for v_c_nationkey, _w8 in _g9.items():
-                                _d7 = _d4 * _w8
+                            for v_c_nationkey, _w7 in _g9.items():
+                                _d8 = _d5 * _w7
                                 _grp = n1_by_c_nationkey.get(v_c_nationkey)
                                 if _grp is None:
                                     n1_by_c_nationkey[v_c_nationkey] = {
-                                        (v_o_custkey, v_c_nationkey): _d7
+                                        (v_o_custkey, v_c_nationkey): _d8
                                     }
                                 else:
-                                    _n = _grp.get((v_o_custkey, v_c_nationkey), 0) + _d7
-                                    if _n:
-                                        _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                    _o = _grp.get((v_o_custkey, v_c_nationkey))
+                                    if _o is None:
+                                        _grp[(v_o_custkey, v_c_nationkey)] = _d8
                                     else:
-                                        del _grp[(v_o_custkey, v_c_nationkey)]
-                                        if not _grp:
-                                            del n1_by_c_nationkey[v_c_nationkey]
-                                _n = n1_count_by_c_nationkey.get(v_c_nationkey, 0) + _d7
-                                if _n:
-                                    n1_count_by_c_nationkey[v_c_nationkey] = _n
+                                        _n = _o + _d8
+                                        if _n:
+                                            _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                        else:
+                                            del _grp[(v_o_custkey, v_c_nationkey)]
+                                            if not _grp:
+                                                del n1_by_c_nationkey[v_c_nationkey]
+                                _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+                                if _o is None:
+                                    n1_count_by_c_nationkey[v_c_nationkey] = _d8
                                 else:
-                                    del n1_count_by_c_nationkey[v_c_nationkey]
-                                _w11 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                                if _w11:
-                                    _d10 = _d7 * _w11
-                                    _n = n0_root.get(v_c_nationkey, 0) + _d10
+                                    _n = _o + _d8
                                     if _n:
-                                        n0_root[v_c_nationkey] = _n
+                                        n1_count_by_c_nationkey[v_c_nationkey] = _n
                                     else:
-                                        del n0_root[v_c_nationkey]
+                                        del n1_count_by_c_nationkey[v_c_nationkey]
+                                _w10 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                                if _w10 is not None:
+                                    _d11 = _d8 * _w10
+                                    _o = n0_root.get(v_c_nationkey)
+                                    if _o is None:
+                                        n0_root[v_c_nationkey] = _d11
+                                    else:
+                                        _n = _o + _d11
+                                        if _n:
+                                            n0_root[v_c_nationkey] = _n
+                                        else:
+                                            del n0_root[v_c_nationkey]
+                                    if pending is not None:
+                                        for (
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        ), _m12 in self.customer_by_o_custkey_c_nationkey[
+                                            (v_o_custkey, v_c_nationkey)
+                                        ].items():
+                                            for (
+                                                v_l_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                            ), _m13 in self.orders_by_l_orderkey_o_custkey[
+                                                (v_l_orderkey, v_o_custkey)
+                                            ].items():
+                                                for (
+                                                    v_l_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                ), _m14 in self.lineitem_by_l_orderkey_l_partkey[
+                                                    (v_l_orderkey, v_l_partkey)
+                                                ].items():
+                                                    for (
+                                                        v_c_nationkey,
+                                                        v_n_name,
+                                                        v_n_regionkey,
+                                                        v_n_comment,
+                                                    ), _m15 in self.nation_by_c_nationkey[
+                                                        v_c_nationkey
+                                                    ].items():
+                                                        _k = (
+                                                            v_l_orderkey,
+                                                            v_l_partkey,
+                                                            v_l_suppkey,
+                                                            v_l_linenumber,
+                                                            v_l_quantity,
+                                                            v_l_extendedprice,
+                                                            v_l_discount,
+                                                            v_l_tax,
+                                                            v_l_returnflag,
+                                                            v_l_linestatus,
+                                                            v_l_shipdate,
+                                                            v_l_commitdate,
+                                                            v_l_receiptdate,
+                                                            v_l_shipinstruct,
+                                                            v_l_shipmode,
+                                                            v_l_comment,
+                                                            v_l_orderkey,
+                                                            v_o_custkey,
+                                                            v_o_orderstatus,
+                                                            v_o_totalprice,
+                                                            v_o_orderdate,
+                                                            v_o_orderpriority,
+                                                            v_o_clerk,
+                                                            v_o_shippriority,
+                                                            v_o_comment,
+                                                            v_o_custkey,
+                                                            v_c_name,
+                                                            v_c_address,
+                                                            v_c_nationkey,
+                                                            v_c_phone,
+                                                            v_c_acctbal,
+                                                            v_c_mktsegment,
+                                                            v_c_comment,
+                                                            v_l_partkey,
+                                                            v_p_name,
+                                                            v_p_mfgr,
+                                                            v_p_brand,
+                                                            v_p_type,
+                                                            v_p_size,
+                                                            v_p_container,
+                                                            v_p_retailprice,
+                                                            v_p_comment,
+                                                            v_c_nationkey,
+                                                            v_n_name,
+                                                            v_n_regionkey,
+                                                            v_n_comment,
+                                                        )
+                                                        _v = (
+                                                            _p
+                                                            * _m12
+                                                            * _m13
+                                                            * _m14
+                                                            * _m15
+                                                        )
+                                                        _o = pending.get(_k)
+                                                        pending[_k] = (
+                                                            _v
+                                                            if _o is None
+                                                            else _o + _v
+                                                        )
 
     def _apply_nation(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -729,42 +1358,330 @@ class View:
         the first change."""
         if len(row) != 4:
             raise ViewError(_arity_message("nation", 4, row))
-        v_c_nationkey = row[0]
+        v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment = row
         if (
             d < 0
-            and self.nation_by_c_nationkey.get(v_c_nationkey, _EMPTY).get(row, 0) + d
+            and self.nation_by_c_nationkey.get(v_c_nationkey, _EMPTY).get(row, _ZERO)
+            + d
             < 0
         ):
             raise ViewError(_absent_message("nation", row))
+        pending = self._pending
         n0_root = self.n0_root
         n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
         nation_by_c_nationkey = self.nation_by_c_nationkey
         nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
         # atom nation
+        _p = d
         _grp = nation_by_c_nationkey.get(v_c_nationkey)
         if _grp is None:
-            nation_by_c_nationkey[v_c_nationkey] = {row: d}
+            nation_by_c_nationkey[v_c_nationkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del nation_by_c_nationkey[v_c_nationkey]
-        _n = nation_count_by_c_nationkey.get(v_c_nationkey, 0) + d
-        if _n:
-            nation_count_by_c_nationkey[v_c_nationkey] = _n
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del nation_by_c_nationkey[v_c_nationkey]
+        _o = nation_count_by_c_nationkey.get(v_c_nationkey)
+        if _o is None:
+            nation_count_by_c_nationkey[v_c_nationkey] = _p
         else:
-            del nation_count_by_c_nationkey[v_c_nationkey]
-        _w2 = n1_count_by_c_nationkey.get(v_c_nationkey)
-        if _w2:
-            _d1 = d * _w2
-            _n = n0_root.get(v_c_nationkey, 0) + _d1
+            _n = _o + _p
             if _n:
-                n0_root[v_c_nationkey] = _n
+                nation_count_by_c_nationkey[v_c_nationkey] = _n
             else:
-                del n0_root[v_c_nationkey]
+                del nation_count_by_c_nationkey[v_c_nationkey]
+        _w1 = n1_count_by_c_nationkey.get(v_c_nationkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n0_root.get(v_c_nationkey)
+            if _o is None:
+                n0_root[v_c_nationkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n0_root[v_c_nationkey] = _n
+                else:
+                    del n0_root[v_c_nationkey]
+            if pending is not None:
+                for (v_o_custkey, v_c_nationkey), _m3 in self.n1_by_c_nationkey[
+                    v_c_nationkey
+                ].items():
+                    for (
+                        v_o_custkey,
+                        v_c_name,
+                        v_c_address,
+                        v_c_nationkey,
+                        v_c_phone,
+                        v_c_acctbal,
+                        v_c_mktsegment,
+                        v_c_comment,
+                    ), _m4 in self.customer_by_o_custkey_c_nationkey[
+                        (v_o_custkey, v_c_nationkey)
+                    ].items():
+                        for (v_l_orderkey, v_o_custkey), _m5 in self.n3_by_o_custkey[
+                            v_o_custkey
+                        ].items():
+                            for (
+                                v_l_orderkey,
+                                v_o_custkey,
+                                v_o_orderstatus,
+                                v_o_totalprice,
+                                v_o_orderdate,
+                                v_o_orderpriority,
+                                v_o_clerk,
+                                v_o_shippriority,
+                                v_o_comment,
+                            ), _m6 in self.orders_by_l_orderkey_o_custkey[
+                                (v_l_orderkey, v_o_custkey)
+                            ].items():
+                                for (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                ), _m7 in self.n5_by_l_orderkey[v_l_orderkey].items():
+                                    for (
+                                        v_l_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                    ), _m8 in self.lineitem_by_l_orderkey_l_partkey[
+                                        (v_l_orderkey, v_l_partkey)
+                                    ].items():
+                                        for (
+                                            v_l_partkey,
+                                            v_p_name,
+                                            v_p_mfgr,
+                                            v_p_brand,
+                                            v_p_type,
+                                            v_p_size,
+                                            v_p_container,
+                                            v_p_retailprice,
+                                            v_p_comment,
+                                        ), _m9 in self.part_by_l_partkey[
+                                            v_l_partkey
+                                        ].items():
+                                            _k = (
+                                                v_l_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_l_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                                v_l_partkey,
+                                                v_p_name,
+                                                v_p_mfgr,
+                                                v_p_brand,
+                                                v_p_type,
+                                                v_p_size,
+                                                v_p_container,
+                                                v_p_retailprice,
+                                                v_p_comment,
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            )
+                                            _v = _p * _m4 * _m6 * _m8 * _m9
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+    def _lookup(
+        self,
+        v_l_orderkey,
+        v_l_partkey,
+        v_l_suppkey,
+        v_l_linenumber,
+        v_l_quantity,
+        v_l_extendedprice,
+        v_l_discount,
+        v_l_tax,
+        v_l_returnflag,
+        v_l_linestatus,
+        v_l_shipdate,
+        v_l_commitdate,
+        v_l_receiptdate,
+        v_l_shipinstruct,
+        v_l_shipmode,
+        v_l_comment,
+        v_o_custkey,
+        v_o_orderstatus,
+        v_o_totalprice,
+        v_o_orderdate,
+        v_o_orderpriority,
+        v_o_clerk,
+        v_o_shippriority,
+        v_o_comment,
+        v_c_name,
+        v_c_address,
+        v_c_nationkey,
+        v_c_phone,
+        v_c_acctbal,
+        v_c_mktsegment,
+        v_c_comment,
+        v_p_name,
+        v_p_mfgr,
+        v_p_brand,
+        v_p_type,
+        v_p_size,
+        v_p_container,
+        v_p_retailprice,
+        v_p_comment,
+        v_n_name,
+        v_n_regionkey,
+        v_n_comment,
+    ):
+        """The payload of one output tuple, in O(1); None if absent."""
+        _m1 = self.n0_root.get(v_c_nationkey)
+        if _m1 is None:
+            return None
+        _g2 = self.n1_by_c_nationkey.get(v_c_nationkey)
+        if _g2 is None:
+            return None
+        _m3 = _g2.get((v_o_custkey, v_c_nationkey))
+        if _m3 is None:
+            return None
+        _g4 = self.customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
+        if _g4 is None:
+            return None
+        _m5 = _g4.get(
+            (
+                v_o_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_mktsegment,
+                v_c_comment,
+            )
+        )
+        if _m5 is None:
+            return None
+        _g6 = self.n3_by_o_custkey.get(v_o_custkey)
+        if _g6 is None:
+            return None
+        _m7 = _g6.get((v_l_orderkey, v_o_custkey))
+        if _m7 is None:
+            return None
+        _g8 = self.orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
+        if _g8 is None:
+            return None
+        _m9 = _g8.get(
+            (
+                v_l_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            )
+        )
+        if _m9 is None:
+            return None
+        _g10 = self.n5_by_l_orderkey.get(v_l_orderkey)
+        if _g10 is None:
+            return None
+        _m11 = _g10.get((v_l_orderkey, v_l_partkey))
+        if _m11 is None:
+            return None
+        _g12 = self.lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
+        if _g12 is None:
+            return None
+        _m13 = _g12.get(
+            (
+                v_l_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            )
+        )
+        if _m13 is None:
+            return None
+        _g14 = self.part_by_l_partkey.get(v_l_partkey)
+        if _g14 is None:
+            return None
+        _m15 = _g14.get(
+            (
+                v_l_partkey,
+                v_p_name,
+                v_p_mfgr,
+                v_p_brand,
+                v_p_type,
+                v_p_size,
+                v_p_container,
+                v_p_retailprice,
+                v_p_comment,
+            )
+        )
+        if _m15 is None:
+            return None
+        _g16 = self.nation_by_c_nationkey.get(v_c_nationkey)
+        if _g16 is None:
+            return None
+        _m17 = _g16.get((v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment))
+        if _m17 is None:
+            return None
+        return _m5 * _m9 * _m13 * _m15 * _m17
 
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
@@ -961,112 +1878,70 @@ class View:
             v_n_regionkey,
             v_n_comment,
         ) = row
-        _m1 = self.n0_root.get(v_c_nationkey)
-        if _m1 is None:
-            return 0
-        _g2 = self.n1_by_c_nationkey.get(v_c_nationkey)
-        if _g2 is None:
-            return 0
-        _m3 = _g2.get((v_o_custkey, v_c_nationkey))
-        if _m3 is None:
-            return 0
-        _g4 = self.customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
-        if _g4 is None:
-            return 0
-        _m5 = _g4.get(
-            (
-                v_o_custkey,
-                v_c_name,
-                v_c_address,
-                v_c_nationkey,
-                v_c_phone,
-                v_c_acctbal,
-                v_c_mktsegment,
-                v_c_comment,
-            )
+        p = self._lookup(
+            v_l_orderkey,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+            v_o_custkey,
+            v_o_orderstatus,
+            v_o_totalprice,
+            v_o_orderdate,
+            v_o_orderpriority,
+            v_o_clerk,
+            v_o_shippriority,
+            v_o_comment,
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_mktsegment,
+            v_c_comment,
+            v_p_name,
+            v_p_mfgr,
+            v_p_brand,
+            v_p_type,
+            v_p_size,
+            v_p_container,
+            v_p_retailprice,
+            v_p_comment,
+            v_n_name,
+            v_n_regionkey,
+            v_n_comment,
         )
-        if _m5 is None:
+        if p is None:
             return 0
-        _g6 = self.n3_by_o_custkey.get(v_o_custkey)
-        if _g6 is None:
-            return 0
-        _m7 = _g6.get((v_l_orderkey, v_o_custkey))
-        if _m7 is None:
-            return 0
-        _g8 = self.orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
-        if _g8 is None:
-            return 0
-        _m9 = _g8.get(
-            (
-                v_l_orderkey,
-                v_o_custkey,
-                v_o_orderstatus,
-                v_o_totalprice,
-                v_o_orderdate,
-                v_o_orderpriority,
-                v_o_clerk,
-                v_o_shippriority,
-                v_o_comment,
-            )
-        )
-        if _m9 is None:
-            return 0
-        _g10 = self.n5_by_l_orderkey.get(v_l_orderkey)
-        if _g10 is None:
-            return 0
-        _m11 = _g10.get((v_l_orderkey, v_l_partkey))
-        if _m11 is None:
-            return 0
-        _g12 = self.lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
-        if _g12 is None:
-            return 0
-        _m13 = _g12.get(
-            (
-                v_l_orderkey,
-                v_l_partkey,
-                v_l_suppkey,
-                v_l_linenumber,
-                v_l_quantity,
-                v_l_extendedprice,
-                v_l_discount,
-                v_l_tax,
-                v_l_returnflag,
-                v_l_linestatus,
-                v_l_shipdate,
-                v_l_commitdate,
-                v_l_receiptdate,
-                v_l_shipinstruct,
-                v_l_shipmode,
-                v_l_comment,
-            )
-        )
-        if _m13 is None:
-            return 0
-        _g14 = self.part_by_l_partkey.get(v_l_partkey)
-        if _g14 is None:
-            return 0
-        _m15 = _g14.get(
-            (
-                v_l_partkey,
-                v_p_name,
-                v_p_mfgr,
-                v_p_brand,
-                v_p_type,
-                v_p_size,
-                v_p_container,
-                v_p_retailprice,
-                v_p_comment,
-            )
-        )
-        if _m15 is None:
-            return 0
-        _g16 = self.nation_by_c_nationkey.get(v_c_nationkey)
-        if _g16 is None:
-            return 0
-        _m17 = _g16.get((v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment))
-        if _m17 is None:
-            return 0
-        return _m5 * _m9 * _m13 * _m15 * _m17
+        return p
+
+    def deltas(self):
+        """The changes (row, change) reported for the last update call (push mode)."""
+        return list(self._changes)
+
+    def _flush(self):
+        """Turn the merged deltas of one call into row changes and report them."""
+        pending = self._pending
+        changes = []
+        for row, change in pending.items():
+            if change:
+                changes.append((row, change))
+        pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""

@@ -75,6 +75,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+_ZERO = 0  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -93,7 +94,13 @@ def _absent_message(relation, row):
 
 
 class View:
-    """The query's (T, N)-representation under inserts and deletes."""
+    """The query's (T, N)-representation under inserts and deletes.
+
+    Pull mode: enumerate() and rows() at any time. Push mode (on_delta given,
+    or push=True): after every insert/delete/update call the change of the
+    result is computed by delta enumeration; on_delta(row, change) is called
+    once per changed row and deltas() returns the same list.
+    """
 
     RELATIONS = {
         "orders": (
@@ -201,11 +208,7 @@ class View:
     )
     QUERY_ID = "7657d6edd93b147b"
 
-    def __init__(self, on_delta=None):
-        if on_delta is not None:
-            raise NotImplementedError(
-                "push mode (on_delta) is not available for this view yet"
-            )
+    def __init__(self, on_delta=None, push=False):
         self.n0_root = {}  # root n0: its tuples
         self.n1_count_by_l_suppkey = (
             {}
@@ -255,6 +258,9 @@ class View:
             "supplier": self._apply_supplier,
             "customer": self._apply_customer,
         }
+        self._on_delta = on_delta
+        self._pending = {} if (push or on_delta is not None) else None
+        self._changes = []
 
     def insert(self, relation, row):
         """Insert one row into `relation`."""
@@ -263,6 +269,8 @@ class View:
         except (KeyError, TypeError):
             apply = self._applier(relation)
         apply(row if type(row) is tuple else tuple(row), 1)
+        if self._pending is not None:
+            self._flush()
 
     def delete(self, relation, row):
         """Delete one occurrence of `row` from `relation`."""
@@ -271,12 +279,15 @@ class View:
         except (KeyError, TypeError):
             apply = self._applier(relation)
         apply(row if type(row) is tuple else tuple(row), -1)
+        if self._pending is not None:
+            self._flush()
 
     def update(self, relation, rows, mults=None):
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
-        error is raised with the view as it was.
+        error is raised with the view as it was. In push mode the changes of
+        the whole batch are merged and reported once.
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
@@ -301,7 +312,11 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
+            if self._pending is not None:
+                self._pending.clear()
             raise
+        if self._pending is not None:
+            self._flush()
 
     def _applier(self, relation):
         try:
@@ -318,17 +333,27 @@ class View:
         the first change."""
         if len(row) != 9:
             raise ViewError(_arity_message("orders", 9, row))
-        v_o_orderkey = row[0]
-        v_o_custkey = row[1]
+        (
+            v_o_orderkey,
+            v_o_custkey,
+            v_o_orderstatus,
+            v_o_totalprice,
+            v_o_orderdate,
+            v_o_orderpriority,
+            v_o_clerk,
+            v_o_shippriority,
+            v_o_comment,
+        ) = row
         if (
             d < 0
             and self.orders_by_o_orderkey_o_custkey.get(
                 (v_o_orderkey, v_o_custkey), _EMPTY
-            ).get(row, 0)
+            ).get(row, _ZERO)
             + d
             < 0
         ):
             raise ViewError(_absent_message("orders", row))
+        pending = self._pending
         customer_count_by_o_custkey = self.customer_count_by_o_custkey
         lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
         n0_root = self.n0_root
@@ -340,77 +365,207 @@ class View:
         orders_by_o_orderkey_o_custkey = self.orders_by_o_orderkey_o_custkey
         orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
         # atom orders
+        _p = d
         _grp = orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
         if _grp is None:
-            orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)] = {row: d}
+            orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)]
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)]
         _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
         if _grp is None:
-            orders_o_orderkey_by_o_custkey[v_o_custkey] = {v_o_orderkey: d}
+            orders_o_orderkey_by_o_custkey[v_o_custkey] = {v_o_orderkey: _p}
         else:
-            _n = _grp.get(v_o_orderkey, 0) + d
-            if _n:
-                _grp[v_o_orderkey] = _n
+            _o = _grp.get(v_o_orderkey)
+            if _o is None:
+                _grp[v_o_orderkey] = _p
             else:
-                del _grp[v_o_orderkey]
-                if not _grp:
-                    del orders_o_orderkey_by_o_custkey[v_o_custkey]
-        _w2 = customer_count_by_o_custkey.get(v_o_custkey)
-        if _w2:
-            _d1 = d * _w2
+                _n = _o + _p
+                if _n:
+                    _grp[v_o_orderkey] = _n
+                else:
+                    del _grp[v_o_orderkey]
+                    if not _grp:
+                        del orders_o_orderkey_by_o_custkey[v_o_custkey]
+        _w1 = customer_count_by_o_custkey.get(v_o_custkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
             _grp = n6_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d1}
+                n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d2}
             else:
-                _n = _grp.get((v_o_orderkey, v_o_custkey), 0) + _d1
-                if _n:
-                    _grp[(v_o_orderkey, v_o_custkey)] = _n
+                _o = _grp.get((v_o_orderkey, v_o_custkey))
+                if _o is None:
+                    _grp[(v_o_orderkey, v_o_custkey)] = _d2
                 else:
-                    del _grp[(v_o_orderkey, v_o_custkey)]
-                    if not _grp:
-                        del n6_by_o_orderkey[v_o_orderkey]
-            _n = n6_count_by_o_orderkey.get(v_o_orderkey, 0) + _d1
-            if _n:
-                n6_count_by_o_orderkey[v_o_orderkey] = _n
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_o_orderkey, v_o_custkey)] = _n
+                    else:
+                        del _grp[(v_o_orderkey, v_o_custkey)]
+                        if not _grp:
+                            del n6_by_o_orderkey[v_o_orderkey]
+            _o = n6_count_by_o_orderkey.get(v_o_orderkey)
+            if _o is None:
+                n6_count_by_o_orderkey[v_o_orderkey] = _d2
             else:
-                del n6_count_by_o_orderkey[v_o_orderkey]
+                _n = _o + _d2
+                if _n:
+                    n6_count_by_o_orderkey[v_o_orderkey] = _n
+                else:
+                    del n6_count_by_o_orderkey[v_o_orderkey]
             _g5 = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
             if _g5:
-                for v_l_suppkey, _w4 in _g5.items():
-                    _d3 = _d1 * _w4
+                for v_l_suppkey, _w3 in _g5.items():
+                    _d4 = _d2 * _w3
                     _grp = n4_by_l_suppkey.get(v_l_suppkey)
                     if _grp is None:
                         n4_by_l_suppkey[v_l_suppkey] = {
-                            (v_o_orderkey, v_l_suppkey): _d3
+                            (v_o_orderkey, v_l_suppkey): _d4
                         }
                     else:
-                        _n = _grp.get((v_o_orderkey, v_l_suppkey), 0) + _d3
-                        if _n:
-                            _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                        _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                        if _o is None:
+                            _grp[(v_o_orderkey, v_l_suppkey)] = _d4
                         else:
-                            del _grp[(v_o_orderkey, v_l_suppkey)]
-                            if not _grp:
-                                del n4_by_l_suppkey[v_l_suppkey]
-                    _n = n4_count_by_l_suppkey.get(v_l_suppkey, 0) + _d3
-                    if _n:
-                        n4_count_by_l_suppkey[v_l_suppkey] = _n
+                            _n = _o + _d4
+                            if _n:
+                                _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                            else:
+                                del _grp[(v_o_orderkey, v_l_suppkey)]
+                                if not _grp:
+                                    del n4_by_l_suppkey[v_l_suppkey]
+                    _o = n4_count_by_l_suppkey.get(v_l_suppkey)
+                    if _o is None:
+                        n4_count_by_l_suppkey[v_l_suppkey] = _d4
                     else:
-                        del n4_count_by_l_suppkey[v_l_suppkey]
-                    _w7 = n1_count_by_l_suppkey.get(v_l_suppkey)
-                    if _w7:
-                        _d6 = _d3 * _w7
-                        _n = n0_root.get(v_l_suppkey, 0) + _d6
+                        _n = _o + _d4
                         if _n:
-                            n0_root[v_l_suppkey] = _n
+                            n4_count_by_l_suppkey[v_l_suppkey] = _n
                         else:
-                            del n0_root[v_l_suppkey]
+                            del n4_count_by_l_suppkey[v_l_suppkey]
+                    _w6 = n1_count_by_l_suppkey.get(v_l_suppkey)
+                    if _w6 is not None:
+                        _d7 = _d4 * _w6
+                        _o = n0_root.get(v_l_suppkey)
+                        if _o is None:
+                            n0_root[v_l_suppkey] = _d7
+                        else:
+                            _n = _o + _d7
+                            if _n:
+                                n0_root[v_l_suppkey] = _n
+                            else:
+                                del n0_root[v_l_suppkey]
+                        if pending is not None:
+                            for (
+                                v_ps_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            ), _m8 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                                for (
+                                    v_l_suppkey,
+                                    v_s_name,
+                                    v_s_address,
+                                    v_s_nationkey,
+                                    v_s_phone,
+                                    v_s_acctbal,
+                                    v_s_comment,
+                                ), _m9 in self.supplier_by_l_suppkey[
+                                    v_l_suppkey
+                                ].items():
+                                    for (
+                                        v_o_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                    ), _m10 in self.lineitem_by_o_orderkey_l_suppkey[
+                                        (v_o_orderkey, v_l_suppkey)
+                                    ].items():
+                                        for (
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        ), _m11 in self.customer_by_o_custkey[
+                                            v_o_custkey
+                                        ].items():
+                                            _k = (
+                                                v_o_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_ps_partkey,
+                                                v_l_suppkey,
+                                                v_ps_availqty,
+                                                v_ps_supplycost,
+                                                v_ps_comment,
+                                                v_l_suppkey,
+                                                v_s_name,
+                                                v_s_address,
+                                                v_s_nationkey,
+                                                v_s_phone,
+                                                v_s_acctbal,
+                                                v_s_comment,
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            )
+                                            _v = _p * _m8 * _m9 * _m10 * _m11
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -418,17 +573,34 @@ class View:
         the first change."""
         if len(row) != 16:
             raise ViewError(_arity_message("lineitem", 16, row))
-        v_o_orderkey = row[0]
-        v_l_suppkey = row[2]
+        (
+            v_o_orderkey,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+        ) = row
         if (
             d < 0
             and self.lineitem_by_o_orderkey_l_suppkey.get(
                 (v_o_orderkey, v_l_suppkey), _EMPTY
-            ).get(row, 0)
+            ).get(row, _ZERO)
             + d
             < 0
         ):
             raise ViewError(_absent_message("lineitem", row))
+        pending = self._pending
         lineitem_by_o_orderkey_l_suppkey = self.lineitem_by_o_orderkey_l_suppkey
         lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
         n0_root = self.n0_root
@@ -437,55 +609,174 @@ class View:
         n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
         n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         # atom lineitem
+        _p = d
         _grp = lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
         if _grp is None:
-            lineitem_by_o_orderkey_l_suppkey[(v_o_orderkey, v_l_suppkey)] = {row: d}
+            lineitem_by_o_orderkey_l_suppkey[(v_o_orderkey, v_l_suppkey)] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del lineitem_by_o_orderkey_l_suppkey[(v_o_orderkey, v_l_suppkey)]
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del lineitem_by_o_orderkey_l_suppkey[
+                            (v_o_orderkey, v_l_suppkey)
+                        ]
         _grp = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
         if _grp is None:
-            lineitem_l_suppkey_by_o_orderkey[v_o_orderkey] = {v_l_suppkey: d}
+            lineitem_l_suppkey_by_o_orderkey[v_o_orderkey] = {v_l_suppkey: _p}
         else:
-            _n = _grp.get(v_l_suppkey, 0) + d
-            if _n:
-                _grp[v_l_suppkey] = _n
+            _o = _grp.get(v_l_suppkey)
+            if _o is None:
+                _grp[v_l_suppkey] = _p
             else:
-                del _grp[v_l_suppkey]
-                if not _grp:
-                    del lineitem_l_suppkey_by_o_orderkey[v_o_orderkey]
-        _w2 = n6_count_by_o_orderkey.get(v_o_orderkey)
-        if _w2:
-            _d1 = d * _w2
+                _n = _o + _p
+                if _n:
+                    _grp[v_l_suppkey] = _n
+                else:
+                    del _grp[v_l_suppkey]
+                    if not _grp:
+                        del lineitem_l_suppkey_by_o_orderkey[v_o_orderkey]
+        _w1 = n6_count_by_o_orderkey.get(v_o_orderkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
             _grp = n4_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                n4_by_l_suppkey[v_l_suppkey] = {(v_o_orderkey, v_l_suppkey): _d1}
+                n4_by_l_suppkey[v_l_suppkey] = {(v_o_orderkey, v_l_suppkey): _d2}
             else:
-                _n = _grp.get((v_o_orderkey, v_l_suppkey), 0) + _d1
-                if _n:
-                    _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                if _o is None:
+                    _grp[(v_o_orderkey, v_l_suppkey)] = _d2
                 else:
-                    del _grp[(v_o_orderkey, v_l_suppkey)]
-                    if not _grp:
-                        del n4_by_l_suppkey[v_l_suppkey]
-            _n = n4_count_by_l_suppkey.get(v_l_suppkey, 0) + _d1
-            if _n:
-                n4_count_by_l_suppkey[v_l_suppkey] = _n
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                    else:
+                        del _grp[(v_o_orderkey, v_l_suppkey)]
+                        if not _grp:
+                            del n4_by_l_suppkey[v_l_suppkey]
+            _o = n4_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                n4_count_by_l_suppkey[v_l_suppkey] = _d2
             else:
-                del n4_count_by_l_suppkey[v_l_suppkey]
-            _w4 = n1_count_by_l_suppkey.get(v_l_suppkey)
-            if _w4:
-                _d3 = _d1 * _w4
-                _n = n0_root.get(v_l_suppkey, 0) + _d3
+                _n = _o + _d2
                 if _n:
-                    n0_root[v_l_suppkey] = _n
+                    n4_count_by_l_suppkey[v_l_suppkey] = _n
                 else:
-                    del n0_root[v_l_suppkey]
+                    del n4_count_by_l_suppkey[v_l_suppkey]
+            _w3 = n1_count_by_l_suppkey.get(v_l_suppkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_suppkey)
+                if _o is None:
+                    n0_root[v_l_suppkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_suppkey] = _n
+                    else:
+                        del n0_root[v_l_suppkey]
+                if pending is not None:
+                    for (
+                        v_ps_partkey,
+                        v_l_suppkey,
+                        v_ps_availqty,
+                        v_ps_supplycost,
+                        v_ps_comment,
+                    ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                        for (
+                            v_l_suppkey,
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                        ), _m6 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                            for (
+                                v_o_orderkey,
+                                v_o_custkey,
+                            ), _m7 in self.n6_by_o_orderkey[v_o_orderkey].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_o_custkey,
+                                    v_o_orderstatus,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                    v_o_orderpriority,
+                                    v_o_clerk,
+                                    v_o_shippriority,
+                                    v_o_comment,
+                                ), _m8 in self.orders_by_o_orderkey_o_custkey[
+                                    (v_o_orderkey, v_o_custkey)
+                                ].items():
+                                    for (
+                                        v_o_custkey,
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_mktsegment,
+                                        v_c_comment,
+                                    ), _m9 in self.customer_by_o_custkey[
+                                        v_o_custkey
+                                    ].items():
+                                        _k = (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                            v_o_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                            v_ps_partkey,
+                                            v_l_suppkey,
+                                            v_ps_availqty,
+                                            v_ps_supplycost,
+                                            v_ps_comment,
+                                            v_l_suppkey,
+                                            v_s_name,
+                                            v_s_address,
+                                            v_s_nationkey,
+                                            v_s_phone,
+                                            v_s_acctbal,
+                                            v_s_comment,
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        )
+                                        _v = _p * _m5 * _m6 * _m8 * _m9
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
 
     def _apply_partsupp(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -493,12 +784,14 @@ class View:
         the first change."""
         if len(row) != 5:
             raise ViewError(_arity_message("partsupp", 5, row))
-        v_l_suppkey = row[1]
+        v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
         if (
             d < 0
-            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, 0) + d < 0
+            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
         ):
             raise ViewError(_absent_message("partsupp", row))
+        pending = self._pending
         n0_root = self.n0_root
         n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
         n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
@@ -506,38 +799,167 @@ class View:
         partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
         # atom partsupp
+        _p = d
         _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            partsupp_by_l_suppkey[v_l_suppkey] = {row: d}
+            partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del partsupp_by_l_suppkey[v_l_suppkey]
-        _n = partsupp_count_by_l_suppkey.get(v_l_suppkey, 0) + d
-        if _n:
-            partsupp_count_by_l_suppkey[v_l_suppkey] = _n
-        else:
-            del partsupp_count_by_l_suppkey[v_l_suppkey]
-        _w2 = supplier_count_by_l_suppkey.get(v_l_suppkey)
-        if _w2:
-            _d1 = d * _w2
-            _n = n1_count_by_l_suppkey.get(v_l_suppkey, 0) + _d1
-            if _n:
-                n1_count_by_l_suppkey[v_l_suppkey] = _n
-            else:
-                del n1_count_by_l_suppkey[v_l_suppkey]
-            _w4 = n4_count_by_l_suppkey.get(v_l_suppkey)
-            if _w4:
-                _d3 = _d1 * _w4
-                _n = n0_root.get(v_l_suppkey, 0) + _d3
+                _n = _o + _p
                 if _n:
-                    n0_root[v_l_suppkey] = _n
+                    _grp[row] = _n
                 else:
-                    del n0_root[v_l_suppkey]
+                    del _grp[row]
+                    if not _grp:
+                        del partsupp_by_l_suppkey[v_l_suppkey]
+        _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            partsupp_count_by_l_suppkey[v_l_suppkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                partsupp_count_by_l_suppkey[v_l_suppkey] = _n
+            else:
+                del partsupp_count_by_l_suppkey[v_l_suppkey]
+        _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                n1_count_by_l_suppkey[v_l_suppkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del n1_count_by_l_suppkey[v_l_suppkey]
+            _w3 = n4_count_by_l_suppkey.get(v_l_suppkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_suppkey)
+                if _o is None:
+                    n0_root[v_l_suppkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_suppkey] = _n
+                    else:
+                        del n0_root[v_l_suppkey]
+                if pending is not None:
+                    for (
+                        v_l_suppkey,
+                        v_s_name,
+                        v_s_address,
+                        v_s_nationkey,
+                        v_s_phone,
+                        v_s_acctbal,
+                        v_s_comment,
+                    ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                        for (v_o_orderkey, v_l_suppkey), _m6 in self.n4_by_l_suppkey[
+                            v_l_suppkey
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
+                                (v_o_orderkey, v_l_suppkey)
+                            ].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_o_custkey,
+                                ), _m8 in self.n6_by_o_orderkey[v_o_orderkey].items():
+                                    for (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                    ), _m9 in self.orders_by_o_orderkey_o_custkey[
+                                        (v_o_orderkey, v_o_custkey)
+                                    ].items():
+                                        for (
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        ), _m10 in self.customer_by_o_custkey[
+                                            v_o_custkey
+                                        ].items():
+                                            _k = (
+                                                v_o_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_ps_partkey,
+                                                v_l_suppkey,
+                                                v_ps_availqty,
+                                                v_ps_supplycost,
+                                                v_ps_comment,
+                                                v_l_suppkey,
+                                                v_s_name,
+                                                v_s_address,
+                                                v_s_nationkey,
+                                                v_s_phone,
+                                                v_s_acctbal,
+                                                v_s_comment,
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            )
+                                            _v = _p * _m5 * _m7 * _m9 * _m10
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_supplier(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -545,12 +967,22 @@ class View:
         the first change."""
         if len(row) != 7:
             raise ViewError(_arity_message("supplier", 7, row))
-        v_l_suppkey = row[0]
+        (
+            v_l_suppkey,
+            v_s_name,
+            v_s_address,
+            v_s_nationkey,
+            v_s_phone,
+            v_s_acctbal,
+            v_s_comment,
+        ) = row
         if (
             d < 0
-            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, 0) + d < 0
+            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
         ):
             raise ViewError(_absent_message("supplier", row))
+        pending = self._pending
         n0_root = self.n0_root
         n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
         n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
@@ -558,38 +990,165 @@ class View:
         supplier_by_l_suppkey = self.supplier_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
         # atom supplier
+        _p = d
         _grp = supplier_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            supplier_by_l_suppkey[v_l_suppkey] = {row: d}
+            supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del supplier_by_l_suppkey[v_l_suppkey]
-        _n = supplier_count_by_l_suppkey.get(v_l_suppkey, 0) + d
-        if _n:
-            supplier_count_by_l_suppkey[v_l_suppkey] = _n
-        else:
-            del supplier_count_by_l_suppkey[v_l_suppkey]
-        _w2 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-        if _w2:
-            _d1 = d * _w2
-            _n = n1_count_by_l_suppkey.get(v_l_suppkey, 0) + _d1
-            if _n:
-                n1_count_by_l_suppkey[v_l_suppkey] = _n
-            else:
-                del n1_count_by_l_suppkey[v_l_suppkey]
-            _w4 = n4_count_by_l_suppkey.get(v_l_suppkey)
-            if _w4:
-                _d3 = _d1 * _w4
-                _n = n0_root.get(v_l_suppkey, 0) + _d3
+                _n = _o + _p
                 if _n:
-                    n0_root[v_l_suppkey] = _n
+                    _grp[row] = _n
                 else:
-                    del n0_root[v_l_suppkey]
+                    del _grp[row]
+                    if not _grp:
+                        del supplier_by_l_suppkey[v_l_suppkey]
+        _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            supplier_count_by_l_suppkey[v_l_suppkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                supplier_count_by_l_suppkey[v_l_suppkey] = _n
+            else:
+                del supplier_count_by_l_suppkey[v_l_suppkey]
+        _w1 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                n1_count_by_l_suppkey[v_l_suppkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del n1_count_by_l_suppkey[v_l_suppkey]
+            _w3 = n4_count_by_l_suppkey.get(v_l_suppkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_suppkey)
+                if _o is None:
+                    n0_root[v_l_suppkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_suppkey] = _n
+                    else:
+                        del n0_root[v_l_suppkey]
+                if pending is not None:
+                    for (
+                        v_ps_partkey,
+                        v_l_suppkey,
+                        v_ps_availqty,
+                        v_ps_supplycost,
+                        v_ps_comment,
+                    ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                        for (v_o_orderkey, v_l_suppkey), _m6 in self.n4_by_l_suppkey[
+                            v_l_suppkey
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
+                                (v_o_orderkey, v_l_suppkey)
+                            ].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_o_custkey,
+                                ), _m8 in self.n6_by_o_orderkey[v_o_orderkey].items():
+                                    for (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                    ), _m9 in self.orders_by_o_orderkey_o_custkey[
+                                        (v_o_orderkey, v_o_custkey)
+                                    ].items():
+                                        for (
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        ), _m10 in self.customer_by_o_custkey[
+                                            v_o_custkey
+                                        ].items():
+                                            _k = (
+                                                v_o_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_ps_partkey,
+                                                v_l_suppkey,
+                                                v_ps_availqty,
+                                                v_ps_supplycost,
+                                                v_ps_comment,
+                                                v_l_suppkey,
+                                                v_s_name,
+                                                v_s_address,
+                                                v_s_nationkey,
+                                                v_s_phone,
+                                                v_s_acctbal,
+                                                v_s_comment,
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            )
+                                            _v = _p * _m5 * _m7 * _m9 * _m10
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -597,12 +1156,23 @@ class View:
         the first change."""
         if len(row) != 8:
             raise ViewError(_arity_message("customer", 8, row))
-        v_o_custkey = row[0]
+        (
+            v_o_custkey,
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_mktsegment,
+            v_c_comment,
+        ) = row
         if (
             d < 0
-            and self.customer_by_o_custkey.get(v_o_custkey, _EMPTY).get(row, 0) + d < 0
+            and self.customer_by_o_custkey.get(v_o_custkey, _EMPTY).get(row, _ZERO) + d
+            < 0
         ):
             raise ViewError(_absent_message("customer", row))
+        pending = self._pending
         customer_by_o_custkey = self.customer_by_o_custkey
         customer_count_by_o_custkey = self.customer_count_by_o_custkey
         lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
@@ -614,72 +1184,353 @@ class View:
         n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
         # atom customer
+        _p = d
         _grp = customer_by_o_custkey.get(v_o_custkey)
         if _grp is None:
-            customer_by_o_custkey[v_o_custkey] = {row: d}
+            customer_by_o_custkey[v_o_custkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del customer_by_o_custkey[v_o_custkey]
-        _n = customer_count_by_o_custkey.get(v_o_custkey, 0) + d
-        if _n:
-            customer_count_by_o_custkey[v_o_custkey] = _n
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del customer_by_o_custkey[v_o_custkey]
+        _o = customer_count_by_o_custkey.get(v_o_custkey)
+        if _o is None:
+            customer_count_by_o_custkey[v_o_custkey] = _p
         else:
-            del customer_count_by_o_custkey[v_o_custkey]
+            _n = _o + _p
+            if _n:
+                customer_count_by_o_custkey[v_o_custkey] = _n
+            else:
+                del customer_count_by_o_custkey[v_o_custkey]
         _g3 = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
         if _g3:
-            for v_o_orderkey, _w2 in _g3.items():
-                _d1 = d * _w2
+            for v_o_orderkey, _w1 in _g3.items():
+                _d2 = _p * _w1
                 _grp = n6_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
-                    n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d1}
+                    n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d2}
                 else:
-                    _n = _grp.get((v_o_orderkey, v_o_custkey), 0) + _d1
-                    if _n:
-                        _grp[(v_o_orderkey, v_o_custkey)] = _n
+                    _o = _grp.get((v_o_orderkey, v_o_custkey))
+                    if _o is None:
+                        _grp[(v_o_orderkey, v_o_custkey)] = _d2
                     else:
-                        del _grp[(v_o_orderkey, v_o_custkey)]
-                        if not _grp:
-                            del n6_by_o_orderkey[v_o_orderkey]
-                _n = n6_count_by_o_orderkey.get(v_o_orderkey, 0) + _d1
-                if _n:
-                    n6_count_by_o_orderkey[v_o_orderkey] = _n
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_o_orderkey, v_o_custkey)] = _n
+                        else:
+                            del _grp[(v_o_orderkey, v_o_custkey)]
+                            if not _grp:
+                                del n6_by_o_orderkey[v_o_orderkey]
+                _o = n6_count_by_o_orderkey.get(v_o_orderkey)
+                if _o is None:
+                    n6_count_by_o_orderkey[v_o_orderkey] = _d2
                 else:
-                    del n6_count_by_o_orderkey[v_o_orderkey]
+                    _n = _o + _d2
+                    if _n:
+                        n6_count_by_o_orderkey[v_o_orderkey] = _n
+                    else:
+                        del n6_count_by_o_orderkey[v_o_orderkey]
                 _g6 = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
                 if _g6:
-                    for v_l_suppkey, _w5 in _g6.items():
-                        _d4 = _d1 * _w5
+                    for v_l_suppkey, _w4 in _g6.items():
+                        _d5 = _d2 * _w4
                         _grp = n4_by_l_suppkey.get(v_l_suppkey)
                         if _grp is None:
                             n4_by_l_suppkey[v_l_suppkey] = {
-                                (v_o_orderkey, v_l_suppkey): _d4
+                                (v_o_orderkey, v_l_suppkey): _d5
                             }
                         else:
-                            _n = _grp.get((v_o_orderkey, v_l_suppkey), 0) + _d4
-                            if _n:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                            _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                            if _o is None:
+                                _grp[(v_o_orderkey, v_l_suppkey)] = _d5
                             else:
-                                del _grp[(v_o_orderkey, v_l_suppkey)]
-                                if not _grp:
-                                    del n4_by_l_suppkey[v_l_suppkey]
-                        _n = n4_count_by_l_suppkey.get(v_l_suppkey, 0) + _d4
-                        if _n:
-                            n4_count_by_l_suppkey[v_l_suppkey] = _n
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                                else:
+                                    del _grp[(v_o_orderkey, v_l_suppkey)]
+                                    if not _grp:
+                                        del n4_by_l_suppkey[v_l_suppkey]
+                        _o = n4_count_by_l_suppkey.get(v_l_suppkey)
+                        if _o is None:
+                            n4_count_by_l_suppkey[v_l_suppkey] = _d5
                         else:
-                            del n4_count_by_l_suppkey[v_l_suppkey]
-                        _w8 = n1_count_by_l_suppkey.get(v_l_suppkey)
-                        if _w8:
-                            _d7 = _d4 * _w8
-                            _n = n0_root.get(v_l_suppkey, 0) + _d7
+                            _n = _o + _d5
                             if _n:
-                                n0_root[v_l_suppkey] = _n
+                                n4_count_by_l_suppkey[v_l_suppkey] = _n
                             else:
-                                del n0_root[v_l_suppkey]
+                                del n4_count_by_l_suppkey[v_l_suppkey]
+                        _w7 = n1_count_by_l_suppkey.get(v_l_suppkey)
+                        if _w7 is not None:
+                            _d8 = _d5 * _w7
+                            _o = n0_root.get(v_l_suppkey)
+                            if _o is None:
+                                n0_root[v_l_suppkey] = _d8
+                            else:
+                                _n = _o + _d8
+                                if _n:
+                                    n0_root[v_l_suppkey] = _n
+                                else:
+                                    del n0_root[v_l_suppkey]
+                            if pending is not None:
+                                for (
+                                    v_ps_partkey,
+                                    v_l_suppkey,
+                                    v_ps_availqty,
+                                    v_ps_supplycost,
+                                    v_ps_comment,
+                                ), _m9 in self.partsupp_by_l_suppkey[
+                                    v_l_suppkey
+                                ].items():
+                                    for (
+                                        v_l_suppkey,
+                                        v_s_name,
+                                        v_s_address,
+                                        v_s_nationkey,
+                                        v_s_phone,
+                                        v_s_acctbal,
+                                        v_s_comment,
+                                    ), _m10 in self.supplier_by_l_suppkey[
+                                        v_l_suppkey
+                                    ].items():
+                                        for (
+                                            v_o_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                        ), _m11 in self.lineitem_by_o_orderkey_l_suppkey[
+                                            (v_o_orderkey, v_l_suppkey)
+                                        ].items():
+                                            for (
+                                                v_o_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                            ), _m12 in self.orders_by_o_orderkey_o_custkey[
+                                                (v_o_orderkey, v_o_custkey)
+                                            ].items():
+                                                _k = (
+                                                    v_o_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_ps_partkey,
+                                                    v_l_suppkey,
+                                                    v_ps_availqty,
+                                                    v_ps_supplycost,
+                                                    v_ps_comment,
+                                                    v_l_suppkey,
+                                                    v_s_name,
+                                                    v_s_address,
+                                                    v_s_nationkey,
+                                                    v_s_phone,
+                                                    v_s_acctbal,
+                                                    v_s_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                )
+                                                _v = _p * _m9 * _m10 * _m11 * _m12
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+    def _lookup(
+        self,
+        v_o_orderkey,
+        v_o_custkey,
+        v_o_orderstatus,
+        v_o_totalprice,
+        v_o_orderdate,
+        v_o_orderpriority,
+        v_o_clerk,
+        v_o_shippriority,
+        v_o_comment,
+        v_l_partkey,
+        v_l_suppkey,
+        v_l_linenumber,
+        v_l_quantity,
+        v_l_extendedprice,
+        v_l_discount,
+        v_l_tax,
+        v_l_returnflag,
+        v_l_linestatus,
+        v_l_shipdate,
+        v_l_commitdate,
+        v_l_receiptdate,
+        v_l_shipinstruct,
+        v_l_shipmode,
+        v_l_comment,
+        v_ps_partkey,
+        v_ps_availqty,
+        v_ps_supplycost,
+        v_ps_comment,
+        v_s_name,
+        v_s_address,
+        v_s_nationkey,
+        v_s_phone,
+        v_s_acctbal,
+        v_s_comment,
+        v_c_name,
+        v_c_address,
+        v_c_nationkey,
+        v_c_phone,
+        v_c_acctbal,
+        v_c_mktsegment,
+        v_c_comment,
+    ):
+        """The payload of one output tuple, in O(1); None if absent."""
+        _m1 = self.n0_root.get(v_l_suppkey)
+        if _m1 is None:
+            return None
+        _g2 = self.partsupp_by_l_suppkey.get(v_l_suppkey)
+        if _g2 is None:
+            return None
+        _m3 = _g2.get(
+            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
+        )
+        if _m3 is None:
+            return None
+        _g4 = self.supplier_by_l_suppkey.get(v_l_suppkey)
+        if _g4 is None:
+            return None
+        _m5 = _g4.get(
+            (
+                v_l_suppkey,
+                v_s_name,
+                v_s_address,
+                v_s_nationkey,
+                v_s_phone,
+                v_s_acctbal,
+                v_s_comment,
+            )
+        )
+        if _m5 is None:
+            return None
+        _g6 = self.n4_by_l_suppkey.get(v_l_suppkey)
+        if _g6 is None:
+            return None
+        _m7 = _g6.get((v_o_orderkey, v_l_suppkey))
+        if _m7 is None:
+            return None
+        _g8 = self.lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
+        if _g8 is None:
+            return None
+        _m9 = _g8.get(
+            (
+                v_o_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            )
+        )
+        if _m9 is None:
+            return None
+        _g10 = self.n6_by_o_orderkey.get(v_o_orderkey)
+        if _g10 is None:
+            return None
+        _m11 = _g10.get((v_o_orderkey, v_o_custkey))
+        if _m11 is None:
+            return None
+        _g12 = self.orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
+        if _g12 is None:
+            return None
+        _m13 = _g12.get(
+            (
+                v_o_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            )
+        )
+        if _m13 is None:
+            return None
+        _g14 = self.customer_by_o_custkey.get(v_o_custkey)
+        if _g14 is None:
+            return None
+        _m15 = _g14.get(
+            (
+                v_o_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_mktsegment,
+                v_c_comment,
+            )
+        )
+        if _m15 is None:
+            return None
+        return _m3 * _m5 * _m9 * _m13 * _m15
 
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
@@ -866,106 +1717,69 @@ class View:
             v_c_mktsegment,
             v_c_comment,
         ) = row
-        _m1 = self.n0_root.get(v_l_suppkey)
-        if _m1 is None:
-            return 0
-        _g2 = self.partsupp_by_l_suppkey.get(v_l_suppkey)
-        if _g2 is None:
-            return 0
-        _m3 = _g2.get(
-            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
+        p = self._lookup(
+            v_o_orderkey,
+            v_o_custkey,
+            v_o_orderstatus,
+            v_o_totalprice,
+            v_o_orderdate,
+            v_o_orderpriority,
+            v_o_clerk,
+            v_o_shippriority,
+            v_o_comment,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+            v_ps_partkey,
+            v_ps_availqty,
+            v_ps_supplycost,
+            v_ps_comment,
+            v_s_name,
+            v_s_address,
+            v_s_nationkey,
+            v_s_phone,
+            v_s_acctbal,
+            v_s_comment,
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_mktsegment,
+            v_c_comment,
         )
-        if _m3 is None:
+        if p is None:
             return 0
-        _g4 = self.supplier_by_l_suppkey.get(v_l_suppkey)
-        if _g4 is None:
-            return 0
-        _m5 = _g4.get(
-            (
-                v_l_suppkey,
-                v_s_name,
-                v_s_address,
-                v_s_nationkey,
-                v_s_phone,
-                v_s_acctbal,
-                v_s_comment,
-            )
-        )
-        if _m5 is None:
-            return 0
-        _g6 = self.n4_by_l_suppkey.get(v_l_suppkey)
-        if _g6 is None:
-            return 0
-        _m7 = _g6.get((v_o_orderkey, v_l_suppkey))
-        if _m7 is None:
-            return 0
-        _g8 = self.lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
-        if _g8 is None:
-            return 0
-        _m9 = _g8.get(
-            (
-                v_o_orderkey,
-                v_l_partkey,
-                v_l_suppkey,
-                v_l_linenumber,
-                v_l_quantity,
-                v_l_extendedprice,
-                v_l_discount,
-                v_l_tax,
-                v_l_returnflag,
-                v_l_linestatus,
-                v_l_shipdate,
-                v_l_commitdate,
-                v_l_receiptdate,
-                v_l_shipinstruct,
-                v_l_shipmode,
-                v_l_comment,
-            )
-        )
-        if _m9 is None:
-            return 0
-        _g10 = self.n6_by_o_orderkey.get(v_o_orderkey)
-        if _g10 is None:
-            return 0
-        _m11 = _g10.get((v_o_orderkey, v_o_custkey))
-        if _m11 is None:
-            return 0
-        _g12 = self.orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
-        if _g12 is None:
-            return 0
-        _m13 = _g12.get(
-            (
-                v_o_orderkey,
-                v_o_custkey,
-                v_o_orderstatus,
-                v_o_totalprice,
-                v_o_orderdate,
-                v_o_orderpriority,
-                v_o_clerk,
-                v_o_shippriority,
-                v_o_comment,
-            )
-        )
-        if _m13 is None:
-            return 0
-        _g14 = self.customer_by_o_custkey.get(v_o_custkey)
-        if _g14 is None:
-            return 0
-        _m15 = _g14.get(
-            (
-                v_o_custkey,
-                v_c_name,
-                v_c_address,
-                v_c_nationkey,
-                v_c_phone,
-                v_c_acctbal,
-                v_c_mktsegment,
-                v_c_comment,
-            )
-        )
-        if _m15 is None:
-            return 0
-        return _m3 * _m5 * _m9 * _m13 * _m15
+        return p
+
+    def deltas(self):
+        """The changes (row, change) reported for the last update call (push mode)."""
+        return list(self._changes)
+
+    def _flush(self):
+        """Turn the merged deltas of one call into row changes and report them."""
+        pending = self._pending
+        changes = []
+        for row, change in pending.items():
+            if change:
+                changes.append((row, change))
+        pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""

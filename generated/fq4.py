@@ -51,6 +51,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+_ZERO = 0  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -69,7 +70,13 @@ def _absent_message(relation, row):
 
 
 class View:
-    """The query's (T, N)-representation under inserts and deletes."""
+    """The query's (T, N)-representation under inserts and deletes.
+
+    Pull mode: enumerate() and rows() at any time. Push mode (on_delta given,
+    or push=True): after every insert/delete/update call the change of the
+    result is computed by delta enumeration; on_delta(row, change) is called
+    once per changed row and deltas() returns the same list.
+    """
 
     RELATIONS = {
         "lineitem": (
@@ -139,11 +146,7 @@ class View:
     )
     QUERY_ID = "eb5b36f8b677c191"
 
-    def __init__(self, on_delta=None):
-        if on_delta is not None:
-            raise NotImplementedError(
-                "push mode (on_delta) is not available for this view yet"
-            )
+    def __init__(self, on_delta=None, push=False):
         self.n0_root = {}  # root n0: its tuples
         self.n1_count_by_l_suppkey = (
             {}
@@ -171,6 +174,9 @@ class View:
             "supplier": self._apply_supplier,
             "partsupp": self._apply_partsupp,
         }
+        self._on_delta = on_delta
+        self._pending = {} if (push or on_delta is not None) else None
+        self._changes = []
 
     def insert(self, relation, row):
         """Insert one row into `relation`."""
@@ -179,6 +185,8 @@ class View:
         except (KeyError, TypeError):
             apply = self._applier(relation)
         apply(row if type(row) is tuple else tuple(row), 1)
+        if self._pending is not None:
+            self._flush()
 
     def delete(self, relation, row):
         """Delete one occurrence of `row` from `relation`."""
@@ -187,12 +195,15 @@ class View:
         except (KeyError, TypeError):
             apply = self._applier(relation)
         apply(row if type(row) is tuple else tuple(row), -1)
+        if self._pending is not None:
+            self._flush()
 
     def update(self, relation, rows, mults=None):
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
-        error is raised with the view as it was.
+        error is raised with the view as it was. In push mode the changes of
+        the whole batch are merged and reported once.
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
@@ -217,7 +228,11 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
+            if self._pending is not None:
+                self._pending.clear()
             raise
+        if self._pending is not None:
+            self._flush()
 
     def _applier(self, relation):
         try:
@@ -234,12 +249,31 @@ class View:
         the first change."""
         if len(row) != 16:
             raise ViewError(_arity_message("lineitem", 16, row))
-        v_l_suppkey = row[2]
+        (
+            v_l_orderkey,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+        ) = row
         if (
             d < 0
-            and self.lineitem_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, 0) + d < 0
+            and self.lineitem_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
         ):
             raise ViewError(_absent_message("lineitem", row))
+        pending = self._pending
         lineitem_by_l_suppkey = self.lineitem_by_l_suppkey
         lineitem_count_by_l_suppkey = self.lineitem_count_by_l_suppkey
         n0_root = self.n0_root
@@ -247,38 +281,105 @@ class View:
         partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
         # atom lineitem
+        _p = d
         _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            lineitem_by_l_suppkey[v_l_suppkey] = {row: d}
+            lineitem_by_l_suppkey[v_l_suppkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del lineitem_by_l_suppkey[v_l_suppkey]
-        _n = lineitem_count_by_l_suppkey.get(v_l_suppkey, 0) + d
-        if _n:
-            lineitem_count_by_l_suppkey[v_l_suppkey] = _n
-        else:
-            del lineitem_count_by_l_suppkey[v_l_suppkey]
-        _w2 = supplier_count_by_l_suppkey.get(v_l_suppkey)
-        if _w2:
-            _d1 = d * _w2
-            _n = n1_count_by_l_suppkey.get(v_l_suppkey, 0) + _d1
-            if _n:
-                n1_count_by_l_suppkey[v_l_suppkey] = _n
-            else:
-                del n1_count_by_l_suppkey[v_l_suppkey]
-            _w4 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-            if _w4:
-                _d3 = _d1 * _w4
-                _n = n0_root.get(v_l_suppkey, 0) + _d3
+                _n = _o + _p
                 if _n:
-                    n0_root[v_l_suppkey] = _n
+                    _grp[row] = _n
                 else:
-                    del n0_root[v_l_suppkey]
+                    del _grp[row]
+                    if not _grp:
+                        del lineitem_by_l_suppkey[v_l_suppkey]
+        _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            lineitem_count_by_l_suppkey[v_l_suppkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                lineitem_count_by_l_suppkey[v_l_suppkey] = _n
+            else:
+                del lineitem_count_by_l_suppkey[v_l_suppkey]
+        _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                n1_count_by_l_suppkey[v_l_suppkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del n1_count_by_l_suppkey[v_l_suppkey]
+            _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_suppkey)
+                if _o is None:
+                    n0_root[v_l_suppkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_suppkey] = _n
+                    else:
+                        del n0_root[v_l_suppkey]
+                if pending is not None:
+                    for (
+                        v_l_suppkey,
+                        v_s_name,
+                        v_s_address,
+                        v_s_nationkey,
+                        v_s_phone,
+                        v_s_acctbal,
+                        v_s_comment,
+                    ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                        for (
+                            v_ps_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            _k = (
+                                v_l_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                                v_l_suppkey,
+                                v_s_name,
+                                v_s_address,
+                                v_s_nationkey,
+                                v_s_phone,
+                                v_s_acctbal,
+                                v_s_comment,
+                                v_ps_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            )
+                            _v = _p * _m5 * _m6
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_supplier(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -286,12 +387,22 @@ class View:
         the first change."""
         if len(row) != 7:
             raise ViewError(_arity_message("supplier", 7, row))
-        v_l_suppkey = row[0]
+        (
+            v_l_suppkey,
+            v_s_name,
+            v_s_address,
+            v_s_nationkey,
+            v_s_phone,
+            v_s_acctbal,
+            v_s_comment,
+        ) = row
         if (
             d < 0
-            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, 0) + d < 0
+            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
         ):
             raise ViewError(_absent_message("supplier", row))
+        pending = self._pending
         lineitem_count_by_l_suppkey = self.lineitem_count_by_l_suppkey
         n0_root = self.n0_root
         n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
@@ -299,38 +410,114 @@ class View:
         supplier_by_l_suppkey = self.supplier_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
         # atom supplier
+        _p = d
         _grp = supplier_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            supplier_by_l_suppkey[v_l_suppkey] = {row: d}
+            supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del supplier_by_l_suppkey[v_l_suppkey]
-        _n = supplier_count_by_l_suppkey.get(v_l_suppkey, 0) + d
-        if _n:
-            supplier_count_by_l_suppkey[v_l_suppkey] = _n
-        else:
-            del supplier_count_by_l_suppkey[v_l_suppkey]
-        _w2 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
-        if _w2:
-            _d1 = d * _w2
-            _n = n1_count_by_l_suppkey.get(v_l_suppkey, 0) + _d1
-            if _n:
-                n1_count_by_l_suppkey[v_l_suppkey] = _n
-            else:
-                del n1_count_by_l_suppkey[v_l_suppkey]
-            _w4 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-            if _w4:
-                _d3 = _d1 * _w4
-                _n = n0_root.get(v_l_suppkey, 0) + _d3
+                _n = _o + _p
                 if _n:
-                    n0_root[v_l_suppkey] = _n
+                    _grp[row] = _n
                 else:
-                    del n0_root[v_l_suppkey]
+                    del _grp[row]
+                    if not _grp:
+                        del supplier_by_l_suppkey[v_l_suppkey]
+        _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            supplier_count_by_l_suppkey[v_l_suppkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                supplier_count_by_l_suppkey[v_l_suppkey] = _n
+            else:
+                del supplier_count_by_l_suppkey[v_l_suppkey]
+        _w1 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                n1_count_by_l_suppkey[v_l_suppkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del n1_count_by_l_suppkey[v_l_suppkey]
+            _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_suppkey)
+                if _o is None:
+                    n0_root[v_l_suppkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_suppkey] = _n
+                    else:
+                        del n0_root[v_l_suppkey]
+                if pending is not None:
+                    for (
+                        v_l_orderkey,
+                        v_l_partkey,
+                        v_l_suppkey,
+                        v_l_linenumber,
+                        v_l_quantity,
+                        v_l_extendedprice,
+                        v_l_discount,
+                        v_l_tax,
+                        v_l_returnflag,
+                        v_l_linestatus,
+                        v_l_shipdate,
+                        v_l_commitdate,
+                        v_l_receiptdate,
+                        v_l_shipinstruct,
+                        v_l_shipmode,
+                        v_l_comment,
+                    ), _m5 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                        for (
+                            v_ps_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            _k = (
+                                v_l_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                                v_l_suppkey,
+                                v_s_name,
+                                v_s_address,
+                                v_s_nationkey,
+                                v_s_phone,
+                                v_s_acctbal,
+                                v_s_comment,
+                                v_ps_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            )
+                            _v = _p * _m5 * _m6
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_partsupp(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -338,41 +525,201 @@ class View:
         the first change."""
         if len(row) != 5:
             raise ViewError(_arity_message("partsupp", 5, row))
-        v_l_suppkey = row[1]
+        v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
         if (
             d < 0
-            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, 0) + d < 0
+            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
         ):
             raise ViewError(_absent_message("partsupp", row))
+        pending = self._pending
         n0_root = self.n0_root
         n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
         partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
         partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
         # atom partsupp
+        _p = d
         _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            partsupp_by_l_suppkey[v_l_suppkey] = {row: d}
+            partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
         else:
-            _n = _grp.get(row, 0) + d
-            if _n:
-                _grp[row] = _n
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                del _grp[row]
-                if not _grp:
-                    del partsupp_by_l_suppkey[v_l_suppkey]
-        _n = partsupp_count_by_l_suppkey.get(v_l_suppkey, 0) + d
-        if _n:
-            partsupp_count_by_l_suppkey[v_l_suppkey] = _n
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del partsupp_by_l_suppkey[v_l_suppkey]
+        _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            partsupp_count_by_l_suppkey[v_l_suppkey] = _p
         else:
-            del partsupp_count_by_l_suppkey[v_l_suppkey]
-        _w2 = n1_count_by_l_suppkey.get(v_l_suppkey)
-        if _w2:
-            _d1 = d * _w2
-            _n = n0_root.get(v_l_suppkey, 0) + _d1
+            _n = _o + _p
             if _n:
-                n0_root[v_l_suppkey] = _n
+                partsupp_count_by_l_suppkey[v_l_suppkey] = _n
             else:
-                del n0_root[v_l_suppkey]
+                del partsupp_count_by_l_suppkey[v_l_suppkey]
+        _w1 = n1_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n0_root.get(v_l_suppkey)
+            if _o is None:
+                n0_root[v_l_suppkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n0_root[v_l_suppkey] = _n
+                else:
+                    del n0_root[v_l_suppkey]
+            if pending is not None:
+                for (
+                    v_l_orderkey,
+                    v_l_partkey,
+                    v_l_suppkey,
+                    v_l_linenumber,
+                    v_l_quantity,
+                    v_l_extendedprice,
+                    v_l_discount,
+                    v_l_tax,
+                    v_l_returnflag,
+                    v_l_linestatus,
+                    v_l_shipdate,
+                    v_l_commitdate,
+                    v_l_receiptdate,
+                    v_l_shipinstruct,
+                    v_l_shipmode,
+                    v_l_comment,
+                ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                    for (
+                        v_l_suppkey,
+                        v_s_name,
+                        v_s_address,
+                        v_s_nationkey,
+                        v_s_phone,
+                        v_s_acctbal,
+                        v_s_comment,
+                    ), _m4 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                        _k = (
+                            v_l_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_l_linenumber,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_tax,
+                            v_l_returnflag,
+                            v_l_linestatus,
+                            v_l_shipdate,
+                            v_l_commitdate,
+                            v_l_receiptdate,
+                            v_l_shipinstruct,
+                            v_l_shipmode,
+                            v_l_comment,
+                            v_l_suppkey,
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                            v_ps_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        )
+                        _v = _p * _m3 * _m4
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+    def _lookup(
+        self,
+        v_l_orderkey,
+        v_l_partkey,
+        v_l_suppkey,
+        v_l_linenumber,
+        v_l_quantity,
+        v_l_extendedprice,
+        v_l_discount,
+        v_l_tax,
+        v_l_returnflag,
+        v_l_linestatus,
+        v_l_shipdate,
+        v_l_commitdate,
+        v_l_receiptdate,
+        v_l_shipinstruct,
+        v_l_shipmode,
+        v_l_comment,
+        v_s_name,
+        v_s_address,
+        v_s_nationkey,
+        v_s_phone,
+        v_s_acctbal,
+        v_s_comment,
+        v_ps_partkey,
+        v_ps_availqty,
+        v_ps_supplycost,
+        v_ps_comment,
+    ):
+        """The payload of one output tuple, in O(1); None if absent."""
+        _m1 = self.n0_root.get(v_l_suppkey)
+        if _m1 is None:
+            return None
+        _g2 = self.lineitem_by_l_suppkey.get(v_l_suppkey)
+        if _g2 is None:
+            return None
+        _m3 = _g2.get(
+            (
+                v_l_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            )
+        )
+        if _m3 is None:
+            return None
+        _g4 = self.supplier_by_l_suppkey.get(v_l_suppkey)
+        if _g4 is None:
+            return None
+        _m5 = _g4.get(
+            (
+                v_l_suppkey,
+                v_s_name,
+                v_s_address,
+                v_s_nationkey,
+                v_s_phone,
+                v_s_acctbal,
+                v_s_comment,
+            )
+        )
+        if _m5 is None:
+            return None
+        _g6 = self.partsupp_by_l_suppkey.get(v_l_suppkey)
+        if _g6 is None:
+            return None
+        _m7 = _g6.get(
+            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
+        )
+        if _m7 is None:
+            return None
+        return _m3 * _m5 * _m7
 
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
@@ -487,59 +834,54 @@ class View:
             v_ps_supplycost,
             v_ps_comment,
         ) = row
-        _m1 = self.n0_root.get(v_l_suppkey)
-        if _m1 is None:
-            return 0
-        _g2 = self.lineitem_by_l_suppkey.get(v_l_suppkey)
-        if _g2 is None:
-            return 0
-        _m3 = _g2.get(
-            (
-                v_l_orderkey,
-                v_l_partkey,
-                v_l_suppkey,
-                v_l_linenumber,
-                v_l_quantity,
-                v_l_extendedprice,
-                v_l_discount,
-                v_l_tax,
-                v_l_returnflag,
-                v_l_linestatus,
-                v_l_shipdate,
-                v_l_commitdate,
-                v_l_receiptdate,
-                v_l_shipinstruct,
-                v_l_shipmode,
-                v_l_comment,
-            )
+        p = self._lookup(
+            v_l_orderkey,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+            v_s_name,
+            v_s_address,
+            v_s_nationkey,
+            v_s_phone,
+            v_s_acctbal,
+            v_s_comment,
+            v_ps_partkey,
+            v_ps_availqty,
+            v_ps_supplycost,
+            v_ps_comment,
         )
-        if _m3 is None:
+        if p is None:
             return 0
-        _g4 = self.supplier_by_l_suppkey.get(v_l_suppkey)
-        if _g4 is None:
-            return 0
-        _m5 = _g4.get(
-            (
-                v_l_suppkey,
-                v_s_name,
-                v_s_address,
-                v_s_nationkey,
-                v_s_phone,
-                v_s_acctbal,
-                v_s_comment,
-            )
-        )
-        if _m5 is None:
-            return 0
-        _g6 = self.partsupp_by_l_suppkey.get(v_l_suppkey)
-        if _g6 is None:
-            return 0
-        _m7 = _g6.get(
-            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
-        )
-        if _m7 is None:
-            return 0
-        return _m3 * _m5 * _m7
+        return p
+
+    def deltas(self):
+        """The changes (row, change) reported for the last update call (push mode)."""
+        return list(self._changes)
+
+    def _flush(self):
+        """Turn the merged deltas of one call into row changes and report them."""
+        pending = self._pending
+        changes = []
+        for row, change in pending.items():
+            if change:
+                changes.append((row, change))
+        pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
