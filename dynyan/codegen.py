@@ -36,7 +36,7 @@ import black
 import jinja2
 
 from .errors import DynyanError, UnsupportedQueryError
-from .ir import AggRef, Lit, Op, Ref, Var
+from .ir import FLIPPED, AggRef, Lit, Op, Ref, Var
 from .plan import Plan
 
 log = logging.getLogger("dynyan.render")
@@ -216,10 +216,13 @@ class Expressions:
 @dataclass
 class Structure:
     attr: str  # instance attribute
-    kind: str  # "flat" | "groups" | "weights"
+    # "flat" | "groups" | "weights", or on an inequality edge: "sorted"
+    # (groups ordered on `order`) | "rangesum" (weights summed over a range)
+    kind: str
     key: tuple[str, ...]  # variables of the key
     entry: tuple[str, ...]  # groups: variables of the entry tuple
     doc: str
+    order: str | None = None  # the variable a sorted structure is ordered on
 
 
 @dataclass
@@ -229,6 +232,78 @@ class _NodeInfo:
     parent_index: Structure | None = None
     sibling_index: Structure | None = None
     root_index: Structure | None = None
+    theta: "_Theta | None" = None  # inequalities on the edge to the parent
+
+
+@dataclass
+class _Theta:
+    """The inequalities on one GJT edge, as a range on the child's variable
+    `child` relative to the parent's variable `parent` (one range seek), plus
+    any other inequalities, checked one by one."""
+
+    child: str
+    parent: str
+    bounds: list  # [(op, k)]: child op parent + k, all on this pair
+    extra: list  # Predicates on other pairs
+
+    def range_on(self, var: str, local) -> tuple[str, str, str, str]:
+        """Bounds (lo, lo_incl, hi, hi_incl) on `var` (child or parent side),
+        the other side bound to its local; None where unbounded."""
+        other = self.parent if var == self.child else self.child
+        lo = hi = None
+        for op, k in self.bounds:
+            if var != self.child:  # child op parent + k  <=>  parent op' child - k
+                op, k = FLIPPED[op], -k
+            value = local(other) if not k else f"{local(other)} + {py(k)}"
+            if op in ("gt", "ge"):
+                lo = (value, op == "ge") if lo is None else lo
+            else:
+                hi = (value, op == "le") if hi is None else hi
+        return (
+            lo[0] if lo else "None",
+            str(lo[1]) if lo else "True",
+            hi[0] if hi else "None",
+            str(hi[1]) if hi else "True",
+        )
+
+    def extra_check(self, local) -> str | None:
+        checks = []
+        for p in self.extra:
+            k = f" + {py(p.offset)}" if p.offset else ""
+            checks.append(f"({local(p.left)} {_INFIX_PY[p.op]} {local(p.right)}{k})")
+        return " and ".join(checks) or None
+
+    def holds(self, local) -> str:
+        """The whole edge condition, both sides bound."""
+        checks = [
+            f"({local(self.child)} {_INFIX_PY[op]} {local(self.parent)}{f' + {py(k)}' if k else ''})"
+            for op, k in self.bounds
+        ]
+        extra = self.extra_check(local)
+        return " and ".join(checks + ([extra] if extra else []))
+
+
+def _theta(node, parent_vars) -> _Theta | None:
+    if not node.predicates:
+        return None
+    oriented = []
+    for p in node.predicates:
+        child = p.left if p.left in node.vars else p.right
+        op, other, k = p.oriented(child)
+        if other not in parent_vars:
+            raise UnsupportedQueryError(f"inequality {p} does not fit its join tree edge")
+        oriented.append((child, other, op, k, p))
+    child, parent = oriented[0][0], oriented[0][1]
+    bounds, extra = [], []
+    seen_dirs = set()
+    for c, o, op, k, p in oriented:
+        direction = "lo" if op in ("gt", "ge") else "hi"
+        if (c, o) == (child, parent) and direction not in seen_dirs:
+            seen_dirs.add(direction)
+            bounds.append((op, k))
+        else:
+            extra.append(p)
+    return _Theta(child, parent, bounds, extra)
 
 
 class _Layout:
@@ -250,6 +325,8 @@ class _Layout:
             info = _NodeInfo(name, node.vars)
             self.info.append(info)
             p = plan.parent(node.id)
+            if p is not None:
+                info.theta = _theta(node, plan.node(p).vars)
             if p is None:
                 info.root_index = Structure(
                     names.new(f"{name}_root"),
@@ -263,10 +340,12 @@ class _Layout:
                 if set(node.vars) - set(shared):
                     info.parent_index = Structure(
                         names.new(f"{name}_by_{'_'.join(shared) or 'all'}"),
-                        "groups",
+                        "sorted" if info.theta else "groups",
                         shared,
                         node.vars,
-                        f"{name} by the variables it shares with its parent",
+                        f"{name} by the variables it shares with its parent"
+                        + (f", ordered on {Names.clean(info.theta.child)}" if info.theta else ""),
+                        info.theta.child if info.theta else None,
                     )
                 elif node.id in frontier:
                     info.parent_index = Structure(
@@ -276,7 +355,29 @@ class _Layout:
             if s is not None:
                 shared = self.keyvars(set(node.vars) & set(plan.node(s).vars))
                 rest = self.keyvars(set(plan.node(p).vars) - set(plan.node(s).vars))
-                if rest:
+                theta = info.theta or _theta(plan.node(s), plan.node(p).vars)
+                if theta and not rest:  # this node is the one with the inequality edge
+                    ranged = not theta.extra
+                    info.sibling_index = Structure(
+                        names.new(f"{name}_count_by_{'_'.join(shared) or 'all'}"),
+                        "rangesum" if ranged else "sorted",
+                        shared,
+                        () if ranged else node.vars,
+                        f"{name}: multiplicities by what it shares with its sibling, "
+                        f"summable over a range of {Names.clean(theta.child)}",
+                        theta.child,
+                    )
+                elif theta:  # the guard: its sibling scans it on the parent side
+                    info.sibling_index = Structure(
+                        names.new(f"{name}_{'_'.join(rest)}_by_{'_'.join(shared) or 'all'}"),
+                        "sorted",
+                        shared,
+                        rest,
+                        f"{name} projected on {', '.join(map(Names.clean, rest))}, by what "
+                        f"it shares with its sibling, ordered on {Names.clean(theta.parent)}",
+                        theta.parent,
+                    )
+                elif rest:
                     info.sibling_index = Structure(
                         names.new(
                             f"{name}_{'_'.join(rest)}_by_{'_'.join(shared) or 'all'}"
@@ -383,15 +484,33 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
         if n in frontier:
             mults.append(m)
         target = tup(layout.local(info.tuple_vars))
-        if info.root_index is not None or s.kind == "groups":
+        if info.root_index is not None or s.kind in ("groups", "sorted"):
             source = f"self.{s.attr}"
             if info.root_index is None:
                 source += f"[{tup(layout.local(s.key))}]"
-            loops.append({"kind": "loop", "target": target, "source": source, "m": m, "depth": depth})
+            check = None
+            if s.kind == "sorted":
+                bounds = info.theta.range_on(info.theta.child, lambda v: layout.var_local[v])
+                source += f".scan({', '.join(bounds)})"
+                check = info.theta.extra_check(lambda v: layout.var_local[v])
+            else:
+                source += ".items()"
+            loops.append(
+                {"kind": "loop", "target": target, "source": source, "m": m, "depth": depth, "check": check}
+            )
             depth += 1
         else:
             loops.append({"kind": "lookup", "source": f"self.{s.attr}[{target}]", "m": m, "depth": depth})
     return loops, mults, depth
+
+
+def theta_node(layout: _Layout, a: int, b: int) -> int | None:
+    """Which of two siblings carries the inequality edge (None: neither)."""
+    if layout.info[a].theta is not None:
+        return a
+    if layout.info[b].theta is not None:
+        return b
+    return None
 
 
 def _path_steps(layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, emit: dict | None):
@@ -423,8 +542,13 @@ def _path_steps(layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, 
             if s is None:
                 continue
             step = {"index": s.attr, "d": d, "add": ring.add("_o", d), "nonzero": ring.count("_n")}
-            if s.kind == "groups":
-                steps.append({**step, "kind": "groups", "key": key(s.key), "entry": node_tuple(s.entry)})
+            if s.kind in ("sorted", "rangesum"):
+                uses.add(s.order)
+                step["order"] = layout.var_local[s.order]
+            if s.kind in ("groups", "sorted"):
+                steps.append({**step, "kind": s.kind, "key": key(s.key), "entry": node_tuple(s.entry)})
+            elif s.kind == "rangesum":
+                steps.append({**step, "kind": "rangesum", "key": key(s.key)})
             else:
                 steps.append({**step, "kind": "flat", "key": node_tuple(s.key)})
         p = plan.parent(node)
@@ -433,12 +557,46 @@ def _path_steps(layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, 
         sib = plan.sibling(node)
         if sib is not None:
             si = layout.info[sib].sibling_index
+            theta = layout.info[node].theta or layout.info[sib].theta
             w = fresh("w")
             step = {"index": si.attr, "key": key(si.key), "w": w, "d": d, "d_new": fresh("d"), "mul": ring.mul(d, w)}
+            local = layout.var_local.__getitem__
+            if theta is not None:
+                uses.add(theta.child if node == theta_node(layout, node, sib) else theta.parent)
+                uses.update(v for pr in theta.extra for v in pr.vars if v in layout.info[node].tuple_vars)
             if si.kind == "weights":
                 steps.append({**step, "kind": "weight"})
+            elif si.kind == "rangesum":
+                bounds = theta.range_on(theta.child, local)
+                steps.append({**step, "kind": "rangeweight", "bounds": ", ".join(bounds), "rs": fresh("rs")})
+            elif si.kind == "sorted" and si.order == theta.child:  # θ-child scanned and summed
+                bounds = theta.range_on(theta.child, local)
+                steps.append(
+                    {
+                        **step,
+                        "kind": "scanweight",
+                        "g": fresh("g"),
+                        "target": tup(layout.local(si.entry)),
+                        "bounds": ", ".join(bounds),
+                        "check": theta.extra_check(local) or "True",
+                    }
+                )
             else:  # loop variables are bound here, not read from the leaf
-                steps.append({**step, "kind": "loop", "g": fresh("g"), "target": tup(layout.local(si.entry))})
+                source_bounds = None
+                check = None
+                if si.kind == "sorted":
+                    source_bounds = ", ".join(theta.range_on(theta.parent, local))
+                    check = theta.extra_check(local)
+                steps.append(
+                    {
+                        **step,
+                        "kind": "loop",
+                        "g": fresh("g"),
+                        "target": tup(layout.local(si.entry)),
+                        "iter": f".scan({source_bounds})" if source_bounds else ".items()",
+                        "check": check,
+                    }
+                )
             d = step["d_new"]
         node = p
     if emit is not None:
@@ -600,11 +758,16 @@ def _lookup(layout: _Layout, ring: Ring):
             continue
         target = tup(layout.local(info.tuple_vars))
         source = f"self.{s.attr}"
-        if s.kind == "groups" and info.root_index is None:
+        if s.kind in ("groups", "sorted") and info.root_index is None:
             g = fresh("g")
-            checks.append({"name": g, "source": f"{source}.get({tup(layout.local(s.key))})", "mult": False})
+            checks.append(
+                {"name": g, "source": f"{source}.get({tup(layout.local(s.key))})", "mult": False, "holds": None}
+            )
             source = g
-        checks.append({"name": fresh("m"), "source": f"{source}.get({target})", "mult": n in frontier})
+        holds = info.theta.holds(lambda v: layout.var_local[v]) if s.kind == "sorted" else None
+        checks.append(
+            {"name": fresh("m"), "source": f"{source}.get({target})", "mult": n in frontier, "holds": holds}
+        )
     product = ring.mul(*[c["name"] for c in checks if c["mult"]]) if checks else ring.zero
     return checks, product
 
@@ -641,9 +804,9 @@ def _aggregate_values(query, ring: Ring, payload: str) -> list[str]:
 def render_module(plan: Plan, source: str = "<string>") -> str:
     """The module's source for `plan`, black-formatted and compile-checked."""
     query = plan.query
-    if query.predicates:
+    if query.predicates and query.channels:
         raise UnsupportedQueryError(
-            "inequality joins between tables are not supported yet: "
+            "SUM/AVG over inequality joins are not supported yet (COUNT is): "
             + ", ".join(map(str, query.predicates))
         )
     names = Names()
@@ -714,6 +877,7 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
         "checks": checks,
         "check_payload": check_payload,
         "constants": expressions.constants,
+        "sorted_runtime": any(x.kind in ("sorted", "rangesum") for x in layout.structures()),
         "helpers": sorted(expressions.helpers),
         "uses_datetime": expressions.uses_datetime,
         "uses_re": expressions.uses_re,

@@ -173,15 +173,26 @@ class Atom:
 
 @dataclass(frozen=True)
 class Predicate:
-    """A θ-predicate `left op right` between variables of two or more atoms."""
+    """A θ-predicate between two variables: `left op right + offset`."""
 
-    op: str  # a key of COMPARISONS
-    left: Expr  # over Var references (Ref with atom=-1 is never used here)
-    right: Expr
-    vars: frozenset[str]
+    left: str
+    op: str  # "lt" | "le" | "gt" | "ge"
+    right: str
+    offset: int | float = 0
+
+    @property
+    def vars(self) -> frozenset[str]:
+        return frozenset((self.left, self.right))
+
+    def oriented(self, var: str) -> tuple[str, str, int | float]:
+        """The same predicate as `var op other + k`: (op, other, k)."""
+        if var == self.left:
+            return self.op, self.right, self.offset
+        return FLIPPED[self.op], self.left, -self.offset
 
     def __str__(self) -> str:
-        return f"{self.left} {INFIX[self.op]} {self.right}"
+        k = f" + {self.offset}" if self.offset > 0 else f" - {-self.offset}" if self.offset else ""
+        return f"{self.left} {INFIX[self.op]} {self.right}{k}"
 
 
 @dataclass(frozen=True)

@@ -416,6 +416,22 @@ class _Frontend:
         var_of = {m: names[root] for root, members in classes.items() for m in members}
         derived = grouping.derived_vars(set(var_of.values())) if grouping else {}
 
+        predicates = []
+        for cond in theta:
+            pred = self._predicate(cond, var_of)
+            home = next(
+                (i for i in range(n) if pred.vars <= {v for (a, _), v in var_of.items() if a == i}),
+                None,
+            )
+            if home is None:
+                predicates.append(pred)
+            else:  # both variables live in one atom: a local filter there
+                cols = {v: c for (a, c), v in sorted(var_of.items()) if a == home}
+                left, right = self._ref(home, cols[pred.left]), self._ref(home, cols[pred.right])
+                if pred.offset:
+                    right = Op("add", (right, Lit(pred.offset)))
+                local[home].append(Op(pred.op, (left, right)))
+
         atoms = []
         for i, rel in enumerate(self.atom_relations):
             alias = next(a for a, j in self.aliases.items() if j == i)
@@ -434,10 +450,6 @@ class _Frontend:
                 self._check_types(f)
             mine = tuple((v, e) for v, (a, e) in derived.items() if a == i)
             atoms.append(Atom(alias, rel.name, variables, tuple(filters), mine))
-
-        predicates = []
-        for cond in theta:
-            predicates.append(self._predicate(cond, var_of))
 
         group_names = grouping.key_names(var_of, derived) if grouping else {}
         outputs = []
@@ -511,15 +523,39 @@ class _Frontend:
                 )
 
     def _predicate(self, cond, var_of) -> Predicate:
-        if not (isinstance(cond, Op) and cond.op in COMPARISONS and cond.op != "eq"):
+        """`a op b ± k` across two tables, in the normal form of Predicate."""
+        if isinstance(cond, Op) and cond.op == "ne":
+            raise UnsupportedQueryError(
+                f"{cond}: <> between tables is not supported (only <, <=, >, >=)"
+            )
+        sides = [_affine(a) for a in cond.args] if isinstance(cond, Op) else [None]
+        if cond.op not in COMPARISONS or cond.op == "eq" or None in sides:
             raise UnsupportedQueryError(
                 f"condition {cond} spans several tables; supported across tables: "
-                "column = column, and (later) <, <=, >, >= between two tables"
+                "column = column, and column <, <=, >, >= column ± constant"
             )
         self._check_types(cond)
-        left, right = (_to_vars(a, var_of) for a in cond.args)
-        names = frozenset(v.name for a in (left, right) for v in _vars(a))
-        return Predicate(cond.op, left, right, names)
+        (left, k_left), (right, k_right) = sides
+        return Predicate(
+            var_of[(left.atom, left.column)],
+            cond.op,
+            var_of[(right.atom, right.column)],
+            k_right - k_left,
+        )
+
+
+def _affine(e) -> tuple[Ref, int | float] | None:
+    """`column`, `column ± constant` or `constant + column` as (column, constant)."""
+    if isinstance(e, Ref):
+        return e, 0
+    if isinstance(e, Op) and e.op in ("add", "sub") and len(e.args) == 2:
+        a, b = e.args
+        number = (int, float)
+        if isinstance(a, Ref) and isinstance(b, Lit) and isinstance(b.value, number):
+            return a, b.value if e.op == "add" else -b.value
+        if e.op == "add" and isinstance(b, Ref) and isinstance(a, Lit) and isinstance(a.value, number):
+            return b, a.value
+    return None
 
 
 def _line_col(message: str) -> tuple[int | None, int | None]:
