@@ -813,8 +813,10 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
     layout = _Layout(plan, names)
     expressions = Expressions()
     ring = Ring(1 + len(query.channels))
-    key_vars = list(query.output_vars)
+    materialized = bool(plan.widened)
+    key_vars = list(plan.n_vars)
     key_locals = layout.local(key_vars)
+    group_locals = layout.local(query.output_vars)
 
     out_env = dict(layout.var_local)
     agg_names = [f"_a{i}" for i in range(len(query.aggregates))]
@@ -822,7 +824,7 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
     outputs = [expressions.render(o.expr, out_env) for o in query.outputs]
     having = expressions.render(query.having, out_env) if query.having is not None else None
     plain = not query.grouped and all(isinstance(o.expr, Var) for o in query.outputs)
-    emit_key = tuple_literal(key_locals) if query.grouped else tuple_literal(outputs)
+    emit_key = tuple_literal(group_locals) if query.grouped else tuple_literal(outputs)
 
     relations = []
     for rel in query.relations:
@@ -864,13 +866,15 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
         "output": tuple_literal(outputs),
         "grouped": query.grouped,
         "global_aggregate": query.grouped and not key_vars,
+        "materialized": materialized,
+        "group_params": ", ".join(group_locals),
         "aggregates": list(zip(agg_names, _aggregate_values(query, ring, "p"))),
         "having": having,
         "key_params": ", ".join(key_locals),
         "key_tuple": tuple_literal(key_locals),
         "distinct": query.distinct,
-        "dedupe": query.distinct and not plain,
-        "plain": plain,
+        "dedupe": query.distinct and not plain and not materialized,
+        "plain": plain and not materialized,
         "row_targets": _targets([layout.var_local[o.expr.name] for o in query.outputs]) if plain else None,
         "row_arity": len(query.outputs),
         "repeated_checks": _repeated_output_checks(query) if plain else [],

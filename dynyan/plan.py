@@ -30,7 +30,7 @@ which edge to absorb and into which guard, and picks the cheapest tree by
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .errors import CyclicQueryError, UnsupportedQueryError
 from .ir import Predicate, Query
@@ -65,6 +65,14 @@ class Plan:
     root: int
     in_n: frozenset[int]
     parents: tuple[int | None, ...] = field(default=(), compare=False)
+    # Variables added to the output to make it free-connex (Q_F): the
+    # projected result is then materialised from the deltas of Q_F.
+    widened: tuple[str, ...] = ()
+
+    @property
+    def n_vars(self) -> tuple[str, ...]:
+        """The variables N outputs: the query's output plus `widened`."""
+        return tuple(self.query.output_vars) + self.widened
 
     def node(self, i: int) -> Node:
         return self.nodes[i]
@@ -318,14 +326,36 @@ def plan_query(query: Query) -> Plan:
         raise CyclicQueryError(_cycle_message(query, end))
 
     output = frozenset(query.output_vars)
+    widened: list[str] = []
+    while True:
+        plans, stuck = _plans_for(query, output)
+        if plans or not stuck:
+            break
+        # Not free-connex: widen the output by the variables that block it.
+        order = _all_vars(query)
+        added = sorted(stuck, key=order.index)
+        widened += added
+        output |= set(added)
+    if not plans:
+        raise UnsupportedQueryError("no join tree found for this query")
+    best = min(plans, key=lambda p: (p.cost, p.draw()))
+    if widened:
+        best = replace(best, widened=tuple(widened))
+    log.debug("chose among %d plans, cost %s:\n%s", len(plans), best.cost, best)
+    return best
+
+
+def _plans_for(query: Query, output: frozenset[str]) -> tuple[list[Plan], set[str]]:
+    """Candidate plans whose N outputs exactly `output`, and the variables
+    that block free-connexity when there are none."""
     plans = []
+    stuck: set[str] = set()
     phase1: list = []
     _reduce(_initial(query), output, phase1, [], [MAX_CANDIDATES])
-    reason = None
     for state1, created1 in phase1:
         residual = dict(state1.points)
         if any(not v <= output for v in state1.edges.values()):
-            reason = _not_free_connex(query, state1, output)
+            stuck |= {x for v in state1.edges.values() for x in v - output}
             continue
         phase2: list = []
         _reduce(
@@ -342,11 +372,7 @@ def plan_query(query: Query) -> Plan:
             root_node, extra = final
             in_n = set(residual.values()) | set(created2) | set(extra)
             plans.append(_finish(query, state2.builder, root_node, in_n))
-    if not plans:
-        raise UnsupportedQueryError(reason or "no join tree found for this query")
-    best = min(plans, key=lambda p: (p.cost, p.draw()))
-    log.debug("chose among %d plans, cost %s:\n%s", len(plans), best.cost, best)
-    return best
+    return plans, set() if plans else stuck
 
 
 def _is_cyclic_core(state: _State) -> bool:
@@ -374,17 +400,6 @@ def _join_components(state: _State) -> tuple[int, list[int]] | None:
         node = state.builder.add(frozenset(), (node, state.points[e]))
         created.append(node)
     return node, created
-
-
-def _not_free_connex(query: Query, state: _State, output: frozenset[str]) -> str:
-    stuck = sorted({x for v in state.edges.values() for x in v - output})
-    return (
-        "the SELECT list is not free-connex: variables "
-        + ", ".join(stuck)
-        + " connect the output columns but are not selected"
-        + " (such projections are supported by a later release; select them too, "
-        "or use a free-connex projection)"
-    )
 
 
 # --- contraction -----------------------------------------------------------------
@@ -479,4 +494,20 @@ def complexity(plan: Plan) -> str:
         update = "simple GJT (q-hierarchical): O(|u|) per update"
     else:
         update = "non-simple GJT: O(|db| + |u|) per update in the worst case"
+    theta = [n for n in plan.nodes if n.predicates]
+    if theta:
+        update += ", O(log |db|) more per inequality edge on the path"
+        several = [n for n in theta if len({p.vars for p in n.predicates}) > 1]
+        if several:
+            return update + (
+                "; an edge compares several column pairs, so enumeration filters "
+                "(delay no longer constant)"
+            )
+    if plan.widened:
+        return update + (
+            "; not free-connex: output widened by "
+            + ", ".join(plan.widened)
+            + ", the projected result is materialised (memory proportional to the "
+            "result) and maintained from the widened query's deltas"
+        )
     return update + "; enumeration with constant delay"
