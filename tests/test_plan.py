@@ -61,9 +61,42 @@ def test_free_connex_projection_keeps_guard_only():
     assert plan.in_n == {plan.root}
 
 
-def test_not_free_connex_is_refused_clearly():
-    with pytest.raises(UnsupportedQueryError, match="not free-connex.*b"):
-        plan_of(RST + "SELECT r.a, s.c FROM r, s WHERE r.b = s.b")
+def test_not_free_connex_widens_the_output():
+    plan = plan_of(RST + "SELECT r.a, s.c FROM r, s WHERE r.b = s.b")
+    assert plan.widened == ("b",)
+    nodes = plan.nodes
+    assert {v for n in plan.in_n for v in nodes[n].vars} == {"a", "b", "c"}
+
+
+def test_free_connex_classification_of_the_design_examples():
+    schema = (
+        "CREATE TABLE r (a INT, b INT, c INT); CREATE TABLE s (d INT, e INT, f INT);"
+        "CREATE TABLE t (g INT, h INT, i INT);"
+    )
+    free = plan_of(schema + "SELECT a, b, d, e FROM r, s, t WHERE a < d AND e < g")
+    assert free.widened == ()
+    widened = plan_of(schema + "SELECT a, g FROM r, s, t WHERE a < d AND e < g")
+    assert widened.widened
+
+
+def test_inequality_that_fits_no_edge_is_refused():
+    sql = (
+        "CREATE TABLE r (x INT, y INT); CREATE TABLE s (y INT, z INT); CREATE TABLE t (z INT, u INT);"
+        "SELECT * FROM r, s, t WHERE r.y = s.y AND s.z = t.z AND x < u"
+    )
+    with pytest.raises(UnsupportedQueryError, match="x < u"):
+        plan_of(sql)
+
+
+def test_worked_example_of_the_design():
+    sql = (
+        "CREATE TABLE r (x INT, y INT); CREATE TABLE s (y INT, z INT, w INT); CREATE TABLE t (u INT, v INT);"
+        "SELECT s.y, z, w, u FROM r, s, t WHERE r.y = s.y AND x < z AND w < u"
+    )
+    plan = plan_of(sql)
+    check_gjt(plan)
+    edges = {str(p) for n in plan.nodes for p in n.predicates}
+    assert edges == {"x < z", "w < u"}
 
 
 def test_cartesian_product_gets_an_empty_root():
