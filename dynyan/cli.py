@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -18,8 +19,9 @@ EXIT_USER_ERROR = 2
 def read_query(path: str, schema: str | None) -> tuple[str, str | None]:
     """The query text and the schema text to compile it with.
 
-    Without --schema, a query file that declares no table uses `schema.sql`
-    beside it, else the nearest `tpch/schema.sql` above it.
+    Without --schema, a query file that declares no table uses the file named
+    by a `-- schema: PATH` comment line (relative to the query), else
+    `schema.sql` beside it, else the nearest `tpch/schema.sql` above it.
     """
     try:
         sql = Path(path).read_text()
@@ -33,6 +35,13 @@ def read_query(path: str, schema: str | None) -> tuple[str, str | None]:
     if "create table" in sql.lower():
         return sql, None
     here = Path(path).resolve().parent
+    named = re.search(r"^--\s*schema:\s*(\S+)", sql, flags=re.MULTILINE)
+    if named:
+        schema_path = here / named.group(1)
+        try:
+            return sql, schema_path.read_text()
+        except OSError as err:
+            raise SqlError(f"cannot read schema {named.group(1)} named in {path}: {err.strerror}") from None
     candidates = [here / "schema.sql"] + [p / "tpch" / "schema.sql" for p in [here, *here.parents]]
     for candidate in candidates:
         if candidate.is_file():

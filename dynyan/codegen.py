@@ -777,14 +777,27 @@ def query_id(plan: Plan) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _aggregate_values(query, ring: Ring, payload: str) -> list[str]:
-    """Each aggregate's value from a group's payload (SQL NULL for SUM/AVG of
-    no rows)."""
+def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
+    """Each aggregate's value from a group's payload and, for MIN/MAX/COUNT
+    DISTINCT, the group's multisets `e` (SQL NULL for SUM/AVG/MIN/MAX of no rows)."""
     count = ring.count(payload)
     values = []
+    extras = list(query.extra_vars)
     for agg in query.aggregates:
         if agg.kind == "count":
             values.append(count)
+            continue
+        if agg.arg is not None:
+            if agg.arg not in extras:  # a group variable: constant in its group
+                local = layout.var_local[agg.arg]
+                values.append(f"(0 if {count} == 0 else 1)" if agg.kind == "count_distinct" else f"(None if {count} == 0 else {local})")
+                continue
+            ms = f"e[{1 + extras.index(agg.arg)}]"
+            if agg.kind == "count_distinct":
+                values.append(f"(0 if e is None else len({ms}))")
+            else:
+                end = 0 if agg.kind == "min" else -1
+                values.append(f"(None if e is None or not {ms} else {ms}.peekitem({end})[0])")
             continue
         terms = []
         for coef, channel in agg.terms:
@@ -813,7 +826,7 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
     layout = _Layout(plan, names)
     expressions = Expressions()
     ring = Ring(1 + len(query.channels))
-    materialized = bool(plan.widened)
+    materialized = bool(plan.widened) or bool(query.extra_vars)
     key_vars = list(plan.n_vars)
     key_locals = layout.local(key_vars)
     group_locals = layout.local(query.output_vars)
@@ -824,7 +837,8 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
     outputs = [expressions.render(o.expr, out_env) for o in query.outputs]
     having = expressions.render(query.having, out_env) if query.having is not None else None
     plain = not query.grouped and all(isinstance(o.expr, Var) for o in query.outputs)
-    emit_key = tuple_literal(group_locals) if query.grouped else tuple_literal(outputs)
+    extra_locals = layout.local(query.extra_vars)
+    emit_key = tuple_literal(group_locals + extra_locals) if query.grouped else tuple_literal(outputs)
 
     relations = []
     for rel in query.relations:
@@ -868,7 +882,16 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
         "global_aggregate": query.grouped and not key_vars,
         "materialized": materialized,
         "group_params": ", ".join(group_locals),
-        "aggregates": list(zip(agg_names, _aggregate_values(query, ring, "p"))),
+        "aggregates": list(zip(agg_names, _aggregate_values(query, ring, "p", layout))),
+        "n_group": len(group_locals),
+        # Per MIN/MAX/COUNT(DISTINCT) argument: a sorted multiset where an
+        # extreme is asked for, else a plain one.
+        "multisets": [
+            "SortedDict()"
+            if any(a.arg == v and a.kind in ("min", "max") for a in query.aggregates)
+            else "{}"
+            for v in query.extra_vars
+        ],
         "having": having,
         "key_params": ", ".join(key_locals),
         "key_tuple": tuple_literal(key_locals),
@@ -882,6 +905,7 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
         "check_payload": check_payload,
         "constants": expressions.constants,
         "sorted_runtime": any(x.kind in ("sorted", "rangesum") for x in layout.structures()),
+        "sorted_dict": any(a.kind in ("min", "max") and a.arg in query.extra_vars for a in query.aggregates),
         "helpers": sorted(expressions.helpers),
         "uses_datetime": expressions.uses_datetime,
         "uses_re": expressions.uses_re,

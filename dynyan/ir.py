@@ -237,11 +237,14 @@ class Channel:
 
 @dataclass(frozen=True)
 class Aggregate:
-    """COUNT/SUM/AVG as a linear combination of channels (coefficient, channel)."""
+    """COUNT/SUM/AVG as a linear combination of channels (coefficient, channel);
+    MIN/MAX/COUNT(DISTINCT) over the variable `arg`, kept per group in a
+    (sorted) multiset of its values."""
 
-    kind: str  # "count" | "sum" | "avg"
+    kind: str  # "count" | "sum" | "avg" | "min" | "max" | "count_distinct"
     terms: tuple[tuple[int | float, int], ...]
     text: str
+    arg: str | None = None
 
     def __str__(self) -> str:
         return self.text
@@ -273,6 +276,17 @@ class Query:
     channels: tuple[Channel, ...] = ()  # beyond the count channel
     aggregates: tuple[Aggregate, ...] = ()
     having: object = None  # condition over group variables and AggRefs
+
+    @property
+    def extra_vars(self) -> tuple[str, ...]:
+        """Arguments of MIN/MAX/COUNT(DISTINCT) that are not group variables."""
+        args = (a.arg for a in self.aggregates if a.arg is not None)
+        return tuple(v for v in dict.fromkeys(args) if v not in self.group_vars)
+
+    @property
+    def plan_vars(self) -> tuple[str, ...]:
+        """The variables the (T, N)-representation must output."""
+        return self.output_vars + self.extra_vars
 
     @property
     def output_vars(self) -> tuple[str, ...]:

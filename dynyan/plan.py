@@ -72,7 +72,7 @@ class Plan:
     @property
     def n_vars(self) -> tuple[str, ...]:
         """The variables N outputs: the query's output plus `widened`."""
-        return tuple(self.query.output_vars) + self.widened
+        return tuple(self.query.plan_vars) + self.widened
 
     def node(self, i: int) -> Node:
         return self.nodes[i]
@@ -325,7 +325,7 @@ def plan_query(query: Query) -> Plan:
     if _is_cyclic_core(end):
         raise CyclicQueryError(_cycle_message(query, end))
 
-    output = frozenset(query.output_vars)
+    output = frozenset(query.plan_vars)
     widened: list[str] = []
     while True:
         plans, stuck = _plans_for(query, output)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sqlglot
 from sqlglot import exp
@@ -212,11 +212,11 @@ class _Frontend:
             if not isinstance(node, _AGGREGATES):
                 raise _unsupported(
                     f"aggregate {node.sql_name()} is not supported; supported: "
-                    "COUNT(*), COUNT(col), SUM, AVG",
+                    "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, AVG, MIN, MAX",
                     node,
                 )
-            if isinstance(node.this, exp.Distinct):
-                raise _unsupported("COUNT(DISTINCT …) is not supported yet", node)
+            if isinstance(node.this, exp.Distinct) and not isinstance(node, exp.Count):
+                raise _unsupported("only COUNT takes DISTINCT", node)
             if node.find_ancestor(exp.AggFunc) is not None:
                 raise _unsupported("nested aggregates are not supported", node)
         for node in select.find_all(exp.Window):
@@ -404,6 +404,8 @@ class _Frontend:
             output_refs = [r for ir in converted for r in refs(ir)]
         else:
             converted = [grouping.convert(e.unalias()) for e in outputs_sql]
+            having = select.args.get("having")
+            having = grouping.convert(having.this) if having is not None else None
             output_refs = grouping.column_keys()
         theta_refs = [r for c in theta for r in refs(c)]
         used = {(a.atom, a.column) for p in join_pairs for a in p}
@@ -461,14 +463,16 @@ class _Frontend:
         relations = tuple(dict.fromkeys(self.atom_relations))
         extra = {}
         if grouping is not None:
-            having = select.args.get("having")
-            if having is not None:  # before reading the aggregates it adds
-                having = _to_vars(grouping.convert(having.this), var_of, group_names)
+            if having is not None:
+                having = _to_vars(having, var_of, group_names)
+            args = grouping.arg_names(var_of, derived)
             extra = dict(
                 grouped=True,
                 group_vars=tuple(dict.fromkeys(group_names.values())),
                 channels=tuple(grouping.channels),
-                aggregates=tuple(grouping.aggregates),
+                aggregates=tuple(
+                    replace(a, arg=args[a.arg]) if a.arg else a for a in grouping.aggregates
+                ),
                 having=having,
             )
         return Query(
@@ -576,7 +580,7 @@ def _to_vars(e, var_of, group_names=None):
 
 # --- GROUP BY and aggregates -------------------------------------------------
 
-_AGGREGATES = (exp.Count, exp.Sum, exp.Avg)
+_AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
 
 
 def _is_grouped(select: exp.Select) -> bool:
@@ -612,21 +616,34 @@ class _Grouping:
                 )
         self.channels: list[Channel] = []
         self.aggregates: list[Aggregate] = []
+        self.args: list = []  # arguments of MIN/MAX/COUNT(DISTINCT)
 
     def column_keys(self) -> list[Ref]:
-        return [k for k in self.keys if isinstance(k, Ref)]
+        return [k for k in self.keys + self.args if isinstance(k, Ref)]
 
     def derived_vars(self, taken: set[str]) -> dict[str, tuple[int, object]]:
-        """Variables for expression keys: name -> (atom, expression)."""
+        """Variables for expression keys and arguments: name -> (atom, expression)."""
         out = {}
-        for i, key in enumerate(self.keys):
-            if isinstance(key, Ref) or any(k == key for k in self.keys[:i]):
+        items = [(f"group{i + 1}", k) for i, k in enumerate(self.keys)]
+        items += [(f"arg{i + 1}", a) for i, a in enumerate(self.args)]
+        seen = []
+        for base, key in items:
+            if isinstance(key, Ref) or key in seen:
                 continue
-            name, k = f"group{i + 1}", 2
+            seen.append(key)
+            name, k = base, 2
             while name in taken or name in out:
-                name, k = f"group{i + 1}_{k}", k + 1
+                name, k = f"{base}_{k}", k + 1
             out[name] = (refs(key)[0].atom, key)
         return out
+
+    def arg_names(self, var_of, derived) -> dict[str, str]:
+        """Placeholder "#argI" -> the variable of MIN/MAX/COUNT(DISTINCT) argument I."""
+        by_expr = {repr(e): v for v, (_, e) in derived.items()}
+        return {
+            f"#arg{i}": var_of[(a.atom, a.column)] if isinstance(a, Ref) else by_expr[repr(a)]
+            for i, a in enumerate(self.args)
+        }
 
     def key_names(self, var_of, derived) -> dict[int, str]:
         by_expr = {repr(e): v for v, (_, e) in derived.items()}
@@ -663,6 +680,21 @@ class _Grouping:
 
     def _aggregate(self, node: exp.AggFunc) -> AggRef:
         text = node.sql(dialect=DIALECT)
+        distinct = isinstance(node.this, exp.Distinct)
+        if isinstance(node, (exp.Min, exp.Max)) or distinct:
+            arg_node = node.this.expressions[0] if distinct else node.this
+            if distinct and len(node.this.expressions) != 1:
+                raise _unsupported("COUNT(DISTINCT …) takes one expression", node)
+            arg = self.fe.expr(arg_node)
+            if len({r.atom for r in refs(arg)}) != 1:
+                raise _unsupported(f"{node.sql_name()} must read columns of one table", node)
+            if arg not in self.args:
+                self.args.append(arg)
+            kind = "count_distinct" if distinct else node.sql_name().lower()
+            aggregate = Aggregate(kind, (), text, f"#arg{self.args.index(arg)}")
+            if aggregate not in self.aggregates:
+                self.aggregates.append(aggregate)
+            return AggRef(self.aggregates.index(aggregate), text)
         if isinstance(node, exp.Count):
             terms = ((1, 0),)
             kind = "count"
