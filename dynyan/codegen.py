@@ -186,6 +186,14 @@ class Expressions:
             return f"_add_months({a[0]}, {a[1]})"
         if op in ("year", "month", "day"):
             return f"{a[0]}.{op}"
+        if op == "substr":  # SQL positions are 1-based; a start below 1 eats length
+            start = e.args[1].value
+            stop = "" if len(a) < 3 else str(max(0, start - 1 + e.args[2].value))
+            return f"{a[0]}[{max(0, start - 1)}:{stop}]"
+        if op in ("upper", "lower"):
+            return f"{a[0]}.{op}()"
+        if op == "abs":
+            return f"abs({a[0]})"
         if op == "like":
             return self._like(a[0], e.args[1].value)
         raise RenderError(f"no Python for operator {op}")
@@ -665,11 +673,11 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
     filter, its payload, and the path that carries its delta to the root."""
     plan = layout.plan
     query = plan.query
-    columns = query.relation(rel_name).columns
     blocks = []
     for node in plan.nodes:
         if not node.is_leaf or query.atoms[node.atom].relation != rel_name:
             continue
+        columns = query.relation(rel_name).columns
         atom = query.atoms[node.atom]
         identity = list(atom.variables) == list(atom.vars) and len(atom.variables) > 1
         steps, uses = _path_steps(layout, ring, node.id, "row" if identity else None, emit)
@@ -814,8 +822,9 @@ def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
     return values
 
 
-def render_module(plan: Plan, source: str = "<string>") -> str:
-    """The module's source for `plan`, black-formatted and compile-checked."""
+def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> str:
+    """The module's source for `plan`, black-formatted and compile-checked
+    (`inner`: raw text of a subquery's view, to be nested in its outer module)."""
     query = plan.query
     if query.predicates and query.channels:
         raise UnsupportedQueryError(
@@ -840,8 +849,13 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
     extra_locals = layout.local(query.extra_vars)
     emit_key = tuple_literal(group_locals + extra_locals) if query.grouped else tuple_literal(outputs)
 
+    subviews, forwards = _subviews(plan, names, source)
+    virtual = {name for name, _ in plan.subplans}
+    base = [r for r in query.relations if r.name not in virtual]
+    base += [r for r in _inner_relations(plan) if r not in base]
+
     relations = []
-    for rel in query.relations:
+    for rel in [r for r in query.relations if r.name in virtual] + base:
         leaves = _leaf_blocks(layout, ring, expressions, rel.name, names, {"key": emit_key})
         count = leaves[0]["count"] if len(leaves) == 1 else None
         relations.append(
@@ -856,6 +870,8 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
                 "count": count,
                 "leaves": leaves,
                 "reunpack": len(leaves) > 1,
+                "virtual": rel.name in virtual,
+                "forwards": forwards.get(rel.name, []),
                 "locals": sorted({s["index"] for leaf in leaves for s in leaf["steps"] if "index" in s}),
             }
         )
@@ -910,7 +926,15 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
         "uses_datetime": expressions.uses_datetime,
         "uses_re": expressions.uses_re,
     }
+    methods = {r["name"]: r["method"] for r in relations}
+    for r in relations:
+        r["forwards"] = [{**f, "method": methods[f["relation"]]} for f in r["forwards"]]
+        if not r["leaves"]:  # read by subqueries only: they validate
+            r["store"] = None
+    context["subviews"] = subviews
     text = _environment().get_template("module.py.jinja").render(**context)
+    if inner:
+        return text
     try:
         formatted = black.format_str(text, mode=BLACK_MODE)
         compile(formatted, source, "exec")
@@ -918,6 +942,40 @@ def render_module(plan: Plan, source: str = "<string>") -> str:
         log.error("rendered module does not compile:\n%s", text)
         raise RenderError(f"generated code is invalid ({err}); this is a dynyan bug") from err
     return formatted
+
+
+def _inner_relations(plan: Plan) -> list:
+    """Base relations the subqueries read (recursively), in order."""
+    out = []
+    for _, sub in plan.subplans:
+        virtual = {name for name, _ in sub.subplans}
+        for rel in sub.query.relations:
+            if rel.name not in virtual and rel not in out:
+                out.append(rel)
+        out += [r for r in _inner_relations(sub) if r not in out]
+    return out
+
+
+def _subviews(plan: Plan, names: Names, source: str):
+    """Inner views nested in the module, and per base relation the inner views
+    an update must be forwarded to (with the virtual relation they feed)."""
+    subviews, forwards = [], {}
+    for name, sub in plan.subplans:
+        attr = names.new(f"sub_{name}")
+        subviews.append(
+            {
+                "attr": attr,
+                "factory": "_" + names.new(f"make_{name}"),
+                "cls": "_" + names.new(f"{name}_view"),
+                "source": render_module(sub, source=f"{source} (subquery {name})", inner=True),
+            }
+        )
+        own_virtual = {n for n, _ in sub.subplans}
+        reads = {r.name for r in sub.query.relations if r.name not in own_virtual}
+        reads |= {r.name for r in _inner_relations(sub)}
+        for rel in sorted(reads):
+            forwards.setdefault(rel, []).append({"attr": attr, "relation": name})
+    return subviews, forwards
 
 
 def _repeated_output_checks(query) -> list[str]:

@@ -70,6 +70,10 @@ FUNCTIONS = {
     "year",
     "month",
     "day",
+    "substr",  # (string, Lit(start, 1-based), Lit(length) or absent)
+    "upper",
+    "lower",
+    "abs",
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
@@ -276,6 +280,9 @@ class Query:
     channels: tuple[Channel, ...] = ()  # beyond the count channel
     aggregates: tuple[Aggregate, ...] = ()
     having: object = None  # condition over group variables and AggRefs
+    # Subqueries compiled as inner views: (virtual relation name, its query).
+    # Their results are relations of this query, fed by their deltas.
+    subqueries: tuple[tuple[str, "Query"], ...] = ()
 
     @property
     def extra_vars(self) -> tuple[str, ...]:
@@ -313,6 +320,9 @@ class Query:
             lines += [f"  payload channel {i + 1}: {c}" for i, c in enumerate(self.channels)]
         if self.having is not None:
             lines.append(f"  having {self.having}")
+        for name, sub in self.subqueries:
+            lines.append(f"  relation {name} := inner view")
+            lines += ["    " + line for line in str(sub).splitlines()]
         return "\n".join(lines)
 
 

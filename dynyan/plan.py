@@ -68,6 +68,8 @@ class Plan:
     # Variables added to the output to make it free-connex (Q_F): the
     # projected result is then materialised from the deltas of Q_F.
     widened: tuple[str, ...] = ()
+    # Plans of the subqueries whose results are virtual relations of this one.
+    subplans: tuple[tuple[str, "Plan"], ...] = ()
 
     @property
     def n_vars(self) -> tuple[str, ...]:
@@ -163,7 +165,10 @@ class Plan:
         return "\n".join(lines)
 
     def __str__(self) -> str:
-        return self.draw()
+        text = self.draw()
+        for name, sub in self.subplans:
+            text += f"\n\nrelation {name} := inner view\n" + sub.draw()
+        return text
 
 
 # --- the reduction -------------------------------------------------------------
@@ -341,6 +346,8 @@ def plan_query(query: Query) -> Plan:
     best = min(plans, key=lambda p: (p.cost, p.draw()))
     if widened:
         best = replace(best, widened=tuple(widened))
+    if query.subqueries:
+        best = replace(best, subplans=tuple((n, plan_query(q)) for n, q in query.subqueries))
     log.debug("chose among %d plans, cost %s:\n%s", len(plans), best.cost, best)
     return best
 

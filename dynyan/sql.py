@@ -205,6 +205,9 @@ class _Frontend:
             raise _unsupported(
                 f"{type(select).__name__.upper()} is not supported", select
             )
+        self.relations = dict(self.relations)  # subqueries add virtual relations
+        self.subqueries: list[tuple[str, Query]] = []
+        select = self._unnest(select.copy())
         for arg, what in _UNSUPPORTED_ARGS.items():
             if select.args.get(arg):
                 raise _unsupported(f"{what} is not supported", select.args[arg])
@@ -248,7 +251,115 @@ class _Frontend:
             raise SqlError(str(err).split(". Line")[0], *_line_col(str(err))) from None
         self._collect_atoms(select)
         conditions = self._conditions(select)
-        return self._assemble(select, conditions, distinct is not None)
+        query = self._assemble(select, conditions, distinct is not None)
+        return replace(query, subqueries=tuple(self.subqueries)) if self.subqueries else query
+
+    # -- subqueries become inner views whose results are virtual relations --
+
+    def _virtual(self, inner: exp.Select, prefix: str) -> tuple[str, Query]:
+        """Compile `inner` as its own query and declare its result as a
+        relation the outer query can join."""
+        query = _Frontend(self.relations).build(inner)
+        name = f"{prefix}{len(self.subqueries) + 1}"
+        while name in self.relations:
+            name += "_"
+        columns = tuple(o.name for o in query.outputs)
+        if len(set(columns)) != len(columns):
+            raise _unsupported("a subquery's columns need distinct names (use aliases)", inner)
+        types = tuple(_output_type(query, o.expr) for o in query.outputs)
+        scales = tuple(0 if t == "int" else None for t in types)
+        self.relations[name] = Relation(name, columns, types, scales)
+        self.subqueries.append((name, query))
+        return name, query
+
+    def _unnest(self, select: exp.Select) -> exp.Select:
+        """Derived tables, IN (SELECT …) and correlated EXISTS (SELECT …) as
+        joins with virtual relations (DESIGN.md: inner views feeding outer)."""
+        from_ = select.args.get("from_") or select.args.get("from")
+        sources = ([from_] if from_ is not None else []) + list(select.args.get("joins") or [])
+        for holder in sources:
+            sub = holder.this
+            if isinstance(sub, exp.Subquery):
+                if not isinstance(sub.this, exp.Select):
+                    raise _unsupported("only SELECT subqueries are supported in FROM", sub)
+                alias = sub.alias or f"sub{len(self.subqueries) + 1}"
+                name, _ = self._virtual(sub.this, "derived")
+                holder.set("this", exp.table_(name, alias=alias))
+        where = select.args.get("where")
+        if where is None:
+            return select
+        for node in list(where.find_all(exp.In, exp.Exists)):
+            parent = node.parent
+            negated = isinstance(parent, exp.Not)
+            anchor = parent if negated else node
+            if negated:
+                raise _unsupported("NOT IN / NOT EXISTS (anti-joins) are not supported yet", anchor)
+            if not _in_conjunction(anchor, where):
+                raise _unsupported("a subquery condition must be a conjunct of WHERE", anchor)
+            if isinstance(node, exp.In):
+                query = node.args.get("query")
+                if query is None:
+                    continue  # IN (list of literals)
+                inner = query.this if isinstance(query, exp.Subquery) else query
+                if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
+                    raise _unsupported("IN (SELECT …) must select one column", node)
+                inner = inner.copy()
+                inner.set("expressions", [exp.alias_(inner.expressions[0], "k1")])
+                grouped = _is_grouped(inner)
+                if not grouped:
+                    inner.set("distinct", exp.Distinct())  # IN never multiplies rows
+                alias = f"in{len(self.subqueries) + 1}"
+                name, sub = self._virtual(inner, "in_")
+                if grouped and sub.outputs[0].expr not in [Var(v) for v in sub.group_vars]:
+                    raise _unsupported("IN (SELECT … GROUP BY …) must select a GROUP BY column", node)
+                condition = exp.EQ(this=node.this.copy(), expression=exp.column("k1", table=alias))
+            else:
+                inner, pairs = self._decorrelate(node.this, select)
+                alias = f"exists{len(self.subqueries) + 1}"
+                name, _ = self._virtual(inner, "exists_")
+                condition = exp.and_(
+                    *[
+                        exp.EQ(this=outer, expression=exp.column(f"k{i + 1}", table=alias))
+                        for i, outer in enumerate(pairs)
+                    ]
+                )
+            select = select.join(exp.table_(name, alias=alias), join_type="cross", copy=False)
+            anchor.replace(condition)
+        return select
+
+    def _decorrelate(self, inner, outer_select) -> tuple[exp.Select, list]:
+        """EXISTS (SELECT … WHERE inner = outer AND …) -> SELECT DISTINCT inner
+        columns … without the correlation, and the outer columns to join on."""
+        if not isinstance(inner, exp.Select):
+            raise _unsupported("EXISTS needs a SELECT", inner)
+        inner = inner.copy()
+        inner_tables = {(t.alias or t.name).lower(): t.name.lower() for t in inner.find_all(exp.Table)}
+
+        def is_inner(col: exp.Column) -> bool:
+            if col.table:
+                return col.table.lower() in inner_tables
+            return any(col.name.lower() in self.relations[t].columns for t in inner_tables.values() if t in self.relations)
+
+        where = inner.args.get("where")
+        keep, pairs, inner_cols = [], [], []
+        for cond in (where.this.flatten() if where is not None and isinstance(where.this, exp.And) else [where.this] if where is not None else []):
+            cols = list(cond.find_all(exp.Column))
+            outer = [c for c in cols if not is_inner(c)]
+            if not outer:
+                keep.append(cond)
+                continue
+            if isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column) and isinstance(cond.expression, exp.Column) and len(outer) == 1:
+                inside = cond.this if is_inner(cond.this) else cond.expression
+                pairs.append(outer[0].copy())
+                inner_cols.append(inside.copy())
+                continue
+            raise _unsupported("EXISTS may refer to the outer query only by column = column", cond)
+        if not pairs:
+            raise _unsupported("uncorrelated EXISTS is not supported", inner)
+        inner.set("expressions", [exp.alias_(c, f"k{i + 1}") for i, c in enumerate(inner_cols)])
+        inner.set("distinct", exp.Distinct())
+        inner.set("where", exp.Where(this=exp.and_(*keep)) if keep else None)
+        return inner, pairs
 
     # -- checks that give better messages than qualify would --
 
@@ -358,8 +469,10 @@ class _Frontend:
             return "date"
         if e.op in ("add", "sub", "mul", "div", "mod", "neg", "year", "month", "day"):
             return "float" if e.op == "div" else "int"
-        if e.op == "concat":
+        if e.op in ("concat", "substr", "upper", "lower"):
             return "str"
+        if e.op == "abs":
+            return self.type_of(e.args[0])
         if e.op == "case":
             return self.type_of(e.args[1])
         return "bool"
@@ -576,6 +689,41 @@ def _to_vars(e, var_of, group_names=None):
     if isinstance(e, Op):
         return Op(e.op, tuple(_to_vars(a, var_of, group_names) for a in e.args))
     return e
+
+
+def _in_conjunction(node: exp.Expression, where: exp.Where) -> bool:
+    """Whether `node` is reached from WHERE through ANDs (and parentheses) only."""
+    up = node.parent
+    while up is not where:
+        if not isinstance(up, (exp.And, exp.Paren)):
+            return False
+        up = up.parent
+    return True
+
+
+def _output_type(query: Query, expr) -> str:
+    """The type of a subquery's output column, for the relation it becomes."""
+    if isinstance(expr, Var):
+        for atom in query.atoms:
+            rel = query.relation(atom.relation)
+            for column, var in enumerate(atom.variables):
+                if var == expr.name:
+                    return rel.types[column]
+        return "int"  # a derived variable (EXTRACT …)
+    if isinstance(expr, AggRef):
+        agg = query.aggregates[expr.index]
+        if agg.kind in ("count", "count_distinct"):
+            return "int"
+        if agg.kind in ("min", "max"):
+            return _output_type(query, Var(agg.arg))
+        scales = [query.channels[c - 1].scale if c else 0 for _, c in agg.terms]
+        exact_ints = all(sc == 0 for sc in scales) and all(isinstance(k, int) for k, _ in agg.terms)
+        return "int" if exact_ints and agg.kind == "sum" else "float"
+    if isinstance(expr, Lit):
+        return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(expr.value), "date")
+    if expr.op in ("concat", "substr", "upper", "lower"):
+        return "str"
+    return "float"
 
 
 # --- GROUP BY and aggregates -------------------------------------------------
@@ -990,6 +1138,15 @@ def _fold_neg(fe, node):
     return Op("neg", (inner,))
 
 
+def _substring(fe, node):
+    args = [fe.expr(node.this), fe.expr(node.args["start"])]
+    if node.args.get("length") is not None:
+        args.append(fe.expr(node.args["length"]))
+    if not all(isinstance(a, Lit) and isinstance(a.value, int) for a in args[1:]):
+        raise _unsupported("SUBSTRING needs integer literal positions", node)
+    return Op("substr", tuple(args))
+
+
 def _is(fe, node):
     raise _unsupported("IS [NOT] NULL is not supported: input rows hold no NULLs", node)
 
@@ -1031,6 +1188,10 @@ _CONVERTERS: dict[type, Callable] = {
         ),
     ),
     exp.Extract: _extract,
+    exp.Substring: _substring,
+    exp.Upper: lambda fe, node: Op("upper", (fe.expr(node.this),)),
+    exp.Lower: lambda fe, node: Op("lower", (fe.expr(node.this),)),
+    exp.Abs: lambda fe, node: Op("abs", (fe.expr(node.this),)),
     exp.Is: _is,
 }
 

@@ -566,4 +566,7 @@ class View:
         if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
             raise ViewError("the snapshot was taken from a view of another query")
         for name, value in copy.deepcopy(snapshot["state"]).items():
-            setattr(self, name, value)
+            if name.startswith("sub:"):
+                getattr(self, name[4:]).restore(value)
+            else:
+                setattr(self, name, value)
