@@ -4,6 +4,8 @@ library function; `DynyanError`s become one line on stderr and exit code 2."""
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import logging
 import os
 import re
@@ -107,13 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = query_command("compile", "write the generated Python module for a query", cmd_compile)
     p.add_argument("-o", "--output", metavar="OUT.py", help="default: generated/<query stem>.py")
     query_command("explain", "show the query's GCQ, its GJT pair (T, N) and complexity", cmd_explain)
-    try:
-        from . import pipeline_cli
-    except ImportError:
-        pipeline_cli = None
-    if pipeline_cli is not None and hasattr(pipeline_cli, "add_commands"):
-        pipeline_cli.add_commands(sub)
+    # The data pipeline, benchmarks and synthetic streams register their own
+    # commands; each module keeps its heavy imports inside its functions.
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(f"dynyan.{name}") is not None:
+            importlib.import_module(f"dynyan.{name}").add_commands(sub)
     return parser
+
+
+COMMAND_MODULES = ("pipeline_cli", "bench_cli", "synthetic")
 
 
 def main(argv: list[str] | None = None) -> int:

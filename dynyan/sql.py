@@ -289,6 +289,8 @@ class _Frontend:
         if where is None:
             return select
         for node in list(where.find_all(exp.In, exp.Exists)):
+            if isinstance(node, exp.In) and node.args.get("query") is None:
+                continue  # IN (list of literals): a plain filter
             parent = node.parent
             negated = isinstance(parent, exp.Not)
             anchor = parent if negated else node
