@@ -690,6 +690,18 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
         needed_cols = {r.column for f in atom.filters for r in _refs(f)}
         needed_cols |= {r.column for _, e in atom.derived for r in _refs(e)}
         needed_cols |= {r.column for _, e, _ in factors for r in _refs(e)}
+        # SQL: NULL never joins. A row whose join variable is NULL (None)
+        # takes no part in this atom (it still counts in the relation).
+        shared = [
+            v
+            for v in atom.vars
+            if v not in dict(atom.derived)
+            and (
+                sum(v in a.vars for a in query.atoms) > 1
+                or any(v in p.vars for p in query.predicates)
+            )
+        ]
+        needed_cols |= {atom.variables.index(v) for v in shared}
         locals_, env, seen = [], {}, set()
         for c, v in enumerate(atom.variables):
             if v is not None and v not in seen:
@@ -707,7 +719,9 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
         else:
             loads = [f"{locals_[i]} = row[{i}]" for i in wanted]
         loads += [f"{layout.var_local[v]} = {expressions.render(e, env)}" for v, e in atom.derived]
-        cond = " and ".join(expressions.render(f, env) for f in atom.filters) or None
+        conds = [f"{layout.var_local[v]} is not None" for v in shared]
+        conds += [expressions.render(f, env) for f in atom.filters]
+        cond = " and ".join(conds) or None
         if ring.width == 1:
             payload = "d"
         else:
@@ -728,7 +742,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
                 "cond": cond,
                 "payload": payload,
                 "steps": steps,
-                "count": _count_from_index(info, identity and not atom.filters, layout, ring),
+                "count": _count_from_index(info, identity and cond is None, layout, ring),
             }
         )
     return blocks

@@ -61,7 +61,7 @@ def explain(sql: str, schema: str | None = None) -> str:
             *("  " + line for line in str(query).splitlines()),
             "",
             "GJT pair (T, N): children guard first; * marks N",
-            *("  " + line for line in plan.draw().splitlines()),
+            *("  " + line for line in str(plan).splitlines()),
             "",
             f"N: {len(plan.in_n)} nodes; frontier: {frontier}",
             f"Complexity: {complexity(plan)}",

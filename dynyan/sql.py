@@ -256,14 +256,18 @@ class _Frontend:
 
     # -- subqueries become inner views whose results are virtual relations --
 
-    def _virtual(self, inner: exp.Select, prefix: str) -> tuple[str, Query]:
+    def _virtual(self, inner: exp.Select, prefix: str, renames=()) -> tuple[str, Query]:
         """Compile `inner` as its own query and declare its result as a
-        relation the outer query can join."""
+        relation the outer query can join (columns renamed by `renames`)."""
         query = _Frontend(self.relations).build(inner)
         name = f"{prefix}{len(self.subqueries) + 1}"
         while name in self.relations:
             name += "_"
         columns = tuple(o.name for o in query.outputs)
+        if renames:
+            if len(renames) != len(columns):
+                raise _unsupported(f"{len(renames)} column names for {len(columns)} columns", inner)
+            columns = tuple(renames)
         if len(set(columns)) != len(columns):
             raise _unsupported("a subquery's columns need distinct names (use aliases)", inner)
         types = tuple(_output_type(query, o.expr) for o in query.outputs)
@@ -283,7 +287,8 @@ class _Frontend:
                 if not isinstance(sub.this, exp.Select):
                     raise _unsupported("only SELECT subqueries are supported in FROM", sub)
                 alias = sub.alias or f"sub{len(self.subqueries) + 1}"
-                name, _ = self._virtual(sub.this, "derived")
+                renames = [c.name.lower() for c in (sub.args["alias"].columns if sub.args.get("alias") else [])]
+                name, _ = self._virtual(sub.this, "derived", renames)
                 holder.set("this", exp.table_(name, alias=alias))
         where = select.args.get("where")
         if where is None:

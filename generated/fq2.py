@@ -206,6 +206,11 @@ class View:
     QUERY_ID = "bb395a9a0ed3f5d9"
 
     def __init__(self, on_delta=None, push=False):
+        self.lineitem_rows = {}  # input rows: row -> multiplicity
+        self.orders_rows = {}  # input rows: row -> multiplicity
+        self.customer_rows = {}  # input rows: row -> multiplicity
+        self.part_rows = {}  # input rows: row -> multiplicity
+        self.nation_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.n1_by_c_nationkey = {}  # n1 by the variables it shares with its parent
         self.n1_count_by_c_nationkey = (
@@ -347,14 +352,10 @@ class View:
             v_l_shipmode,
             v_l_comment,
         ) = row
-        if (
-            d < 0
-            and self.lineitem_by_l_orderkey_l_partkey.get(
-                (v_l_orderkey, v_l_partkey), _EMPTY
-            ).get(row, _ZERO)
-            + d
-            < 0
-        ):
+        keep_lineitem = v_l_orderkey is not None and v_l_partkey is not None
+        store = self.lineitem_rows
+        count = store.get(row, 0) + d
+        if count < 0:
             raise ViewError(_absent_message("lineitem", row))
         pending = self._pending
         customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
@@ -370,775 +371,49 @@ class View:
         nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
         orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
         part_count_by_l_partkey = self.part_count_by_l_partkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
         # atom lineitem
-        _p = d
-        _grp = lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
-        if _grp is None:
-            lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del lineitem_by_l_orderkey_l_partkey[
-                            (v_l_orderkey, v_l_partkey)
-                        ]
-        _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
-        if _grp is None:
-            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {v_l_orderkey: _p}
-        else:
-            _o = _grp.get(v_l_orderkey)
-            if _o is None:
-                _grp[v_l_orderkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[v_l_orderkey] = _n
-                else:
-                    del _grp[v_l_orderkey]
-                    if not _grp:
-                        del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
-        _w1 = part_count_by_l_partkey.get(v_l_partkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _grp = n5_by_l_orderkey.get(v_l_orderkey)
+        if keep_lineitem:
+            _p = d
+            _grp = lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
             if _grp is None:
-                n5_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
+                lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)] = {
+                    row: _p
+                }
             else:
-                _o = _grp.get((v_l_orderkey, v_l_partkey))
+                _o = _grp.get(row)
                 if _o is None:
-                    _grp[(v_l_orderkey, v_l_partkey)] = _d2
+                    _grp[row] = _p
                 else:
-                    _n = _o + _d2
+                    _n = _o + _p
                     if _n:
-                        _grp[(v_l_orderkey, v_l_partkey)] = _n
+                        _grp[row] = _n
                     else:
-                        del _grp[(v_l_orderkey, v_l_partkey)]
+                        del _grp[row]
                         if not _grp:
-                            del n5_by_l_orderkey[v_l_orderkey]
-            _o = n5_count_by_l_orderkey.get(v_l_orderkey)
-            if _o is None:
-                n5_count_by_l_orderkey[v_l_orderkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n5_count_by_l_orderkey[v_l_orderkey] = _n
-                else:
-                    del n5_count_by_l_orderkey[v_l_orderkey]
-            _g5 = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
-            if _g5:
-                for v_o_custkey, _w3 in _g5.items():
-                    _d4 = _d2 * _w3
-                    _grp = n3_by_o_custkey.get(v_o_custkey)
-                    if _grp is None:
-                        n3_by_o_custkey[v_o_custkey] = {
-                            (v_l_orderkey, v_o_custkey): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_l_orderkey, v_o_custkey))
-                        if _o is None:
-                            _grp[(v_l_orderkey, v_o_custkey)] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _n
-                            else:
-                                del _grp[(v_l_orderkey, v_o_custkey)]
-                                if not _grp:
-                                    del n3_by_o_custkey[v_o_custkey]
-                    _o = n3_count_by_o_custkey.get(v_o_custkey)
-                    if _o is None:
-                        n3_count_by_o_custkey[v_o_custkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n3_count_by_o_custkey[v_o_custkey] = _n
-                        else:
-                            del n3_count_by_o_custkey[v_o_custkey]
-                    _g8 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
-                    if _g8:
-                        for v_c_nationkey, _w6 in _g8.items():
-                            _d7 = _d4 * _w6
-                            _grp = n1_by_c_nationkey.get(v_c_nationkey)
-                            if _grp is None:
-                                n1_by_c_nationkey[v_c_nationkey] = {
-                                    (v_o_custkey, v_c_nationkey): _d7
-                                }
-                            else:
-                                _o = _grp.get((v_o_custkey, v_c_nationkey))
-                                if _o is None:
-                                    _grp[(v_o_custkey, v_c_nationkey)] = _d7
-                                else:
-                                    _n = _o + _d7
-                                    if _n:
-                                        _grp[(v_o_custkey, v_c_nationkey)] = _n
-                                    else:
-                                        del _grp[(v_o_custkey, v_c_nationkey)]
-                                        if not _grp:
-                                            del n1_by_c_nationkey[v_c_nationkey]
-                            _o = n1_count_by_c_nationkey.get(v_c_nationkey)
-                            if _o is None:
-                                n1_count_by_c_nationkey[v_c_nationkey] = _d7
-                            else:
-                                _n = _o + _d7
-                                if _n:
-                                    n1_count_by_c_nationkey[v_c_nationkey] = _n
-                                else:
-                                    del n1_count_by_c_nationkey[v_c_nationkey]
-                            _w9 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                            if _w9 is not None:
-                                _d10 = _d7 * _w9
-                                _o = n0_root.get(v_c_nationkey)
-                                if _o is None:
-                                    n0_root[v_c_nationkey] = _d10
-                                else:
-                                    _n = _o + _d10
-                                    if _n:
-                                        n0_root[v_c_nationkey] = _n
-                                    else:
-                                        del n0_root[v_c_nationkey]
-                                if pending is not None:
-                                    for (
-                                        v_o_custkey,
-                                        v_c_name,
-                                        v_c_address,
-                                        v_c_nationkey,
-                                        v_c_phone,
-                                        v_c_acctbal,
-                                        v_c_mktsegment,
-                                        v_c_comment,
-                                    ), _m11 in self.customer_by_o_custkey_c_nationkey[
-                                        (v_o_custkey, v_c_nationkey)
-                                    ].items():
-                                        for (
-                                            v_l_orderkey,
-                                            v_o_custkey,
-                                            v_o_orderstatus,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
-                                            v_o_orderpriority,
-                                            v_o_clerk,
-                                            v_o_shippriority,
-                                            v_o_comment,
-                                        ), _m12 in self.orders_by_l_orderkey_o_custkey[
-                                            (v_l_orderkey, v_o_custkey)
-                                        ].items():
-                                            for (
-                                                v_l_partkey,
-                                                v_p_name,
-                                                v_p_mfgr,
-                                                v_p_brand,
-                                                v_p_type,
-                                                v_p_size,
-                                                v_p_container,
-                                                v_p_retailprice,
-                                                v_p_comment,
-                                            ), _m13 in self.part_by_l_partkey[
-                                                v_l_partkey
-                                            ].items():
-                                                for (
-                                                    v_c_nationkey,
-                                                    v_n_name,
-                                                    v_n_regionkey,
-                                                    v_n_comment,
-                                                ), _m14 in self.nation_by_c_nationkey[
-                                                    v_c_nationkey
-                                                ].items():
-                                                    _k = (
-                                                        v_l_orderkey,
-                                                        v_l_partkey,
-                                                        v_l_suppkey,
-                                                        v_l_linenumber,
-                                                        v_l_quantity,
-                                                        v_l_extendedprice,
-                                                        v_l_discount,
-                                                        v_l_tax,
-                                                        v_l_returnflag,
-                                                        v_l_linestatus,
-                                                        v_l_shipdate,
-                                                        v_l_commitdate,
-                                                        v_l_receiptdate,
-                                                        v_l_shipinstruct,
-                                                        v_l_shipmode,
-                                                        v_l_comment,
-                                                        v_l_orderkey,
-                                                        v_o_custkey,
-                                                        v_o_orderstatus,
-                                                        v_o_totalprice,
-                                                        v_o_orderdate,
-                                                        v_o_orderpriority,
-                                                        v_o_clerk,
-                                                        v_o_shippriority,
-                                                        v_o_comment,
-                                                        v_o_custkey,
-                                                        v_c_name,
-                                                        v_c_address,
-                                                        v_c_nationkey,
-                                                        v_c_phone,
-                                                        v_c_acctbal,
-                                                        v_c_mktsegment,
-                                                        v_c_comment,
-                                                        v_l_partkey,
-                                                        v_p_name,
-                                                        v_p_mfgr,
-                                                        v_p_brand,
-                                                        v_p_type,
-                                                        v_p_size,
-                                                        v_p_container,
-                                                        v_p_retailprice,
-                                                        v_p_comment,
-                                                        v_c_nationkey,
-                                                        v_n_name,
-                                                        v_n_regionkey,
-                                                        v_n_comment,
-                                                    )
-                                                    _v = _p * _m11 * _m12 * _m13 * _m14
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
-
-    def _apply_orders(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 9:
-            raise ViewError(_arity_message("orders", 9, row))
-        (
-            v_l_orderkey,
-            v_o_custkey,
-            v_o_orderstatus,
-            v_o_totalprice,
-            v_o_orderdate,
-            v_o_orderpriority,
-            v_o_clerk,
-            v_o_shippriority,
-            v_o_comment,
-        ) = row
-        if (
-            d < 0
-            and self.orders_by_l_orderkey_o_custkey.get(
-                (v_l_orderkey, v_o_custkey), _EMPTY
-            ).get(row, _ZERO)
-            + d
-            < 0
-        ):
-            raise ViewError(_absent_message("orders", row))
-        pending = self._pending
-        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
-        n0_root = self.n0_root
-        n1_by_c_nationkey = self.n1_by_c_nationkey
-        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
-        n3_by_o_custkey = self.n3_by_o_custkey
-        n3_count_by_o_custkey = self.n3_count_by_o_custkey
-        n5_count_by_l_orderkey = self.n5_count_by_l_orderkey
-        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        orders_by_l_orderkey_o_custkey = self.orders_by_l_orderkey_o_custkey
-        orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
-        # atom orders
-        _p = d
-        _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
-        if _grp is None:
-            orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)]
-        _grp = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
-        if _grp is None:
-            orders_o_custkey_by_l_orderkey[v_l_orderkey] = {v_o_custkey: _p}
-        else:
-            _o = _grp.get(v_o_custkey)
-            if _o is None:
-                _grp[v_o_custkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[v_o_custkey] = _n
-                else:
-                    del _grp[v_o_custkey]
-                    if not _grp:
-                        del orders_o_custkey_by_l_orderkey[v_l_orderkey]
-        _w1 = n5_count_by_l_orderkey.get(v_l_orderkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _grp = n3_by_o_custkey.get(v_o_custkey)
+                            del lineitem_by_l_orderkey_l_partkey[
+                                (v_l_orderkey, v_l_partkey)
+                            ]
+            _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                n3_by_o_custkey[v_o_custkey] = {(v_l_orderkey, v_o_custkey): _d2}
+                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {v_l_orderkey: _p}
             else:
-                _o = _grp.get((v_l_orderkey, v_o_custkey))
+                _o = _grp.get(v_l_orderkey)
                 if _o is None:
-                    _grp[(v_l_orderkey, v_o_custkey)] = _d2
+                    _grp[v_l_orderkey] = _p
                 else:
-                    _n = _o + _d2
+                    _n = _o + _p
                     if _n:
-                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                        _grp[v_l_orderkey] = _n
                     else:
-                        del _grp[(v_l_orderkey, v_o_custkey)]
+                        del _grp[v_l_orderkey]
                         if not _grp:
-                            del n3_by_o_custkey[v_o_custkey]
-            _o = n3_count_by_o_custkey.get(v_o_custkey)
-            if _o is None:
-                n3_count_by_o_custkey[v_o_custkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n3_count_by_o_custkey[v_o_custkey] = _n
-                else:
-                    del n3_count_by_o_custkey[v_o_custkey]
-            _g5 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
-            if _g5:
-                for v_c_nationkey, _w3 in _g5.items():
-                    _d4 = _d2 * _w3
-                    _grp = n1_by_c_nationkey.get(v_c_nationkey)
-                    if _grp is None:
-                        n1_by_c_nationkey[v_c_nationkey] = {
-                            (v_o_custkey, v_c_nationkey): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_o_custkey, v_c_nationkey))
-                        if _o is None:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                _grp[(v_o_custkey, v_c_nationkey)] = _n
-                            else:
-                                del _grp[(v_o_custkey, v_c_nationkey)]
-                                if not _grp:
-                                    del n1_by_c_nationkey[v_c_nationkey]
-                    _o = n1_count_by_c_nationkey.get(v_c_nationkey)
-                    if _o is None:
-                        n1_count_by_c_nationkey[v_c_nationkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n1_count_by_c_nationkey[v_c_nationkey] = _n
-                        else:
-                            del n1_count_by_c_nationkey[v_c_nationkey]
-                    _w6 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                    if _w6 is not None:
-                        _d7 = _d4 * _w6
-                        _o = n0_root.get(v_c_nationkey)
-                        if _o is None:
-                            n0_root[v_c_nationkey] = _d7
-                        else:
-                            _n = _o + _d7
-                            if _n:
-                                n0_root[v_c_nationkey] = _n
-                            else:
-                                del n0_root[v_c_nationkey]
-                        if pending is not None:
-                            for (
-                                v_o_custkey,
-                                v_c_name,
-                                v_c_address,
-                                v_c_nationkey,
-                                v_c_phone,
-                                v_c_acctbal,
-                                v_c_mktsegment,
-                                v_c_comment,
-                            ), _m8 in self.customer_by_o_custkey_c_nationkey[
-                                (v_o_custkey, v_c_nationkey)
-                            ].items():
-                                for (
-                                    v_l_orderkey,
-                                    v_l_partkey,
-                                ), _m9 in self.n5_by_l_orderkey[v_l_orderkey].items():
-                                    for (
-                                        v_l_orderkey,
-                                        v_l_partkey,
-                                        v_l_suppkey,
-                                        v_l_linenumber,
-                                        v_l_quantity,
-                                        v_l_extendedprice,
-                                        v_l_discount,
-                                        v_l_tax,
-                                        v_l_returnflag,
-                                        v_l_linestatus,
-                                        v_l_shipdate,
-                                        v_l_commitdate,
-                                        v_l_receiptdate,
-                                        v_l_shipinstruct,
-                                        v_l_shipmode,
-                                        v_l_comment,
-                                    ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
-                                        (v_l_orderkey, v_l_partkey)
-                                    ].items():
-                                        for (
-                                            v_l_partkey,
-                                            v_p_name,
-                                            v_p_mfgr,
-                                            v_p_brand,
-                                            v_p_type,
-                                            v_p_size,
-                                            v_p_container,
-                                            v_p_retailprice,
-                                            v_p_comment,
-                                        ), _m11 in self.part_by_l_partkey[
-                                            v_l_partkey
-                                        ].items():
-                                            for (
-                                                v_c_nationkey,
-                                                v_n_name,
-                                                v_n_regionkey,
-                                                v_n_comment,
-                                            ), _m12 in self.nation_by_c_nationkey[
-                                                v_c_nationkey
-                                            ].items():
-                                                _k = (
-                                                    v_l_orderkey,
-                                                    v_l_partkey,
-                                                    v_l_suppkey,
-                                                    v_l_linenumber,
-                                                    v_l_quantity,
-                                                    v_l_extendedprice,
-                                                    v_l_discount,
-                                                    v_l_tax,
-                                                    v_l_returnflag,
-                                                    v_l_linestatus,
-                                                    v_l_shipdate,
-                                                    v_l_commitdate,
-                                                    v_l_receiptdate,
-                                                    v_l_shipinstruct,
-                                                    v_l_shipmode,
-                                                    v_l_comment,
-                                                    v_l_orderkey,
-                                                    v_o_custkey,
-                                                    v_o_orderstatus,
-                                                    v_o_totalprice,
-                                                    v_o_orderdate,
-                                                    v_o_orderpriority,
-                                                    v_o_clerk,
-                                                    v_o_shippriority,
-                                                    v_o_comment,
-                                                    v_o_custkey,
-                                                    v_c_name,
-                                                    v_c_address,
-                                                    v_c_nationkey,
-                                                    v_c_phone,
-                                                    v_c_acctbal,
-                                                    v_c_mktsegment,
-                                                    v_c_comment,
-                                                    v_l_partkey,
-                                                    v_p_name,
-                                                    v_p_mfgr,
-                                                    v_p_brand,
-                                                    v_p_type,
-                                                    v_p_size,
-                                                    v_p_container,
-                                                    v_p_retailprice,
-                                                    v_p_comment,
-                                                    v_c_nationkey,
-                                                    v_n_name,
-                                                    v_n_regionkey,
-                                                    v_n_comment,
-                                                )
-                                                _v = _p * _m8 * _m10 * _m11 * _m12
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
-
-    def _apply_customer(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 8:
-            raise ViewError(_arity_message("customer", 8, row))
-        (
-            v_o_custkey,
-            v_c_name,
-            v_c_address,
-            v_c_nationkey,
-            v_c_phone,
-            v_c_acctbal,
-            v_c_mktsegment,
-            v_c_comment,
-        ) = row
-        if (
-            d < 0
-            and self.customer_by_o_custkey_c_nationkey.get(
-                (v_o_custkey, v_c_nationkey), _EMPTY
-            ).get(row, _ZERO)
-            + d
-            < 0
-        ):
-            raise ViewError(_absent_message("customer", row))
-        pending = self._pending
-        customer_by_o_custkey_c_nationkey = self.customer_by_o_custkey_c_nationkey
-        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
-        n0_root = self.n0_root
-        n1_by_c_nationkey = self.n1_by_c_nationkey
-        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
-        n3_count_by_o_custkey = self.n3_count_by_o_custkey
-        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        # atom customer
-        _p = d
-        _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
-        if _grp is None:
-            customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del customer_by_o_custkey_c_nationkey[
-                            (v_o_custkey, v_c_nationkey)
-                        ]
-        _grp = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
-        if _grp is None:
-            customer_c_nationkey_by_o_custkey[v_o_custkey] = {v_c_nationkey: _p}
-        else:
-            _o = _grp.get(v_c_nationkey)
-            if _o is None:
-                _grp[v_c_nationkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[v_c_nationkey] = _n
-                else:
-                    del _grp[v_c_nationkey]
-                    if not _grp:
-                        del customer_c_nationkey_by_o_custkey[v_o_custkey]
-        _w1 = n3_count_by_o_custkey.get(v_o_custkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _grp = n1_by_c_nationkey.get(v_c_nationkey)
-            if _grp is None:
-                n1_by_c_nationkey[v_c_nationkey] = {(v_o_custkey, v_c_nationkey): _d2}
-            else:
-                _o = _grp.get((v_o_custkey, v_c_nationkey))
-                if _o is None:
-                    _grp[(v_o_custkey, v_c_nationkey)] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        _grp[(v_o_custkey, v_c_nationkey)] = _n
-                    else:
-                        del _grp[(v_o_custkey, v_c_nationkey)]
-                        if not _grp:
-                            del n1_by_c_nationkey[v_c_nationkey]
-            _o = n1_count_by_c_nationkey.get(v_c_nationkey)
-            if _o is None:
-                n1_count_by_c_nationkey[v_c_nationkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n1_count_by_c_nationkey[v_c_nationkey] = _n
-                else:
-                    del n1_count_by_c_nationkey[v_c_nationkey]
-            _w3 = nation_count_by_c_nationkey.get(v_c_nationkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
-                _o = n0_root.get(v_c_nationkey)
-                if _o is None:
-                    n0_root[v_c_nationkey] = _d4
-                else:
-                    _n = _o + _d4
-                    if _n:
-                        n0_root[v_c_nationkey] = _n
-                    else:
-                        del n0_root[v_c_nationkey]
-                if pending is not None:
-                    for (v_l_orderkey, v_o_custkey), _m5 in self.n3_by_o_custkey[
-                        v_o_custkey
-                    ].items():
-                        for (
-                            v_l_orderkey,
-                            v_o_custkey,
-                            v_o_orderstatus,
-                            v_o_totalprice,
-                            v_o_orderdate,
-                            v_o_orderpriority,
-                            v_o_clerk,
-                            v_o_shippriority,
-                            v_o_comment,
-                        ), _m6 in self.orders_by_l_orderkey_o_custkey[
-                            (v_l_orderkey, v_o_custkey)
-                        ].items():
-                            for (
-                                v_l_orderkey,
-                                v_l_partkey,
-                            ), _m7 in self.n5_by_l_orderkey[v_l_orderkey].items():
-                                for (
-                                    v_l_orderkey,
-                                    v_l_partkey,
-                                    v_l_suppkey,
-                                    v_l_linenumber,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_tax,
-                                    v_l_returnflag,
-                                    v_l_linestatus,
-                                    v_l_shipdate,
-                                    v_l_commitdate,
-                                    v_l_receiptdate,
-                                    v_l_shipinstruct,
-                                    v_l_shipmode,
-                                    v_l_comment,
-                                ), _m8 in self.lineitem_by_l_orderkey_l_partkey[
-                                    (v_l_orderkey, v_l_partkey)
-                                ].items():
-                                    for (
-                                        v_l_partkey,
-                                        v_p_name,
-                                        v_p_mfgr,
-                                        v_p_brand,
-                                        v_p_type,
-                                        v_p_size,
-                                        v_p_container,
-                                        v_p_retailprice,
-                                        v_p_comment,
-                                    ), _m9 in self.part_by_l_partkey[
-                                        v_l_partkey
-                                    ].items():
-                                        for (
-                                            v_c_nationkey,
-                                            v_n_name,
-                                            v_n_regionkey,
-                                            v_n_comment,
-                                        ), _m10 in self.nation_by_c_nationkey[
-                                            v_c_nationkey
-                                        ].items():
-                                            _k = (
-                                                v_l_orderkey,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_l_linenumber,
-                                                v_l_quantity,
-                                                v_l_extendedprice,
-                                                v_l_discount,
-                                                v_l_tax,
-                                                v_l_returnflag,
-                                                v_l_linestatus,
-                                                v_l_shipdate,
-                                                v_l_commitdate,
-                                                v_l_receiptdate,
-                                                v_l_shipinstruct,
-                                                v_l_shipmode,
-                                                v_l_comment,
-                                                v_l_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                                v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                                v_l_partkey,
-                                                v_p_name,
-                                                v_p_mfgr,
-                                                v_p_brand,
-                                                v_p_type,
-                                                v_p_size,
-                                                v_p_container,
-                                                v_p_retailprice,
-                                                v_p_comment,
-                                                v_c_nationkey,
-                                                v_n_name,
-                                                v_n_regionkey,
-                                                v_n_comment,
-                                            )
-                                            _v = _p * _m6 * _m8 * _m9 * _m10
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_part(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 9:
-            raise ViewError(_arity_message("part", 9, row))
-        (
-            v_l_partkey,
-            v_p_name,
-            v_p_mfgr,
-            v_p_brand,
-            v_p_type,
-            v_p_size,
-            v_p_container,
-            v_p_retailprice,
-            v_p_comment,
-        ) = row
-        if (
-            d < 0
-            and self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO) + d < 0
-        ):
-            raise ViewError(_absent_message("part", row))
-        pending = self._pending
-        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
-        lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
-        n0_root = self.n0_root
-        n1_by_c_nationkey = self.n1_by_c_nationkey
-        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
-        n3_by_o_custkey = self.n3_by_o_custkey
-        n3_count_by_o_custkey = self.n3_count_by_o_custkey
-        n5_by_l_orderkey = self.n5_by_l_orderkey
-        n5_count_by_l_orderkey = self.n5_count_by_l_orderkey
-        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
-        part_by_l_partkey = self.part_by_l_partkey
-        part_count_by_l_partkey = self.part_count_by_l_partkey
-        # atom part
-        _p = d
-        _grp = part_by_l_partkey.get(v_l_partkey)
-        if _grp is None:
-            part_by_l_partkey[v_l_partkey] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del part_by_l_partkey[v_l_partkey]
-        _o = part_count_by_l_partkey.get(v_l_partkey)
-        if _o is None:
-            part_count_by_l_partkey[v_l_partkey] = _p
-        else:
-            _n = _o + _p
-            if _n:
-                part_count_by_l_partkey[v_l_partkey] = _n
-            else:
-                del part_count_by_l_partkey[v_l_partkey]
-        _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
-        if _g3:
-            for v_l_orderkey, _w1 in _g3.items():
+                            del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+            _w1 = part_count_by_l_partkey.get(v_l_partkey)
+            if _w1 is not None:
                 _d2 = _p * _w1
                 _grp = n5_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
@@ -1164,21 +439,21 @@ class View:
                         n5_count_by_l_orderkey[v_l_orderkey] = _n
                     else:
                         del n5_count_by_l_orderkey[v_l_orderkey]
-                _g6 = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
-                if _g6:
-                    for v_o_custkey, _w4 in _g6.items():
-                        _d5 = _d2 * _w4
+                _g5 = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
+                if _g5:
+                    for v_o_custkey, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
                         _grp = n3_by_o_custkey.get(v_o_custkey)
                         if _grp is None:
                             n3_by_o_custkey[v_o_custkey] = {
-                                (v_l_orderkey, v_o_custkey): _d5
+                                (v_l_orderkey, v_o_custkey): _d4
                             }
                         else:
                             _o = _grp.get((v_l_orderkey, v_o_custkey))
                             if _o is None:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _d5
+                                _grp[(v_l_orderkey, v_o_custkey)] = _d4
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d4
                                 if _n:
                                     _grp[(v_l_orderkey, v_o_custkey)] = _n
                                 else:
@@ -1187,28 +462,28 @@ class View:
                                         del n3_by_o_custkey[v_o_custkey]
                         _o = n3_count_by_o_custkey.get(v_o_custkey)
                         if _o is None:
-                            n3_count_by_o_custkey[v_o_custkey] = _d5
+                            n3_count_by_o_custkey[v_o_custkey] = _d4
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d4
                             if _n:
                                 n3_count_by_o_custkey[v_o_custkey] = _n
                             else:
                                 del n3_count_by_o_custkey[v_o_custkey]
-                        _g9 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
-                        if _g9:
-                            for v_c_nationkey, _w7 in _g9.items():
-                                _d8 = _d5 * _w7
+                        _g8 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
+                        if _g8:
+                            for v_c_nationkey, _w6 in _g8.items():
+                                _d7 = _d4 * _w6
                                 _grp = n1_by_c_nationkey.get(v_c_nationkey)
                                 if _grp is None:
                                     n1_by_c_nationkey[v_c_nationkey] = {
-                                        (v_o_custkey, v_c_nationkey): _d8
+                                        (v_o_custkey, v_c_nationkey): _d7
                                     }
                                 else:
                                     _o = _grp.get((v_o_custkey, v_c_nationkey))
                                     if _o is None:
-                                        _grp[(v_o_custkey, v_c_nationkey)] = _d8
+                                        _grp[(v_o_custkey, v_c_nationkey)] = _d7
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d7
                                         if _n:
                                             _grp[(v_o_custkey, v_c_nationkey)] = _n
                                         else:
@@ -1217,21 +492,21 @@ class View:
                                                 del n1_by_c_nationkey[v_c_nationkey]
                                 _o = n1_count_by_c_nationkey.get(v_c_nationkey)
                                 if _o is None:
-                                    n1_count_by_c_nationkey[v_c_nationkey] = _d8
+                                    n1_count_by_c_nationkey[v_c_nationkey] = _d7
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_c_nationkey[v_c_nationkey] = _n
                                     else:
                                         del n1_count_by_c_nationkey[v_c_nationkey]
-                                _w10 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                                if _w10 is not None:
-                                    _d11 = _d8 * _w10
+                                _w9 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                                if _w9 is not None:
+                                    _d10 = _d7 * _w9
                                     _o = n0_root.get(v_c_nationkey)
                                     if _o is None:
-                                        n0_root[v_c_nationkey] = _d11
+                                        n0_root[v_c_nationkey] = _d10
                                     else:
-                                        _n = _o + _d11
+                                        _n = _o + _d10
                                         if _n:
                                             n0_root[v_c_nationkey] = _n
                                         else:
@@ -1246,7 +521,7 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m12 in self.customer_by_o_custkey_c_nationkey[
+                                        ), _m11 in self.customer_by_o_custkey_c_nationkey[
                                             (v_o_custkey, v_c_nationkey)
                                         ].items():
                                             for (
@@ -1259,35 +534,28 @@ class View:
                                                 v_o_clerk,
                                                 v_o_shippriority,
                                                 v_o_comment,
-                                            ), _m13 in self.orders_by_l_orderkey_o_custkey[
+                                            ), _m12 in self.orders_by_l_orderkey_o_custkey[
                                                 (v_l_orderkey, v_o_custkey)
                                             ].items():
                                                 for (
-                                                    v_l_orderkey,
                                                     v_l_partkey,
-                                                    v_l_suppkey,
-                                                    v_l_linenumber,
-                                                    v_l_quantity,
-                                                    v_l_extendedprice,
-                                                    v_l_discount,
-                                                    v_l_tax,
-                                                    v_l_returnflag,
-                                                    v_l_linestatus,
-                                                    v_l_shipdate,
-                                                    v_l_commitdate,
-                                                    v_l_receiptdate,
-                                                    v_l_shipinstruct,
-                                                    v_l_shipmode,
-                                                    v_l_comment,
-                                                ), _m14 in self.lineitem_by_l_orderkey_l_partkey[
-                                                    (v_l_orderkey, v_l_partkey)
+                                                    v_p_name,
+                                                    v_p_mfgr,
+                                                    v_p_brand,
+                                                    v_p_type,
+                                                    v_p_size,
+                                                    v_p_container,
+                                                    v_p_retailprice,
+                                                    v_p_comment,
+                                                ), _m13 in self.part_by_l_partkey[
+                                                    v_l_partkey
                                                 ].items():
                                                     for (
                                                         v_c_nationkey,
                                                         v_n_name,
                                                         v_n_regionkey,
                                                         v_n_comment,
-                                                    ), _m15 in self.nation_by_c_nationkey[
+                                                    ), _m14 in self.nation_by_c_nationkey[
                                                         v_c_nationkey
                                                     ].items():
                                                         _k = (
@@ -1340,10 +608,10 @@ class View:
                                                         )
                                                         _v = (
                                                             _p
+                                                            * _m11
                                                             * _m12
                                                             * _m13
                                                             * _m14
-                                                            * _m15
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -1352,79 +620,373 @@ class View:
                                                             else _o + _v
                                                         )
 
-    def _apply_nation(self, row, d):
+    def _apply_orders(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
         relation in turn, leaf to root. Everything that can fail runs before
         the first change."""
-        if len(row) != 4:
-            raise ViewError(_arity_message("nation", 4, row))
-        v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment = row
-        if (
-            d < 0
-            and self.nation_by_c_nationkey.get(v_c_nationkey, _EMPTY).get(row, _ZERO)
-            + d
-            < 0
-        ):
-            raise ViewError(_absent_message("nation", row))
+        if len(row) != 9:
+            raise ViewError(_arity_message("orders", 9, row))
+        (
+            v_l_orderkey,
+            v_o_custkey,
+            v_o_orderstatus,
+            v_o_totalprice,
+            v_o_orderdate,
+            v_o_orderpriority,
+            v_o_clerk,
+            v_o_shippriority,
+            v_o_comment,
+        ) = row
+        keep_orders = v_l_orderkey is not None and v_o_custkey is not None
+        store = self.orders_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("orders", row))
         pending = self._pending
+        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
         n0_root = self.n0_root
+        n1_by_c_nationkey = self.n1_by_c_nationkey
         n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
-        nation_by_c_nationkey = self.nation_by_c_nationkey
+        n3_by_o_custkey = self.n3_by_o_custkey
+        n3_count_by_o_custkey = self.n3_count_by_o_custkey
+        n5_count_by_l_orderkey = self.n5_count_by_l_orderkey
         nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        # atom nation
-        _p = d
-        _grp = nation_by_c_nationkey.get(v_c_nationkey)
-        if _grp is None:
-            nation_by_c_nationkey[v_c_nationkey] = {row: _p}
+        orders_by_l_orderkey_o_custkey = self.orders_by_l_orderkey_o_custkey
+        orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
+        if count:
+            store[row] = count
         else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
+            del store[row]
+        # atom orders
+        if keep_orders:
+            _p = d
+            _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
+            if _grp is None:
+                orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
             else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
                 else:
-                    del _grp[row]
-                    if not _grp:
-                        del nation_by_c_nationkey[v_c_nationkey]
-        _o = nation_count_by_c_nationkey.get(v_c_nationkey)
-        if _o is None:
-            nation_count_by_c_nationkey[v_c_nationkey] = _p
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del orders_by_l_orderkey_o_custkey[
+                                (v_l_orderkey, v_o_custkey)
+                            ]
+            _grp = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
+            if _grp is None:
+                orders_o_custkey_by_l_orderkey[v_l_orderkey] = {v_o_custkey: _p}
+            else:
+                _o = _grp.get(v_o_custkey)
+                if _o is None:
+                    _grp[v_o_custkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_o_custkey] = _n
+                    else:
+                        del _grp[v_o_custkey]
+                        if not _grp:
+                            del orders_o_custkey_by_l_orderkey[v_l_orderkey]
+            _w1 = n5_count_by_l_orderkey.get(v_l_orderkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n3_by_o_custkey.get(v_o_custkey)
+                if _grp is None:
+                    n3_by_o_custkey[v_o_custkey] = {(v_l_orderkey, v_o_custkey): _d2}
+                else:
+                    _o = _grp.get((v_l_orderkey, v_o_custkey))
+                    if _o is None:
+                        _grp[(v_l_orderkey, v_o_custkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_l_orderkey, v_o_custkey)] = _n
+                        else:
+                            del _grp[(v_l_orderkey, v_o_custkey)]
+                            if not _grp:
+                                del n3_by_o_custkey[v_o_custkey]
+                _o = n3_count_by_o_custkey.get(v_o_custkey)
+                if _o is None:
+                    n3_count_by_o_custkey[v_o_custkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n3_count_by_o_custkey[v_o_custkey] = _n
+                    else:
+                        del n3_count_by_o_custkey[v_o_custkey]
+                _g5 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
+                if _g5:
+                    for v_c_nationkey, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
+                        _grp = n1_by_c_nationkey.get(v_c_nationkey)
+                        if _grp is None:
+                            n1_by_c_nationkey[v_c_nationkey] = {
+                                (v_o_custkey, v_c_nationkey): _d4
+                            }
+                        else:
+                            _o = _grp.get((v_o_custkey, v_c_nationkey))
+                            if _o is None:
+                                _grp[(v_o_custkey, v_c_nationkey)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                else:
+                                    del _grp[(v_o_custkey, v_c_nationkey)]
+                                    if not _grp:
+                                        del n1_by_c_nationkey[v_c_nationkey]
+                        _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+                        if _o is None:
+                            n1_count_by_c_nationkey[v_c_nationkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n1_count_by_c_nationkey[v_c_nationkey] = _n
+                            else:
+                                del n1_count_by_c_nationkey[v_c_nationkey]
+                        _w6 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                        if _w6 is not None:
+                            _d7 = _d4 * _w6
+                            _o = n0_root.get(v_c_nationkey)
+                            if _o is None:
+                                n0_root[v_c_nationkey] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[v_c_nationkey] = _n
+                                else:
+                                    del n0_root[v_c_nationkey]
+                            if pending is not None:
+                                for (
+                                    v_o_custkey,
+                                    v_c_name,
+                                    v_c_address,
+                                    v_c_nationkey,
+                                    v_c_phone,
+                                    v_c_acctbal,
+                                    v_c_mktsegment,
+                                    v_c_comment,
+                                ), _m8 in self.customer_by_o_custkey_c_nationkey[
+                                    (v_o_custkey, v_c_nationkey)
+                                ].items():
+                                    for (
+                                        v_l_orderkey,
+                                        v_l_partkey,
+                                    ), _m9 in self.n5_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_l_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                        ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
+                                            (v_l_orderkey, v_l_partkey)
+                                        ].items():
+                                            for (
+                                                v_l_partkey,
+                                                v_p_name,
+                                                v_p_mfgr,
+                                                v_p_brand,
+                                                v_p_type,
+                                                v_p_size,
+                                                v_p_container,
+                                                v_p_retailprice,
+                                                v_p_comment,
+                                            ), _m11 in self.part_by_l_partkey[
+                                                v_l_partkey
+                                            ].items():
+                                                for (
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                ), _m12 in self.nation_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_l_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_l_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                        v_l_partkey,
+                                                        v_p_name,
+                                                        v_p_mfgr,
+                                                        v_p_brand,
+                                                        v_p_type,
+                                                        v_p_size,
+                                                        v_p_container,
+                                                        v_p_retailprice,
+                                                        v_p_comment,
+                                                        v_c_nationkey,
+                                                        v_n_name,
+                                                        v_n_regionkey,
+                                                        v_n_comment,
+                                                    )
+                                                    _v = _p * _m8 * _m10 * _m11 * _m12
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+    def _apply_customer(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 8:
+            raise ViewError(_arity_message("customer", 8, row))
+        (
+            v_o_custkey,
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_mktsegment,
+            v_c_comment,
+        ) = row
+        keep_customer = v_o_custkey is not None and v_c_nationkey is not None
+        store = self.customer_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("customer", row))
+        pending = self._pending
+        customer_by_o_custkey_c_nationkey = self.customer_by_o_custkey_c_nationkey
+        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
+        n0_root = self.n0_root
+        n1_by_c_nationkey = self.n1_by_c_nationkey
+        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
+        n3_count_by_o_custkey = self.n3_count_by_o_custkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        if count:
+            store[row] = count
         else:
-            _n = _o + _p
-            if _n:
-                nation_count_by_c_nationkey[v_c_nationkey] = _n
+            del store[row]
+        # atom customer
+        if keep_customer:
+            _p = d
+            _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
+            if _grp is None:
+                customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {
+                    row: _p
+                }
             else:
-                del nation_count_by_c_nationkey[v_c_nationkey]
-        _w1 = n1_count_by_c_nationkey.get(v_c_nationkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _o = n0_root.get(v_c_nationkey)
-            if _o is None:
-                n0_root[v_c_nationkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n0_root[v_c_nationkey] = _n
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
                 else:
-                    del n0_root[v_c_nationkey]
-            if pending is not None:
-                for (v_o_custkey, v_c_nationkey), _m3 in self.n1_by_c_nationkey[
-                    v_c_nationkey
-                ].items():
-                    for (
-                        v_o_custkey,
-                        v_c_name,
-                        v_c_address,
-                        v_c_nationkey,
-                        v_c_phone,
-                        v_c_acctbal,
-                        v_c_mktsegment,
-                        v_c_comment,
-                    ), _m4 in self.customer_by_o_custkey_c_nationkey[
-                        (v_o_custkey, v_c_nationkey)
-                    ].items():
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del customer_by_o_custkey_c_nationkey[
+                                (v_o_custkey, v_c_nationkey)
+                            ]
+            _grp = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
+            if _grp is None:
+                customer_c_nationkey_by_o_custkey[v_o_custkey] = {v_c_nationkey: _p}
+            else:
+                _o = _grp.get(v_c_nationkey)
+                if _o is None:
+                    _grp[v_c_nationkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_c_nationkey] = _n
+                    else:
+                        del _grp[v_c_nationkey]
+                        if not _grp:
+                            del customer_c_nationkey_by_o_custkey[v_o_custkey]
+            _w1 = n3_count_by_o_custkey.get(v_o_custkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n1_by_c_nationkey.get(v_c_nationkey)
+                if _grp is None:
+                    n1_by_c_nationkey[v_c_nationkey] = {
+                        (v_o_custkey, v_c_nationkey): _d2
+                    }
+                else:
+                    _o = _grp.get((v_o_custkey, v_c_nationkey))
+                    if _o is None:
+                        _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_o_custkey, v_c_nationkey)] = _n
+                        else:
+                            del _grp[(v_o_custkey, v_c_nationkey)]
+                            if not _grp:
+                                del n1_by_c_nationkey[v_c_nationkey]
+                _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+                if _o is None:
+                    n1_count_by_c_nationkey[v_c_nationkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_c_nationkey[v_c_nationkey] = _n
+                    else:
+                        del n1_count_by_c_nationkey[v_c_nationkey]
+                _w3 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_c_nationkey)
+                    if _o is None:
+                        n0_root[v_c_nationkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_c_nationkey] = _n
+                        else:
+                            del n0_root[v_c_nationkey]
+                    if pending is not None:
                         for (v_l_orderkey, v_o_custkey), _m5 in self.n3_by_o_custkey[
                             v_o_custkey
                         ].items():
@@ -1478,32 +1040,241 @@ class View:
                                         ), _m9 in self.part_by_l_partkey[
                                             v_l_partkey
                                         ].items():
-                                            _k = (
-                                                v_l_orderkey,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_l_linenumber,
-                                                v_l_quantity,
-                                                v_l_extendedprice,
-                                                v_l_discount,
-                                                v_l_tax,
-                                                v_l_returnflag,
-                                                v_l_linestatus,
-                                                v_l_shipdate,
-                                                v_l_commitdate,
-                                                v_l_receiptdate,
-                                                v_l_shipinstruct,
-                                                v_l_shipmode,
-                                                v_l_comment,
-                                                v_l_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
+                                            for (
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            ), _m10 in self.nation_by_c_nationkey[
+                                                v_c_nationkey
+                                            ].items():
+                                                _k = (
+                                                    v_l_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_l_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                    v_l_partkey,
+                                                    v_p_name,
+                                                    v_p_mfgr,
+                                                    v_p_brand,
+                                                    v_p_type,
+                                                    v_p_size,
+                                                    v_p_container,
+                                                    v_p_retailprice,
+                                                    v_p_comment,
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                )
+                                                _v = _p * _m6 * _m8 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+    def _apply_part(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 9:
+            raise ViewError(_arity_message("part", 9, row))
+        (
+            v_l_partkey,
+            v_p_name,
+            v_p_mfgr,
+            v_p_brand,
+            v_p_type,
+            v_p_size,
+            v_p_container,
+            v_p_retailprice,
+            v_p_comment,
+        ) = row
+        keep_part = v_l_partkey is not None
+        store = self.part_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("part", row))
+        pending = self._pending
+        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
+        lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
+        n0_root = self.n0_root
+        n1_by_c_nationkey = self.n1_by_c_nationkey
+        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
+        n3_by_o_custkey = self.n3_by_o_custkey
+        n3_count_by_o_custkey = self.n3_count_by_o_custkey
+        n5_by_l_orderkey = self.n5_by_l_orderkey
+        n5_count_by_l_orderkey = self.n5_count_by_l_orderkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
+        part_by_l_partkey = self.part_by_l_partkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom part
+        if keep_part:
+            _p = d
+            _grp = part_by_l_partkey.get(v_l_partkey)
+            if _grp is None:
+                part_by_l_partkey[v_l_partkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del part_by_l_partkey[v_l_partkey]
+            _o = part_count_by_l_partkey.get(v_l_partkey)
+            if _o is None:
+                part_count_by_l_partkey[v_l_partkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    part_count_by_l_partkey[v_l_partkey] = _n
+                else:
+                    del part_count_by_l_partkey[v_l_partkey]
+            _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
+            if _g3:
+                for v_l_orderkey, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n5_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n5_by_l_orderkey[v_l_orderkey] = {
+                            (v_l_orderkey, v_l_partkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_l_orderkey, v_l_partkey))
+                        if _o is None:
+                            _grp[(v_l_orderkey, v_l_partkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_l_orderkey, v_l_partkey)] = _n
+                            else:
+                                del _grp[(v_l_orderkey, v_l_partkey)]
+                                if not _grp:
+                                    del n5_by_l_orderkey[v_l_orderkey]
+                    _o = n5_count_by_l_orderkey.get(v_l_orderkey)
+                    if _o is None:
+                        n5_count_by_l_orderkey[v_l_orderkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n5_count_by_l_orderkey[v_l_orderkey] = _n
+                        else:
+                            del n5_count_by_l_orderkey[v_l_orderkey]
+                    _g6 = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
+                    if _g6:
+                        for v_o_custkey, _w4 in _g6.items():
+                            _d5 = _d2 * _w4
+                            _grp = n3_by_o_custkey.get(v_o_custkey)
+                            if _grp is None:
+                                n3_by_o_custkey[v_o_custkey] = {
+                                    (v_l_orderkey, v_o_custkey): _d5
+                                }
+                            else:
+                                _o = _grp.get((v_l_orderkey, v_o_custkey))
+                                if _o is None:
+                                    _grp[(v_l_orderkey, v_o_custkey)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                    else:
+                                        del _grp[(v_l_orderkey, v_o_custkey)]
+                                        if not _grp:
+                                            del n3_by_o_custkey[v_o_custkey]
+                            _o = n3_count_by_o_custkey.get(v_o_custkey)
+                            if _o is None:
+                                n3_count_by_o_custkey[v_o_custkey] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n3_count_by_o_custkey[v_o_custkey] = _n
+                                else:
+                                    del n3_count_by_o_custkey[v_o_custkey]
+                            _g9 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
+                            if _g9:
+                                for v_c_nationkey, _w7 in _g9.items():
+                                    _d8 = _d5 * _w7
+                                    _grp = n1_by_c_nationkey.get(v_c_nationkey)
+                                    if _grp is None:
+                                        n1_by_c_nationkey[v_c_nationkey] = {
+                                            (v_o_custkey, v_c_nationkey): _d8
+                                        }
+                                    else:
+                                        _o = _grp.get((v_o_custkey, v_c_nationkey))
+                                        if _o is None:
+                                            _grp[(v_o_custkey, v_c_nationkey)] = _d8
+                                        else:
+                                            _n = _o + _d8
+                                            if _n:
+                                                _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                            else:
+                                                del _grp[(v_o_custkey, v_c_nationkey)]
+                                                if not _grp:
+                                                    del n1_by_c_nationkey[v_c_nationkey]
+                                    _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+                                    if _o is None:
+                                        n1_count_by_c_nationkey[v_c_nationkey] = _d8
+                                    else:
+                                        _n = _o + _d8
+                                        if _n:
+                                            n1_count_by_c_nationkey[v_c_nationkey] = _n
+                                        else:
+                                            del n1_count_by_c_nationkey[v_c_nationkey]
+                                    _w10 = nation_count_by_c_nationkey.get(
+                                        v_c_nationkey
+                                    )
+                                    if _w10 is not None:
+                                        _d11 = _d8 * _w10
+                                        _o = n0_root.get(v_c_nationkey)
+                                        if _o is None:
+                                            n0_root[v_c_nationkey] = _d11
+                                        else:
+                                            _n = _o + _d11
+                                            if _n:
+                                                n0_root[v_c_nationkey] = _n
+                                            else:
+                                                del n0_root[v_c_nationkey]
+                                        if pending is not None:
+                                            for (
                                                 v_o_custkey,
                                                 v_c_name,
                                                 v_c_address,
@@ -1512,6 +1283,232 @@ class View:
                                                 v_c_acctbal,
                                                 v_c_mktsegment,
                                                 v_c_comment,
+                                            ), _m12 in self.customer_by_o_custkey_c_nationkey[
+                                                (v_o_custkey, v_c_nationkey)
+                                            ].items():
+                                                for (
+                                                    v_l_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                ), _m13 in self.orders_by_l_orderkey_o_custkey[
+                                                    (v_l_orderkey, v_o_custkey)
+                                                ].items():
+                                                    for (
+                                                        v_l_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                    ), _m14 in self.lineitem_by_l_orderkey_l_partkey[
+                                                        (v_l_orderkey, v_l_partkey)
+                                                    ].items():
+                                                        for (
+                                                            v_c_nationkey,
+                                                            v_n_name,
+                                                            v_n_regionkey,
+                                                            v_n_comment,
+                                                        ), _m15 in self.nation_by_c_nationkey[
+                                                            v_c_nationkey
+                                                        ].items():
+                                                            _k = (
+                                                                v_l_orderkey,
+                                                                v_l_partkey,
+                                                                v_l_suppkey,
+                                                                v_l_linenumber,
+                                                                v_l_quantity,
+                                                                v_l_extendedprice,
+                                                                v_l_discount,
+                                                                v_l_tax,
+                                                                v_l_returnflag,
+                                                                v_l_linestatus,
+                                                                v_l_shipdate,
+                                                                v_l_commitdate,
+                                                                v_l_receiptdate,
+                                                                v_l_shipinstruct,
+                                                                v_l_shipmode,
+                                                                v_l_comment,
+                                                                v_l_orderkey,
+                                                                v_o_custkey,
+                                                                v_o_orderstatus,
+                                                                v_o_totalprice,
+                                                                v_o_orderdate,
+                                                                v_o_orderpriority,
+                                                                v_o_clerk,
+                                                                v_o_shippriority,
+                                                                v_o_comment,
+                                                                v_o_custkey,
+                                                                v_c_name,
+                                                                v_c_address,
+                                                                v_c_nationkey,
+                                                                v_c_phone,
+                                                                v_c_acctbal,
+                                                                v_c_mktsegment,
+                                                                v_c_comment,
+                                                                v_l_partkey,
+                                                                v_p_name,
+                                                                v_p_mfgr,
+                                                                v_p_brand,
+                                                                v_p_type,
+                                                                v_p_size,
+                                                                v_p_container,
+                                                                v_p_retailprice,
+                                                                v_p_comment,
+                                                                v_c_nationkey,
+                                                                v_n_name,
+                                                                v_n_regionkey,
+                                                                v_n_comment,
+                                                            )
+                                                            _v = (
+                                                                _p
+                                                                * _m12
+                                                                * _m13
+                                                                * _m14
+                                                                * _m15
+                                                            )
+                                                            _o = pending.get(_k)
+                                                            pending[_k] = (
+                                                                _v
+                                                                if _o is None
+                                                                else _o + _v
+                                                            )
+
+    def _apply_nation(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 4:
+            raise ViewError(_arity_message("nation", 4, row))
+        v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment = row
+        keep_nation = v_c_nationkey is not None
+        store = self.nation_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("nation", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
+        nation_by_c_nationkey = self.nation_by_c_nationkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom nation
+        if keep_nation:
+            _p = d
+            _grp = nation_by_c_nationkey.get(v_c_nationkey)
+            if _grp is None:
+                nation_by_c_nationkey[v_c_nationkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del nation_by_c_nationkey[v_c_nationkey]
+            _o = nation_count_by_c_nationkey.get(v_c_nationkey)
+            if _o is None:
+                nation_count_by_c_nationkey[v_c_nationkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    nation_count_by_c_nationkey[v_c_nationkey] = _n
+                else:
+                    del nation_count_by_c_nationkey[v_c_nationkey]
+            _w1 = n1_count_by_c_nationkey.get(v_c_nationkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_c_nationkey)
+                if _o is None:
+                    n0_root[v_c_nationkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_c_nationkey] = _n
+                    else:
+                        del n0_root[v_c_nationkey]
+                if pending is not None:
+                    for (v_o_custkey, v_c_nationkey), _m3 in self.n1_by_c_nationkey[
+                        v_c_nationkey
+                    ].items():
+                        for (
+                            v_o_custkey,
+                            v_c_name,
+                            v_c_address,
+                            v_c_nationkey,
+                            v_c_phone,
+                            v_c_acctbal,
+                            v_c_mktsegment,
+                            v_c_comment,
+                        ), _m4 in self.customer_by_o_custkey_c_nationkey[
+                            (v_o_custkey, v_c_nationkey)
+                        ].items():
+                            for (
+                                v_l_orderkey,
+                                v_o_custkey,
+                            ), _m5 in self.n3_by_o_custkey[v_o_custkey].items():
+                                for (
+                                    v_l_orderkey,
+                                    v_o_custkey,
+                                    v_o_orderstatus,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                    v_o_orderpriority,
+                                    v_o_clerk,
+                                    v_o_shippriority,
+                                    v_o_comment,
+                                ), _m6 in self.orders_by_l_orderkey_o_custkey[
+                                    (v_l_orderkey, v_o_custkey)
+                                ].items():
+                                    for (
+                                        v_l_orderkey,
+                                        v_l_partkey,
+                                    ), _m7 in self.n5_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_l_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                        ), _m8 in self.lineitem_by_l_orderkey_l_partkey[
+                                            (v_l_orderkey, v_l_partkey)
+                                        ].items():
+                                            for (
                                                 v_l_partkey,
                                                 v_p_name,
                                                 v_p_mfgr,
@@ -1521,14 +1518,62 @@ class View:
                                                 v_p_container,
                                                 v_p_retailprice,
                                                 v_p_comment,
-                                                v_c_nationkey,
-                                                v_n_name,
-                                                v_n_regionkey,
-                                                v_n_comment,
-                                            )
-                                            _v = _p * _m4 * _m6 * _m8 * _m9
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
+                                            ), _m9 in self.part_by_l_partkey[
+                                                v_l_partkey
+                                            ].items():
+                                                _k = (
+                                                    v_l_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_l_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                    v_l_partkey,
+                                                    v_p_name,
+                                                    v_p_mfgr,
+                                                    v_p_brand,
+                                                    v_p_type,
+                                                    v_p_size,
+                                                    v_p_container,
+                                                    v_p_retailprice,
+                                                    v_p_comment,
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                )
+                                                _v = _p * _m4 * _m6 * _m8 * _m9
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
 
     def _lookup(
         self,
@@ -1949,6 +1994,11 @@ class View:
             {
                 "query": self.QUERY_ID,
                 "state": {
+                    "lineitem_rows": self.lineitem_rows,
+                    "orders_rows": self.orders_rows,
+                    "customer_rows": self.customer_rows,
+                    "part_rows": self.part_rows,
+                    "nation_rows": self.nation_rows,
                     "n0_root": self.n0_root,
                     "n1_by_c_nationkey": self.n1_by_c_nationkey,
                     "n1_count_by_c_nationkey": self.n1_count_by_c_nationkey,
@@ -1975,4 +2025,7 @@ class View:
         if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
             raise ViewError("the snapshot was taken from a view of another query")
         for name, value in copy.deepcopy(snapshot["state"]).items():
-            setattr(self, name, value)
+            if name.startswith("sub:"):
+                getattr(self, name[4:]).restore(value)
+            else:
+                setattr(self, name, value)

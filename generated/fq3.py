@@ -209,6 +209,11 @@ class View:
     QUERY_ID = "7657d6edd93b147b"
 
     def __init__(self, on_delta=None, push=False):
+        self.orders_rows = {}  # input rows: row -> multiplicity
+        self.lineitem_rows = {}  # input rows: row -> multiplicity
+        self.partsupp_rows = {}  # input rows: row -> multiplicity
+        self.supplier_rows = {}  # input rows: row -> multiplicity
+        self.customer_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.n1_count_by_l_suppkey = (
             {}
@@ -344,14 +349,10 @@ class View:
             v_o_shippriority,
             v_o_comment,
         ) = row
-        if (
-            d < 0
-            and self.orders_by_o_orderkey_o_custkey.get(
-                (v_o_orderkey, v_o_custkey), _EMPTY
-            ).get(row, _ZERO)
-            + d
-            < 0
-        ):
+        keep_orders = v_o_orderkey is not None and v_o_custkey is not None
+        store = self.orders_rows
+        count = store.get(row, 0) + d
+        if count < 0:
             raise ViewError(_absent_message("orders", row))
         pending = self._pending
         customer_count_by_o_custkey = self.customer_count_by_o_custkey
@@ -364,854 +365,47 @@ class View:
         n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         orders_by_o_orderkey_o_custkey = self.orders_by_o_orderkey_o_custkey
         orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
         # atom orders
-        _p = d
-        _grp = orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
-        if _grp is None:
-            orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)]
-        _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
-        if _grp is None:
-            orders_o_orderkey_by_o_custkey[v_o_custkey] = {v_o_orderkey: _p}
-        else:
-            _o = _grp.get(v_o_orderkey)
-            if _o is None:
-                _grp[v_o_orderkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[v_o_orderkey] = _n
-                else:
-                    del _grp[v_o_orderkey]
-                    if not _grp:
-                        del orders_o_orderkey_by_o_custkey[v_o_custkey]
-        _w1 = customer_count_by_o_custkey.get(v_o_custkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _grp = n6_by_o_orderkey.get(v_o_orderkey)
+        if keep_orders:
+            _p = d
+            _grp = orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
             if _grp is None:
-                n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d2}
+                orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)] = {row: _p}
             else:
-                _o = _grp.get((v_o_orderkey, v_o_custkey))
+                _o = _grp.get(row)
                 if _o is None:
-                    _grp[(v_o_orderkey, v_o_custkey)] = _d2
+                    _grp[row] = _p
                 else:
-                    _n = _o + _d2
+                    _n = _o + _p
                     if _n:
-                        _grp[(v_o_orderkey, v_o_custkey)] = _n
+                        _grp[row] = _n
                     else:
-                        del _grp[(v_o_orderkey, v_o_custkey)]
+                        del _grp[row]
                         if not _grp:
-                            del n6_by_o_orderkey[v_o_orderkey]
-            _o = n6_count_by_o_orderkey.get(v_o_orderkey)
-            if _o is None:
-                n6_count_by_o_orderkey[v_o_orderkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n6_count_by_o_orderkey[v_o_orderkey] = _n
-                else:
-                    del n6_count_by_o_orderkey[v_o_orderkey]
-            _g5 = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
-            if _g5:
-                for v_l_suppkey, _w3 in _g5.items():
-                    _d4 = _d2 * _w3
-                    _grp = n4_by_l_suppkey.get(v_l_suppkey)
-                    if _grp is None:
-                        n4_by_l_suppkey[v_l_suppkey] = {
-                            (v_o_orderkey, v_l_suppkey): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_o_orderkey, v_l_suppkey))
-                        if _o is None:
-                            _grp[(v_o_orderkey, v_l_suppkey)] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _n
-                            else:
-                                del _grp[(v_o_orderkey, v_l_suppkey)]
-                                if not _grp:
-                                    del n4_by_l_suppkey[v_l_suppkey]
-                    _o = n4_count_by_l_suppkey.get(v_l_suppkey)
-                    if _o is None:
-                        n4_count_by_l_suppkey[v_l_suppkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n4_count_by_l_suppkey[v_l_suppkey] = _n
-                        else:
-                            del n4_count_by_l_suppkey[v_l_suppkey]
-                    _w6 = n1_count_by_l_suppkey.get(v_l_suppkey)
-                    if _w6 is not None:
-                        _d7 = _d4 * _w6
-                        _o = n0_root.get(v_l_suppkey)
-                        if _o is None:
-                            n0_root[v_l_suppkey] = _d7
-                        else:
-                            _n = _o + _d7
-                            if _n:
-                                n0_root[v_l_suppkey] = _n
-                            else:
-                                del n0_root[v_l_suppkey]
-                        if pending is not None:
-                            for (
-                                v_ps_partkey,
-                                v_l_suppkey,
-                                v_ps_availqty,
-                                v_ps_supplycost,
-                                v_ps_comment,
-                            ), _m8 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
-                                for (
-                                    v_l_suppkey,
-                                    v_s_name,
-                                    v_s_address,
-                                    v_s_nationkey,
-                                    v_s_phone,
-                                    v_s_acctbal,
-                                    v_s_comment,
-                                ), _m9 in self.supplier_by_l_suppkey[
-                                    v_l_suppkey
-                                ].items():
-                                    for (
-                                        v_o_orderkey,
-                                        v_l_partkey,
-                                        v_l_suppkey,
-                                        v_l_linenumber,
-                                        v_l_quantity,
-                                        v_l_extendedprice,
-                                        v_l_discount,
-                                        v_l_tax,
-                                        v_l_returnflag,
-                                        v_l_linestatus,
-                                        v_l_shipdate,
-                                        v_l_commitdate,
-                                        v_l_receiptdate,
-                                        v_l_shipinstruct,
-                                        v_l_shipmode,
-                                        v_l_comment,
-                                    ), _m10 in self.lineitem_by_o_orderkey_l_suppkey[
-                                        (v_o_orderkey, v_l_suppkey)
-                                    ].items():
-                                        for (
-                                            v_o_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_mktsegment,
-                                            v_c_comment,
-                                        ), _m11 in self.customer_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
-                                            _k = (
-                                                v_o_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                                v_o_orderkey,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_l_linenumber,
-                                                v_l_quantity,
-                                                v_l_extendedprice,
-                                                v_l_discount,
-                                                v_l_tax,
-                                                v_l_returnflag,
-                                                v_l_linestatus,
-                                                v_l_shipdate,
-                                                v_l_commitdate,
-                                                v_l_receiptdate,
-                                                v_l_shipinstruct,
-                                                v_l_shipmode,
-                                                v_l_comment,
-                                                v_ps_partkey,
-                                                v_l_suppkey,
-                                                v_ps_availqty,
-                                                v_ps_supplycost,
-                                                v_ps_comment,
-                                                v_l_suppkey,
-                                                v_s_name,
-                                                v_s_address,
-                                                v_s_nationkey,
-                                                v_s_phone,
-                                                v_s_acctbal,
-                                                v_s_comment,
-                                                v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                            )
-                                            _v = _p * _m8 * _m9 * _m10 * _m11
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_lineitem(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 16:
-            raise ViewError(_arity_message("lineitem", 16, row))
-        (
-            v_o_orderkey,
-            v_l_partkey,
-            v_l_suppkey,
-            v_l_linenumber,
-            v_l_quantity,
-            v_l_extendedprice,
-            v_l_discount,
-            v_l_tax,
-            v_l_returnflag,
-            v_l_linestatus,
-            v_l_shipdate,
-            v_l_commitdate,
-            v_l_receiptdate,
-            v_l_shipinstruct,
-            v_l_shipmode,
-            v_l_comment,
-        ) = row
-        if (
-            d < 0
-            and self.lineitem_by_o_orderkey_l_suppkey.get(
-                (v_o_orderkey, v_l_suppkey), _EMPTY
-            ).get(row, _ZERO)
-            + d
-            < 0
-        ):
-            raise ViewError(_absent_message("lineitem", row))
-        pending = self._pending
-        lineitem_by_o_orderkey_l_suppkey = self.lineitem_by_o_orderkey_l_suppkey
-        lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
-        n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        n4_by_l_suppkey = self.n4_by_l_suppkey
-        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
-        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
-        # atom lineitem
-        _p = d
-        _grp = lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
-        if _grp is None:
-            lineitem_by_o_orderkey_l_suppkey[(v_o_orderkey, v_l_suppkey)] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del lineitem_by_o_orderkey_l_suppkey[
-                            (v_o_orderkey, v_l_suppkey)
-                        ]
-        _grp = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
-        if _grp is None:
-            lineitem_l_suppkey_by_o_orderkey[v_o_orderkey] = {v_l_suppkey: _p}
-        else:
-            _o = _grp.get(v_l_suppkey)
-            if _o is None:
-                _grp[v_l_suppkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[v_l_suppkey] = _n
-                else:
-                    del _grp[v_l_suppkey]
-                    if not _grp:
-                        del lineitem_l_suppkey_by_o_orderkey[v_o_orderkey]
-        _w1 = n6_count_by_o_orderkey.get(v_o_orderkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _grp = n4_by_l_suppkey.get(v_l_suppkey)
+                            del orders_by_o_orderkey_o_custkey[
+                                (v_o_orderkey, v_o_custkey)
+                            ]
+            _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
             if _grp is None:
-                n4_by_l_suppkey[v_l_suppkey] = {(v_o_orderkey, v_l_suppkey): _d2}
+                orders_o_orderkey_by_o_custkey[v_o_custkey] = {v_o_orderkey: _p}
             else:
-                _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                _o = _grp.get(v_o_orderkey)
                 if _o is None:
-                    _grp[(v_o_orderkey, v_l_suppkey)] = _d2
+                    _grp[v_o_orderkey] = _p
                 else:
-                    _n = _o + _d2
+                    _n = _o + _p
                     if _n:
-                        _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                        _grp[v_o_orderkey] = _n
                     else:
-                        del _grp[(v_o_orderkey, v_l_suppkey)]
+                        del _grp[v_o_orderkey]
                         if not _grp:
-                            del n4_by_l_suppkey[v_l_suppkey]
-            _o = n4_count_by_l_suppkey.get(v_l_suppkey)
-            if _o is None:
-                n4_count_by_l_suppkey[v_l_suppkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n4_count_by_l_suppkey[v_l_suppkey] = _n
-                else:
-                    del n4_count_by_l_suppkey[v_l_suppkey]
-            _w3 = n1_count_by_l_suppkey.get(v_l_suppkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
-                _o = n0_root.get(v_l_suppkey)
-                if _o is None:
-                    n0_root[v_l_suppkey] = _d4
-                else:
-                    _n = _o + _d4
-                    if _n:
-                        n0_root[v_l_suppkey] = _n
-                    else:
-                        del n0_root[v_l_suppkey]
-                if pending is not None:
-                    for (
-                        v_ps_partkey,
-                        v_l_suppkey,
-                        v_ps_availqty,
-                        v_ps_supplycost,
-                        v_ps_comment,
-                    ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
-                        for (
-                            v_l_suppkey,
-                            v_s_name,
-                            v_s_address,
-                            v_s_nationkey,
-                            v_s_phone,
-                            v_s_acctbal,
-                            v_s_comment,
-                        ), _m6 in self.supplier_by_l_suppkey[v_l_suppkey].items():
-                            for (
-                                v_o_orderkey,
-                                v_o_custkey,
-                            ), _m7 in self.n6_by_o_orderkey[v_o_orderkey].items():
-                                for (
-                                    v_o_orderkey,
-                                    v_o_custkey,
-                                    v_o_orderstatus,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                    v_o_orderpriority,
-                                    v_o_clerk,
-                                    v_o_shippriority,
-                                    v_o_comment,
-                                ), _m8 in self.orders_by_o_orderkey_o_custkey[
-                                    (v_o_orderkey, v_o_custkey)
-                                ].items():
-                                    for (
-                                        v_o_custkey,
-                                        v_c_name,
-                                        v_c_address,
-                                        v_c_nationkey,
-                                        v_c_phone,
-                                        v_c_acctbal,
-                                        v_c_mktsegment,
-                                        v_c_comment,
-                                    ), _m9 in self.customer_by_o_custkey[
-                                        v_o_custkey
-                                    ].items():
-                                        _k = (
-                                            v_o_orderkey,
-                                            v_o_custkey,
-                                            v_o_orderstatus,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
-                                            v_o_orderpriority,
-                                            v_o_clerk,
-                                            v_o_shippriority,
-                                            v_o_comment,
-                                            v_o_orderkey,
-                                            v_l_partkey,
-                                            v_l_suppkey,
-                                            v_l_linenumber,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                            v_l_tax,
-                                            v_l_returnflag,
-                                            v_l_linestatus,
-                                            v_l_shipdate,
-                                            v_l_commitdate,
-                                            v_l_receiptdate,
-                                            v_l_shipinstruct,
-                                            v_l_shipmode,
-                                            v_l_comment,
-                                            v_ps_partkey,
-                                            v_l_suppkey,
-                                            v_ps_availqty,
-                                            v_ps_supplycost,
-                                            v_ps_comment,
-                                            v_l_suppkey,
-                                            v_s_name,
-                                            v_s_address,
-                                            v_s_nationkey,
-                                            v_s_phone,
-                                            v_s_acctbal,
-                                            v_s_comment,
-                                            v_o_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_mktsegment,
-                                            v_c_comment,
-                                        )
-                                        _v = _p * _m5 * _m6 * _m8 * _m9
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_partsupp(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 5:
-            raise ViewError(_arity_message("partsupp", 5, row))
-        v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
-        if (
-            d < 0
-            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
-        ):
-            raise ViewError(_absent_message("partsupp", row))
-        pending = self._pending
-        n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
-        partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
-        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
-        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
-        # atom partsupp
-        _p = d
-        _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
-        if _grp is None:
-            partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del partsupp_by_l_suppkey[v_l_suppkey]
-        _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-        if _o is None:
-            partsupp_count_by_l_suppkey[v_l_suppkey] = _p
-        else:
-            _n = _o + _p
-            if _n:
-                partsupp_count_by_l_suppkey[v_l_suppkey] = _n
-            else:
-                del partsupp_count_by_l_suppkey[v_l_suppkey]
-        _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
-            if _o is None:
-                n1_count_by_l_suppkey[v_l_suppkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n1_count_by_l_suppkey[v_l_suppkey] = _n
-                else:
-                    del n1_count_by_l_suppkey[v_l_suppkey]
-            _w3 = n4_count_by_l_suppkey.get(v_l_suppkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
-                _o = n0_root.get(v_l_suppkey)
-                if _o is None:
-                    n0_root[v_l_suppkey] = _d4
-                else:
-                    _n = _o + _d4
-                    if _n:
-                        n0_root[v_l_suppkey] = _n
-                    else:
-                        del n0_root[v_l_suppkey]
-                if pending is not None:
-                    for (
-                        v_l_suppkey,
-                        v_s_name,
-                        v_s_address,
-                        v_s_nationkey,
-                        v_s_phone,
-                        v_s_acctbal,
-                        v_s_comment,
-                    ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
-                        for (v_o_orderkey, v_l_suppkey), _m6 in self.n4_by_l_suppkey[
-                            v_l_suppkey
-                        ].items():
-                            for (
-                                v_o_orderkey,
-                                v_l_partkey,
-                                v_l_suppkey,
-                                v_l_linenumber,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                                v_l_tax,
-                                v_l_returnflag,
-                                v_l_linestatus,
-                                v_l_shipdate,
-                                v_l_commitdate,
-                                v_l_receiptdate,
-                                v_l_shipinstruct,
-                                v_l_shipmode,
-                                v_l_comment,
-                            ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
-                                (v_o_orderkey, v_l_suppkey)
-                            ].items():
-                                for (
-                                    v_o_orderkey,
-                                    v_o_custkey,
-                                ), _m8 in self.n6_by_o_orderkey[v_o_orderkey].items():
-                                    for (
-                                        v_o_orderkey,
-                                        v_o_custkey,
-                                        v_o_orderstatus,
-                                        v_o_totalprice,
-                                        v_o_orderdate,
-                                        v_o_orderpriority,
-                                        v_o_clerk,
-                                        v_o_shippriority,
-                                        v_o_comment,
-                                    ), _m9 in self.orders_by_o_orderkey_o_custkey[
-                                        (v_o_orderkey, v_o_custkey)
-                                    ].items():
-                                        for (
-                                            v_o_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_mktsegment,
-                                            v_c_comment,
-                                        ), _m10 in self.customer_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
-                                            _k = (
-                                                v_o_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                                v_o_orderkey,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_l_linenumber,
-                                                v_l_quantity,
-                                                v_l_extendedprice,
-                                                v_l_discount,
-                                                v_l_tax,
-                                                v_l_returnflag,
-                                                v_l_linestatus,
-                                                v_l_shipdate,
-                                                v_l_commitdate,
-                                                v_l_receiptdate,
-                                                v_l_shipinstruct,
-                                                v_l_shipmode,
-                                                v_l_comment,
-                                                v_ps_partkey,
-                                                v_l_suppkey,
-                                                v_ps_availqty,
-                                                v_ps_supplycost,
-                                                v_ps_comment,
-                                                v_l_suppkey,
-                                                v_s_name,
-                                                v_s_address,
-                                                v_s_nationkey,
-                                                v_s_phone,
-                                                v_s_acctbal,
-                                                v_s_comment,
-                                                v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                            )
-                                            _v = _p * _m5 * _m7 * _m9 * _m10
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_supplier(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 7:
-            raise ViewError(_arity_message("supplier", 7, row))
-        (
-            v_l_suppkey,
-            v_s_name,
-            v_s_address,
-            v_s_nationkey,
-            v_s_phone,
-            v_s_acctbal,
-            v_s_comment,
-        ) = row
-        if (
-            d < 0
-            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
-        ):
-            raise ViewError(_absent_message("supplier", row))
-        pending = self._pending
-        n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
-        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
-        supplier_by_l_suppkey = self.supplier_by_l_suppkey
-        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
-        # atom supplier
-        _p = d
-        _grp = supplier_by_l_suppkey.get(v_l_suppkey)
-        if _grp is None:
-            supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del supplier_by_l_suppkey[v_l_suppkey]
-        _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
-        if _o is None:
-            supplier_count_by_l_suppkey[v_l_suppkey] = _p
-        else:
-            _n = _o + _p
-            if _n:
-                supplier_count_by_l_suppkey[v_l_suppkey] = _n
-            else:
-                del supplier_count_by_l_suppkey[v_l_suppkey]
-        _w1 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
-            if _o is None:
-                n1_count_by_l_suppkey[v_l_suppkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n1_count_by_l_suppkey[v_l_suppkey] = _n
-                else:
-                    del n1_count_by_l_suppkey[v_l_suppkey]
-            _w3 = n4_count_by_l_suppkey.get(v_l_suppkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
-                _o = n0_root.get(v_l_suppkey)
-                if _o is None:
-                    n0_root[v_l_suppkey] = _d4
-                else:
-                    _n = _o + _d4
-                    if _n:
-                        n0_root[v_l_suppkey] = _n
-                    else:
-                        del n0_root[v_l_suppkey]
-                if pending is not None:
-                    for (
-                        v_ps_partkey,
-                        v_l_suppkey,
-                        v_ps_availqty,
-                        v_ps_supplycost,
-                        v_ps_comment,
-                    ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
-                        for (v_o_orderkey, v_l_suppkey), _m6 in self.n4_by_l_suppkey[
-                            v_l_suppkey
-                        ].items():
-                            for (
-                                v_o_orderkey,
-                                v_l_partkey,
-                                v_l_suppkey,
-                                v_l_linenumber,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                                v_l_tax,
-                                v_l_returnflag,
-                                v_l_linestatus,
-                                v_l_shipdate,
-                                v_l_commitdate,
-                                v_l_receiptdate,
-                                v_l_shipinstruct,
-                                v_l_shipmode,
-                                v_l_comment,
-                            ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
-                                (v_o_orderkey, v_l_suppkey)
-                            ].items():
-                                for (
-                                    v_o_orderkey,
-                                    v_o_custkey,
-                                ), _m8 in self.n6_by_o_orderkey[v_o_orderkey].items():
-                                    for (
-                                        v_o_orderkey,
-                                        v_o_custkey,
-                                        v_o_orderstatus,
-                                        v_o_totalprice,
-                                        v_o_orderdate,
-                                        v_o_orderpriority,
-                                        v_o_clerk,
-                                        v_o_shippriority,
-                                        v_o_comment,
-                                    ), _m9 in self.orders_by_o_orderkey_o_custkey[
-                                        (v_o_orderkey, v_o_custkey)
-                                    ].items():
-                                        for (
-                                            v_o_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_mktsegment,
-                                            v_c_comment,
-                                        ), _m10 in self.customer_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
-                                            _k = (
-                                                v_o_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                                v_o_orderkey,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_l_linenumber,
-                                                v_l_quantity,
-                                                v_l_extendedprice,
-                                                v_l_discount,
-                                                v_l_tax,
-                                                v_l_returnflag,
-                                                v_l_linestatus,
-                                                v_l_shipdate,
-                                                v_l_commitdate,
-                                                v_l_receiptdate,
-                                                v_l_shipinstruct,
-                                                v_l_shipmode,
-                                                v_l_comment,
-                                                v_ps_partkey,
-                                                v_l_suppkey,
-                                                v_ps_availqty,
-                                                v_ps_supplycost,
-                                                v_ps_comment,
-                                                v_l_suppkey,
-                                                v_s_name,
-                                                v_s_address,
-                                                v_s_nationkey,
-                                                v_s_phone,
-                                                v_s_acctbal,
-                                                v_s_comment,
-                                                v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                            )
-                                            _v = _p * _m5 * _m7 * _m9 * _m10
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_customer(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 8:
-            raise ViewError(_arity_message("customer", 8, row))
-        (
-            v_o_custkey,
-            v_c_name,
-            v_c_address,
-            v_c_nationkey,
-            v_c_phone,
-            v_c_acctbal,
-            v_c_mktsegment,
-            v_c_comment,
-        ) = row
-        if (
-            d < 0
-            and self.customer_by_o_custkey.get(v_o_custkey, _EMPTY).get(row, _ZERO) + d
-            < 0
-        ):
-            raise ViewError(_absent_message("customer", row))
-        pending = self._pending
-        customer_by_o_custkey = self.customer_by_o_custkey
-        customer_count_by_o_custkey = self.customer_count_by_o_custkey
-        lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
-        n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        n4_by_l_suppkey = self.n4_by_l_suppkey
-        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
-        n6_by_o_orderkey = self.n6_by_o_orderkey
-        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
-        orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
-        # atom customer
-        _p = d
-        _grp = customer_by_o_custkey.get(v_o_custkey)
-        if _grp is None:
-            customer_by_o_custkey[v_o_custkey] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del customer_by_o_custkey[v_o_custkey]
-        _o = customer_count_by_o_custkey.get(v_o_custkey)
-        if _o is None:
-            customer_count_by_o_custkey[v_o_custkey] = _p
-        else:
-            _n = _o + _p
-            if _n:
-                customer_count_by_o_custkey[v_o_custkey] = _n
-            else:
-                del customer_count_by_o_custkey[v_o_custkey]
-        _g3 = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
-        if _g3:
-            for v_o_orderkey, _w1 in _g3.items():
+                            del orders_o_orderkey_by_o_custkey[v_o_custkey]
+            _w1 = customer_count_by_o_custkey.get(v_o_custkey)
+            if _w1 is not None:
                 _d2 = _p * _w1
                 _grp = n6_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
@@ -1237,21 +431,21 @@ class View:
                         n6_count_by_o_orderkey[v_o_orderkey] = _n
                     else:
                         del n6_count_by_o_orderkey[v_o_orderkey]
-                _g6 = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
-                if _g6:
-                    for v_l_suppkey, _w4 in _g6.items():
-                        _d5 = _d2 * _w4
+                _g5 = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
+                if _g5:
+                    for v_l_suppkey, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
                         _grp = n4_by_l_suppkey.get(v_l_suppkey)
                         if _grp is None:
                             n4_by_l_suppkey[v_l_suppkey] = {
-                                (v_o_orderkey, v_l_suppkey): _d5
+                                (v_o_orderkey, v_l_suppkey): _d4
                             }
                         else:
                             _o = _grp.get((v_o_orderkey, v_l_suppkey))
                             if _o is None:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _d5
+                                _grp[(v_o_orderkey, v_l_suppkey)] = _d4
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d4
                                 if _n:
                                     _grp[(v_o_orderkey, v_l_suppkey)] = _n
                                 else:
@@ -1260,21 +454,21 @@ class View:
                                         del n4_by_l_suppkey[v_l_suppkey]
                         _o = n4_count_by_l_suppkey.get(v_l_suppkey)
                         if _o is None:
-                            n4_count_by_l_suppkey[v_l_suppkey] = _d5
+                            n4_count_by_l_suppkey[v_l_suppkey] = _d4
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d4
                             if _n:
                                 n4_count_by_l_suppkey[v_l_suppkey] = _n
                             else:
                                 del n4_count_by_l_suppkey[v_l_suppkey]
-                        _w7 = n1_count_by_l_suppkey.get(v_l_suppkey)
-                        if _w7 is not None:
-                            _d8 = _d5 * _w7
+                        _w6 = n1_count_by_l_suppkey.get(v_l_suppkey)
+                        if _w6 is not None:
+                            _d7 = _d4 * _w6
                             _o = n0_root.get(v_l_suppkey)
                             if _o is None:
-                                n0_root[v_l_suppkey] = _d8
+                                n0_root[v_l_suppkey] = _d7
                             else:
-                                _n = _o + _d8
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[v_l_suppkey] = _n
                                 else:
@@ -1286,7 +480,7 @@ class View:
                                     v_ps_availqty,
                                     v_ps_supplycost,
                                     v_ps_comment,
-                                ), _m9 in self.partsupp_by_l_suppkey[
+                                ), _m8 in self.partsupp_by_l_suppkey[
                                     v_l_suppkey
                                 ].items():
                                     for (
@@ -1297,7 +491,7 @@ class View:
                                         v_s_phone,
                                         v_s_acctbal,
                                         v_s_comment,
-                                    ), _m10 in self.supplier_by_l_suppkey[
+                                    ), _m9 in self.supplier_by_l_suppkey[
                                         v_l_suppkey
                                     ].items():
                                         for (
@@ -1317,21 +511,20 @@ class View:
                                             v_l_shipinstruct,
                                             v_l_shipmode,
                                             v_l_comment,
-                                        ), _m11 in self.lineitem_by_o_orderkey_l_suppkey[
+                                        ), _m10 in self.lineitem_by_o_orderkey_l_suppkey[
                                             (v_o_orderkey, v_l_suppkey)
                                         ].items():
                                             for (
-                                                v_o_orderkey,
                                                 v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                            ), _m12 in self.orders_by_o_orderkey_o_custkey[
-                                                (v_o_orderkey, v_o_custkey)
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            ), _m11 in self.customer_by_o_custkey[
+                                                v_o_custkey
                                             ].items():
                                                 _k = (
                                                     v_o_orderkey,
@@ -1380,11 +573,857 @@ class View:
                                                     v_c_mktsegment,
                                                     v_c_comment,
                                                 )
-                                                _v = _p * _m9 * _m10 * _m11 * _m12
+                                                _v = _p * _m8 * _m9 * _m10 * _m11
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
                                                 )
+
+    def _apply_lineitem(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 16:
+            raise ViewError(_arity_message("lineitem", 16, row))
+        (
+            v_o_orderkey,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+        ) = row
+        keep_lineitem = v_o_orderkey is not None and v_l_suppkey is not None
+        store = self.lineitem_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("lineitem", row))
+        pending = self._pending
+        lineitem_by_o_orderkey_l_suppkey = self.lineitem_by_o_orderkey_l_suppkey
+        lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        n4_by_l_suppkey = self.n4_by_l_suppkey
+        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
+        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom lineitem
+        if keep_lineitem:
+            _p = d
+            _grp = lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
+            if _grp is None:
+                lineitem_by_o_orderkey_l_suppkey[(v_o_orderkey, v_l_suppkey)] = {
+                    row: _p
+                }
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del lineitem_by_o_orderkey_l_suppkey[
+                                (v_o_orderkey, v_l_suppkey)
+                            ]
+            _grp = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
+            if _grp is None:
+                lineitem_l_suppkey_by_o_orderkey[v_o_orderkey] = {v_l_suppkey: _p}
+            else:
+                _o = _grp.get(v_l_suppkey)
+                if _o is None:
+                    _grp[v_l_suppkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_l_suppkey] = _n
+                    else:
+                        del _grp[v_l_suppkey]
+                        if not _grp:
+                            del lineitem_l_suppkey_by_o_orderkey[v_o_orderkey]
+            _w1 = n6_count_by_o_orderkey.get(v_o_orderkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n4_by_l_suppkey.get(v_l_suppkey)
+                if _grp is None:
+                    n4_by_l_suppkey[v_l_suppkey] = {(v_o_orderkey, v_l_suppkey): _d2}
+                else:
+                    _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                    if _o is None:
+                        _grp[(v_o_orderkey, v_l_suppkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                        else:
+                            del _grp[(v_o_orderkey, v_l_suppkey)]
+                            if not _grp:
+                                del n4_by_l_suppkey[v_l_suppkey]
+                _o = n4_count_by_l_suppkey.get(v_l_suppkey)
+                if _o is None:
+                    n4_count_by_l_suppkey[v_l_suppkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n4_count_by_l_suppkey[v_l_suppkey] = _n
+                    else:
+                        del n4_count_by_l_suppkey[v_l_suppkey]
+                _w3 = n1_count_by_l_suppkey.get(v_l_suppkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_suppkey)
+                    if _o is None:
+                        n0_root[v_l_suppkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_suppkey] = _n
+                        else:
+                            del n0_root[v_l_suppkey]
+                    if pending is not None:
+                        for (
+                            v_ps_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            for (
+                                v_l_suppkey,
+                                v_s_name,
+                                v_s_address,
+                                v_s_nationkey,
+                                v_s_phone,
+                                v_s_acctbal,
+                                v_s_comment,
+                            ), _m6 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_o_custkey,
+                                ), _m7 in self.n6_by_o_orderkey[v_o_orderkey].items():
+                                    for (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                    ), _m8 in self.orders_by_o_orderkey_o_custkey[
+                                        (v_o_orderkey, v_o_custkey)
+                                    ].items():
+                                        for (
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        ), _m9 in self.customer_by_o_custkey[
+                                            v_o_custkey
+                                        ].items():
+                                            _k = (
+                                                v_o_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_ps_partkey,
+                                                v_l_suppkey,
+                                                v_ps_availqty,
+                                                v_ps_supplycost,
+                                                v_ps_comment,
+                                                v_l_suppkey,
+                                                v_s_name,
+                                                v_s_address,
+                                                v_s_nationkey,
+                                                v_s_phone,
+                                                v_s_acctbal,
+                                                v_s_comment,
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            )
+                                            _v = _p * _m5 * _m6 * _m8 * _m9
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_partsupp(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 5:
+            raise ViewError(_arity_message("partsupp", 5, row))
+        v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
+        keep_partsupp = v_l_suppkey is not None
+        store = self.partsupp_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("partsupp", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
+        partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
+        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
+        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom partsupp
+        if keep_partsupp:
+            _p = d
+            _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
+            if _grp is None:
+                partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del partsupp_by_l_suppkey[v_l_suppkey]
+            _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                partsupp_count_by_l_suppkey[v_l_suppkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    partsupp_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del partsupp_count_by_l_suppkey[v_l_suppkey]
+            _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+                if _o is None:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_l_suppkey[v_l_suppkey] = _n
+                    else:
+                        del n1_count_by_l_suppkey[v_l_suppkey]
+                _w3 = n4_count_by_l_suppkey.get(v_l_suppkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_suppkey)
+                    if _o is None:
+                        n0_root[v_l_suppkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_suppkey] = _n
+                        else:
+                            del n0_root[v_l_suppkey]
+                    if pending is not None:
+                        for (
+                            v_l_suppkey,
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                        ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                            for (
+                                v_o_orderkey,
+                                v_l_suppkey,
+                            ), _m6 in self.n4_by_l_suppkey[v_l_suppkey].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
+                                    (v_o_orderkey, v_l_suppkey)
+                                ].items():
+                                    for (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                    ), _m8 in self.n6_by_o_orderkey[
+                                        v_o_orderkey
+                                    ].items():
+                                        for (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                        ), _m9 in self.orders_by_o_orderkey_o_custkey[
+                                            (v_o_orderkey, v_o_custkey)
+                                        ].items():
+                                            for (
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            ), _m10 in self.customer_by_o_custkey[
+                                                v_o_custkey
+                                            ].items():
+                                                _k = (
+                                                    v_o_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_ps_partkey,
+                                                    v_l_suppkey,
+                                                    v_ps_availqty,
+                                                    v_ps_supplycost,
+                                                    v_ps_comment,
+                                                    v_l_suppkey,
+                                                    v_s_name,
+                                                    v_s_address,
+                                                    v_s_nationkey,
+                                                    v_s_phone,
+                                                    v_s_acctbal,
+                                                    v_s_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                )
+                                                _v = _p * _m5 * _m7 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+    def _apply_supplier(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 7:
+            raise ViewError(_arity_message("supplier", 7, row))
+        (
+            v_l_suppkey,
+            v_s_name,
+            v_s_address,
+            v_s_nationkey,
+            v_s_phone,
+            v_s_acctbal,
+            v_s_comment,
+        ) = row
+        keep_supplier = v_l_suppkey is not None
+        store = self.supplier_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("supplier", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
+        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
+        supplier_by_l_suppkey = self.supplier_by_l_suppkey
+        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom supplier
+        if keep_supplier:
+            _p = d
+            _grp = supplier_by_l_suppkey.get(v_l_suppkey)
+            if _grp is None:
+                supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del supplier_by_l_suppkey[v_l_suppkey]
+            _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                supplier_count_by_l_suppkey[v_l_suppkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    supplier_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del supplier_count_by_l_suppkey[v_l_suppkey]
+            _w1 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+                if _o is None:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_l_suppkey[v_l_suppkey] = _n
+                    else:
+                        del n1_count_by_l_suppkey[v_l_suppkey]
+                _w3 = n4_count_by_l_suppkey.get(v_l_suppkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_suppkey)
+                    if _o is None:
+                        n0_root[v_l_suppkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_suppkey] = _n
+                        else:
+                            del n0_root[v_l_suppkey]
+                    if pending is not None:
+                        for (
+                            v_ps_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            for (
+                                v_o_orderkey,
+                                v_l_suppkey,
+                            ), _m6 in self.n4_by_l_suppkey[v_l_suppkey].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
+                                    (v_o_orderkey, v_l_suppkey)
+                                ].items():
+                                    for (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                    ), _m8 in self.n6_by_o_orderkey[
+                                        v_o_orderkey
+                                    ].items():
+                                        for (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                        ), _m9 in self.orders_by_o_orderkey_o_custkey[
+                                            (v_o_orderkey, v_o_custkey)
+                                        ].items():
+                                            for (
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            ), _m10 in self.customer_by_o_custkey[
+                                                v_o_custkey
+                                            ].items():
+                                                _k = (
+                                                    v_o_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_ps_partkey,
+                                                    v_l_suppkey,
+                                                    v_ps_availqty,
+                                                    v_ps_supplycost,
+                                                    v_ps_comment,
+                                                    v_l_suppkey,
+                                                    v_s_name,
+                                                    v_s_address,
+                                                    v_s_nationkey,
+                                                    v_s_phone,
+                                                    v_s_acctbal,
+                                                    v_s_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                )
+                                                _v = _p * _m5 * _m7 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+    def _apply_customer(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 8:
+            raise ViewError(_arity_message("customer", 8, row))
+        (
+            v_o_custkey,
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_mktsegment,
+            v_c_comment,
+        ) = row
+        keep_customer = v_o_custkey is not None
+        store = self.customer_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("customer", row))
+        pending = self._pending
+        customer_by_o_custkey = self.customer_by_o_custkey
+        customer_count_by_o_custkey = self.customer_count_by_o_custkey
+        lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        n4_by_l_suppkey = self.n4_by_l_suppkey
+        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
+        n6_by_o_orderkey = self.n6_by_o_orderkey
+        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
+        orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom customer
+        if keep_customer:
+            _p = d
+            _grp = customer_by_o_custkey.get(v_o_custkey)
+            if _grp is None:
+                customer_by_o_custkey[v_o_custkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del customer_by_o_custkey[v_o_custkey]
+            _o = customer_count_by_o_custkey.get(v_o_custkey)
+            if _o is None:
+                customer_count_by_o_custkey[v_o_custkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    customer_count_by_o_custkey[v_o_custkey] = _n
+                else:
+                    del customer_count_by_o_custkey[v_o_custkey]
+            _g3 = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
+            if _g3:
+                for v_o_orderkey, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n6_by_o_orderkey.get(v_o_orderkey)
+                    if _grp is None:
+                        n6_by_o_orderkey[v_o_orderkey] = {
+                            (v_o_orderkey, v_o_custkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_o_orderkey, v_o_custkey))
+                        if _o is None:
+                            _grp[(v_o_orderkey, v_o_custkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_o_orderkey, v_o_custkey)] = _n
+                            else:
+                                del _grp[(v_o_orderkey, v_o_custkey)]
+                                if not _grp:
+                                    del n6_by_o_orderkey[v_o_orderkey]
+                    _o = n6_count_by_o_orderkey.get(v_o_orderkey)
+                    if _o is None:
+                        n6_count_by_o_orderkey[v_o_orderkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n6_count_by_o_orderkey[v_o_orderkey] = _n
+                        else:
+                            del n6_count_by_o_orderkey[v_o_orderkey]
+                    _g6 = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
+                    if _g6:
+                        for v_l_suppkey, _w4 in _g6.items():
+                            _d5 = _d2 * _w4
+                            _grp = n4_by_l_suppkey.get(v_l_suppkey)
+                            if _grp is None:
+                                n4_by_l_suppkey[v_l_suppkey] = {
+                                    (v_o_orderkey, v_l_suppkey): _d5
+                                }
+                            else:
+                                _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                                if _o is None:
+                                    _grp[(v_o_orderkey, v_l_suppkey)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                                    else:
+                                        del _grp[(v_o_orderkey, v_l_suppkey)]
+                                        if not _grp:
+                                            del n4_by_l_suppkey[v_l_suppkey]
+                            _o = n4_count_by_l_suppkey.get(v_l_suppkey)
+                            if _o is None:
+                                n4_count_by_l_suppkey[v_l_suppkey] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n4_count_by_l_suppkey[v_l_suppkey] = _n
+                                else:
+                                    del n4_count_by_l_suppkey[v_l_suppkey]
+                            _w7 = n1_count_by_l_suppkey.get(v_l_suppkey)
+                            if _w7 is not None:
+                                _d8 = _d5 * _w7
+                                _o = n0_root.get(v_l_suppkey)
+                                if _o is None:
+                                    n0_root[v_l_suppkey] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n0_root[v_l_suppkey] = _n
+                                    else:
+                                        del n0_root[v_l_suppkey]
+                                if pending is not None:
+                                    for (
+                                        v_ps_partkey,
+                                        v_l_suppkey,
+                                        v_ps_availqty,
+                                        v_ps_supplycost,
+                                        v_ps_comment,
+                                    ), _m9 in self.partsupp_by_l_suppkey[
+                                        v_l_suppkey
+                                    ].items():
+                                        for (
+                                            v_l_suppkey,
+                                            v_s_name,
+                                            v_s_address,
+                                            v_s_nationkey,
+                                            v_s_phone,
+                                            v_s_acctbal,
+                                            v_s_comment,
+                                        ), _m10 in self.supplier_by_l_suppkey[
+                                            v_l_suppkey
+                                        ].items():
+                                            for (
+                                                v_o_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                            ), _m11 in self.lineitem_by_o_orderkey_l_suppkey[
+                                                (v_o_orderkey, v_l_suppkey)
+                                            ].items():
+                                                for (
+                                                    v_o_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                ), _m12 in self.orders_by_o_orderkey_o_custkey[
+                                                    (v_o_orderkey, v_o_custkey)
+                                                ].items():
+                                                    _k = (
+                                                        v_o_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
+                                                        v_o_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_ps_partkey,
+                                                        v_l_suppkey,
+                                                        v_ps_availqty,
+                                                        v_ps_supplycost,
+                                                        v_ps_comment,
+                                                        v_l_suppkey,
+                                                        v_s_name,
+                                                        v_s_address,
+                                                        v_s_nationkey,
+                                                        v_s_phone,
+                                                        v_s_acctbal,
+                                                        v_s_comment,
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                    )
+                                                    _v = _p * _m9 * _m10 * _m11 * _m12
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
 
     def _lookup(
         self,
@@ -1787,6 +1826,11 @@ class View:
             {
                 "query": self.QUERY_ID,
                 "state": {
+                    "orders_rows": self.orders_rows,
+                    "lineitem_rows": self.lineitem_rows,
+                    "partsupp_rows": self.partsupp_rows,
+                    "supplier_rows": self.supplier_rows,
+                    "customer_rows": self.customer_rows,
                     "n0_root": self.n0_root,
                     "n1_count_by_l_suppkey": self.n1_count_by_l_suppkey,
                     "partsupp_by_l_suppkey": self.partsupp_by_l_suppkey,
@@ -1812,4 +1856,7 @@ class View:
         if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
             raise ViewError("the snapshot was taken from a view of another query")
         for name, value in copy.deepcopy(snapshot["state"]).items():
-            setattr(self, name, value)
+            if name.startswith("sub:"):
+                getattr(self, name[4:]).restore(value)
+            else:
+                setattr(self, name, value)

@@ -147,6 +147,9 @@ class View:
     QUERY_ID = "eb5b36f8b677c191"
 
     def __init__(self, on_delta=None, push=False):
+        self.lineitem_rows = {}  # input rows: row -> multiplicity
+        self.supplier_rows = {}  # input rows: row -> multiplicity
+        self.partsupp_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.n1_count_by_l_suppkey = (
             {}
@@ -267,11 +270,10 @@ class View:
             v_l_shipmode,
             v_l_comment,
         ) = row
-        if (
-            d < 0
-            and self.lineitem_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
-        ):
+        keep_lineitem = v_l_suppkey is not None
+        store = self.lineitem_rows
+        count = store.get(row, 0) + d
+        if count < 0:
             raise ViewError(_absent_message("lineitem", row))
         pending = self._pending
         lineitem_by_l_suppkey = self.lineitem_by_l_suppkey
@@ -280,106 +282,111 @@ class View:
         n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
         partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
-        # atom lineitem
-        _p = d
-        _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
-        if _grp is None:
-            lineitem_by_l_suppkey[v_l_suppkey] = {row: _p}
+        if count:
+            store[row] = count
         else:
-            _o = _grp.get(row)
+            del store[row]
+        # atom lineitem
+        if keep_lineitem:
+            _p = d
+            _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
+            if _grp is None:
+                lineitem_by_l_suppkey[v_l_suppkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del lineitem_by_l_suppkey[v_l_suppkey]
+            _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
-                _grp[row] = _p
+                lineitem_count_by_l_suppkey[v_l_suppkey] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[row] = _n
+                    lineitem_count_by_l_suppkey[v_l_suppkey] = _n
                 else:
-                    del _grp[row]
-                    if not _grp:
-                        del lineitem_by_l_suppkey[v_l_suppkey]
-        _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
-        if _o is None:
-            lineitem_count_by_l_suppkey[v_l_suppkey] = _p
-        else:
-            _n = _o + _p
-            if _n:
-                lineitem_count_by_l_suppkey[v_l_suppkey] = _n
-            else:
-                del lineitem_count_by_l_suppkey[v_l_suppkey]
-        _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
-            if _o is None:
-                n1_count_by_l_suppkey[v_l_suppkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n1_count_by_l_suppkey[v_l_suppkey] = _n
-                else:
-                    del n1_count_by_l_suppkey[v_l_suppkey]
-            _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
-                _o = n0_root.get(v_l_suppkey)
+                    del lineitem_count_by_l_suppkey[v_l_suppkey]
+            _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
                 if _o is None:
-                    n0_root[v_l_suppkey] = _d4
+                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d2
                     if _n:
-                        n0_root[v_l_suppkey] = _n
+                        n1_count_by_l_suppkey[v_l_suppkey] = _n
                     else:
-                        del n0_root[v_l_suppkey]
-                if pending is not None:
-                    for (
-                        v_l_suppkey,
-                        v_s_name,
-                        v_s_address,
-                        v_s_nationkey,
-                        v_s_phone,
-                        v_s_acctbal,
-                        v_s_comment,
-                    ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                        del n1_count_by_l_suppkey[v_l_suppkey]
+                _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_suppkey)
+                    if _o is None:
+                        n0_root[v_l_suppkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_suppkey] = _n
+                        else:
+                            del n0_root[v_l_suppkey]
+                    if pending is not None:
                         for (
-                            v_ps_partkey,
                             v_l_suppkey,
-                            v_ps_availqty,
-                            v_ps_supplycost,
-                            v_ps_comment,
-                        ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
-                            _k = (
-                                v_l_orderkey,
-                                v_l_partkey,
-                                v_l_suppkey,
-                                v_l_linenumber,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                                v_l_tax,
-                                v_l_returnflag,
-                                v_l_linestatus,
-                                v_l_shipdate,
-                                v_l_commitdate,
-                                v_l_receiptdate,
-                                v_l_shipinstruct,
-                                v_l_shipmode,
-                                v_l_comment,
-                                v_l_suppkey,
-                                v_s_name,
-                                v_s_address,
-                                v_s_nationkey,
-                                v_s_phone,
-                                v_s_acctbal,
-                                v_s_comment,
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                        ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                            for (
                                 v_ps_partkey,
                                 v_l_suppkey,
                                 v_ps_availqty,
                                 v_ps_supplycost,
                                 v_ps_comment,
-                            )
-                            _v = _p * _m5 * _m6
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
+                            ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                                _k = (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                    v_l_suppkey,
+                                    v_s_name,
+                                    v_s_address,
+                                    v_s_nationkey,
+                                    v_s_phone,
+                                    v_s_acctbal,
+                                    v_s_comment,
+                                    v_ps_partkey,
+                                    v_l_suppkey,
+                                    v_ps_availqty,
+                                    v_ps_supplycost,
+                                    v_ps_comment,
+                                )
+                                _v = _p * _m5 * _m6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
 
     def _apply_supplier(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -396,11 +403,10 @@ class View:
             v_s_acctbal,
             v_s_comment,
         ) = row
-        if (
-            d < 0
-            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
-        ):
+        keep_supplier = v_l_suppkey is not None
+        store = self.supplier_rows
+        count = store.get(row, 0) + d
+        if count < 0:
             raise ViewError(_absent_message("supplier", row))
         pending = self._pending
         lineitem_count_by_l_suppkey = self.lineitem_count_by_l_suppkey
@@ -409,52 +415,177 @@ class View:
         partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
         supplier_by_l_suppkey = self.supplier_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
-        # atom supplier
-        _p = d
-        _grp = supplier_by_l_suppkey.get(v_l_suppkey)
-        if _grp is None:
-            supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+        if count:
+            store[row] = count
         else:
-            _o = _grp.get(row)
+            del store[row]
+        # atom supplier
+        if keep_supplier:
+            _p = d
+            _grp = supplier_by_l_suppkey.get(v_l_suppkey)
+            if _grp is None:
+                supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del supplier_by_l_suppkey[v_l_suppkey]
+            _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
-                _grp[row] = _p
+                supplier_count_by_l_suppkey[v_l_suppkey] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[row] = _n
+                    supplier_count_by_l_suppkey[v_l_suppkey] = _n
                 else:
-                    del _grp[row]
-                    if not _grp:
-                        del supplier_by_l_suppkey[v_l_suppkey]
-        _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
-        if _o is None:
-            supplier_count_by_l_suppkey[v_l_suppkey] = _p
+                    del supplier_count_by_l_suppkey[v_l_suppkey]
+            _w1 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+                if _o is None:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_l_suppkey[v_l_suppkey] = _n
+                    else:
+                        del n1_count_by_l_suppkey[v_l_suppkey]
+                _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_suppkey)
+                    if _o is None:
+                        n0_root[v_l_suppkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_suppkey] = _n
+                        else:
+                            del n0_root[v_l_suppkey]
+                    if pending is not None:
+                        for (
+                            v_l_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_l_linenumber,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_tax,
+                            v_l_returnflag,
+                            v_l_linestatus,
+                            v_l_shipdate,
+                            v_l_commitdate,
+                            v_l_receiptdate,
+                            v_l_shipinstruct,
+                            v_l_shipmode,
+                            v_l_comment,
+                        ), _m5 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                            for (
+                                v_ps_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                                _k = (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                    v_l_suppkey,
+                                    v_s_name,
+                                    v_s_address,
+                                    v_s_nationkey,
+                                    v_s_phone,
+                                    v_s_acctbal,
+                                    v_s_comment,
+                                    v_ps_partkey,
+                                    v_l_suppkey,
+                                    v_ps_availqty,
+                                    v_ps_supplycost,
+                                    v_ps_comment,
+                                )
+                                _v = _p * _m5 * _m6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_partsupp(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 5:
+            raise ViewError(_arity_message("partsupp", 5, row))
+        v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
+        keep_partsupp = v_l_suppkey is not None
+        store = self.partsupp_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("partsupp", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
+        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
+        if count:
+            store[row] = count
         else:
-            _n = _o + _p
-            if _n:
-                supplier_count_by_l_suppkey[v_l_suppkey] = _n
+            del store[row]
+        # atom partsupp
+        if keep_partsupp:
+            _p = d
+            _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
+            if _grp is None:
+                partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
             else:
-                del supplier_count_by_l_suppkey[v_l_suppkey]
-        _w1 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
-            if _o is None:
-                n1_count_by_l_suppkey[v_l_suppkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n1_count_by_l_suppkey[v_l_suppkey] = _n
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
                 else:
-                    del n1_count_by_l_suppkey[v_l_suppkey]
-            _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del partsupp_by_l_suppkey[v_l_suppkey]
+            _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                partsupp_count_by_l_suppkey[v_l_suppkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    partsupp_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del partsupp_count_by_l_suppkey[v_l_suppkey]
+            _w1 = n1_count_by_l_suppkey.get(v_l_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
                 _o = n0_root.get(v_l_suppkey)
                 if _o is None:
-                    n0_root[v_l_suppkey] = _d4
+                    n0_root[v_l_suppkey] = _d2
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d2
                     if _n:
                         n0_root[v_l_suppkey] = _n
                     else:
@@ -477,14 +608,16 @@ class View:
                         v_l_shipinstruct,
                         v_l_shipmode,
                         v_l_comment,
-                    ), _m5 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                    ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
                         for (
-                            v_ps_partkey,
                             v_l_suppkey,
-                            v_ps_availqty,
-                            v_ps_supplycost,
-                            v_ps_comment,
-                        ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                        ), _m4 in self.supplier_by_l_suppkey[v_l_suppkey].items():
                             _k = (
                                 v_l_orderkey,
                                 v_l_partkey,
@@ -515,127 +648,9 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             )
-                            _v = _p * _m5 * _m6
+                            _v = _p * _m3 * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_partsupp(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 5:
-            raise ViewError(_arity_message("partsupp", 5, row))
-        v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
-        if (
-            d < 0
-            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
-        ):
-            raise ViewError(_absent_message("partsupp", row))
-        pending = self._pending
-        n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
-        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
-        # atom partsupp
-        _p = d
-        _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
-        if _grp is None:
-            partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del partsupp_by_l_suppkey[v_l_suppkey]
-        _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-        if _o is None:
-            partsupp_count_by_l_suppkey[v_l_suppkey] = _p
-        else:
-            _n = _o + _p
-            if _n:
-                partsupp_count_by_l_suppkey[v_l_suppkey] = _n
-            else:
-                del partsupp_count_by_l_suppkey[v_l_suppkey]
-        _w1 = n1_count_by_l_suppkey.get(v_l_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _o = n0_root.get(v_l_suppkey)
-            if _o is None:
-                n0_root[v_l_suppkey] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n0_root[v_l_suppkey] = _n
-                else:
-                    del n0_root[v_l_suppkey]
-            if pending is not None:
-                for (
-                    v_l_orderkey,
-                    v_l_partkey,
-                    v_l_suppkey,
-                    v_l_linenumber,
-                    v_l_quantity,
-                    v_l_extendedprice,
-                    v_l_discount,
-                    v_l_tax,
-                    v_l_returnflag,
-                    v_l_linestatus,
-                    v_l_shipdate,
-                    v_l_commitdate,
-                    v_l_receiptdate,
-                    v_l_shipinstruct,
-                    v_l_shipmode,
-                    v_l_comment,
-                ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
-                    for (
-                        v_l_suppkey,
-                        v_s_name,
-                        v_s_address,
-                        v_s_nationkey,
-                        v_s_phone,
-                        v_s_acctbal,
-                        v_s_comment,
-                    ), _m4 in self.supplier_by_l_suppkey[v_l_suppkey].items():
-                        _k = (
-                            v_l_orderkey,
-                            v_l_partkey,
-                            v_l_suppkey,
-                            v_l_linenumber,
-                            v_l_quantity,
-                            v_l_extendedprice,
-                            v_l_discount,
-                            v_l_tax,
-                            v_l_returnflag,
-                            v_l_linestatus,
-                            v_l_shipdate,
-                            v_l_commitdate,
-                            v_l_receiptdate,
-                            v_l_shipinstruct,
-                            v_l_shipmode,
-                            v_l_comment,
-                            v_l_suppkey,
-                            v_s_name,
-                            v_s_address,
-                            v_s_nationkey,
-                            v_s_phone,
-                            v_s_acctbal,
-                            v_s_comment,
-                            v_ps_partkey,
-                            v_l_suppkey,
-                            v_ps_availqty,
-                            v_ps_supplycost,
-                            v_ps_comment,
-                        )
-                        _v = _p * _m3 * _m4
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,
@@ -889,6 +904,9 @@ class View:
             {
                 "query": self.QUERY_ID,
                 "state": {
+                    "lineitem_rows": self.lineitem_rows,
+                    "supplier_rows": self.supplier_rows,
+                    "partsupp_rows": self.partsupp_rows,
                     "n0_root": self.n0_root,
                     "n1_count_by_l_suppkey": self.n1_count_by_l_suppkey,
                     "lineitem_by_l_suppkey": self.lineitem_by_l_suppkey,
@@ -906,4 +924,7 @@ class View:
         if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
             raise ViewError("the snapshot was taken from a view of another query")
         for name, value in copy.deepcopy(snapshot["state"]).items():
-            setattr(self, name, value)
+            if name.startswith("sub:"):
+                getattr(self, name[4:]).restore(value)
+            else:
+                setattr(self, name, value)

@@ -270,11 +270,11 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("transactions", 3, row))
         v_t2_ts, v_acc, c_t2_amnt = row
-        keep_t2 = c_t2_amnt < 100
+        keep_t2 = v_t2_ts is not None and v_acc is not None and (c_t2_amnt < 100)
         v_ts, v_acc, c_t1_amnt = row
-        keep_t1 = c_t1_amnt < 100
+        keep_t1 = v_ts is not None and v_acc is not None and (c_t1_amnt < 100)
         v_t3_ts, v_acc, v_amnt = row
-        keep_t3 = v_amnt > 1000
+        keep_t3 = v_t3_ts is not None and v_acc is not None and (v_amnt > 1000)
         store = self.transactions_rows
         count = store.get(row, 0) + d
         if count < 0:

@@ -179,6 +179,8 @@ class View:
     QUERY_ID = "ca963736c816576f"
 
     def __init__(self, on_delta=None, push=False):
+        self.r_rows = {}  # input rows: row -> multiplicity
+        self.s_rows = {}  # input rows: row -> multiplicity
         self.t_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.r_by_a = {}  # r by the variables it shares with its parent
@@ -276,140 +278,64 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("r", 3, row))
         v_a, v_b, v_c = row
-        if d < 0 and self.r_by_a.get(v_a, _EMPTY).get(row, _ZERO) + d < 0:
+        keep_r = v_a is not None
+        store = self.r_rows
+        count = store.get(row, 0) + d
+        if count < 0:
             raise ViewError(_absent_message("r", row))
         pending = self._pending
         n0_root = self.n0_root
         n2_count_by_all = self.n2_count_by_all
         r_a_by_all = self.r_a_by_all
         r_by_a = self.r_by_a
+        if count:
+            store[row] = count
+        else:
+            del store[row]
         # atom r
-        _p = d
-        _grp = r_by_a.get(v_a)
-        if _grp is None:
-            r_by_a[v_a] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del r_by_a[v_a]
-        _grp = r_a_by_all.get(())
-        if _grp is None:
-            _grp = r_a_by_all[()] = _SortedGroup()
-        if not _grp.add(v_a, v_a, _p):
-            del r_a_by_all[()]
-        _rs3 = n2_count_by_all.get(())
-        _w1 = _rs3.range(v_a, False, None, True) if _rs3 is not None else 0
-        if _w1:
-            _d2 = _p * _w1
-            _o = n0_root.get(v_a)
-            if _o is None:
-                n0_root[v_a] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n0_root[v_a] = _n
-                else:
-                    del n0_root[v_a]
-            if pending is not None:
-                for (v_d, v_e), _m4 in self.n2_by_all[()].scan(v_a, False, None, True):
-                    for (v_d, v_e, v_f, v_k), _m5 in self.s_by_d_e[(v_d, v_e)].items():
-                        for (v_g, v_h, v_i, v_t_k), _m6 in self.t_by_all[()].scan(
-                            v_e, False, None, True
-                        ):
-                            _k = (
-                                v_a,
-                                v_b,
-                                v_c,
-                                v_d,
-                                v_e,
-                                v_f,
-                                v_k,
-                                v_g,
-                                v_h,
-                                v_i,
-                                v_t_k,
-                            )
-                            _v = _p * _m5 * _m6
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_s(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 4:
-            raise ViewError(_arity_message("s", 4, row))
-        v_d, v_e, v_f, v_k = row
-        if d < 0 and self.s_by_d_e.get((v_d, v_e), _EMPTY).get(row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("s", row))
-        pending = self._pending
-        n0_root = self.n0_root
-        n2_by_all = self.n2_by_all
-        n2_count_by_all = self.n2_count_by_all
-        r_a_by_all = self.r_a_by_all
-        s_by_d_e = self.s_by_d_e
-        s_d_e_by_all = self.s_d_e_by_all
-        t_count_by_all = self.t_count_by_all
-        # atom s
-        _p = d
-        _grp = s_by_d_e.get((v_d, v_e))
-        if _grp is None:
-            s_by_d_e[(v_d, v_e)] = {row: _p}
-        else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
-                else:
-                    del _grp[row]
-                    if not _grp:
-                        del s_by_d_e[(v_d, v_e)]
-        _grp = s_d_e_by_all.get(())
-        if _grp is None:
-            _grp = s_d_e_by_all[()] = _SortedGroup()
-        if not _grp.add(v_e, (v_d, v_e), _p):
-            del s_d_e_by_all[()]
-        _rs3 = t_count_by_all.get(())
-        _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
-        if _w1:
-            _d2 = _p * _w1
-            _grp = n2_by_all.get(())
+        if keep_r:
+            _p = d
+            _grp = r_by_a.get(v_a)
             if _grp is None:
-                _grp = n2_by_all[()] = _SortedGroup()
-            if not _grp.add(v_d, (v_d, v_e), _d2):
-                del n2_by_all[()]
-            _grp = n2_count_by_all.get(())
-            if _grp is None:
-                _grp = n2_count_by_all[()] = _RangeSum()
-            if not _grp.add(v_d, _d2):
-                del n2_count_by_all[()]
-            _g6 = r_a_by_all.get(())
-            if _g6:
-                for v_a, _w4 in _g6.scan(None, True, v_d, False):
-                    _d5 = _d2 * _w4
-                    _o = n0_root.get(v_a)
-                    if _o is None:
-                        n0_root[v_a] = _d5
+                r_by_a[v_a] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
                     else:
-                        _n = _o + _d5
-                        if _n:
-                            n0_root[v_a] = _n
-                        else:
-                            del n0_root[v_a]
-                    if pending is not None:
-                        for (v_a, v_b, v_c), _m7 in self.r_by_a[v_a].items():
-                            for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[()].scan(
+                        del _grp[row]
+                        if not _grp:
+                            del r_by_a[v_a]
+            _grp = r_a_by_all.get(())
+            if _grp is None:
+                _grp = r_a_by_all[()] = _SortedGroup()
+            if not _grp.add(v_a, v_a, _p):
+                del r_a_by_all[()]
+            _rs3 = n2_count_by_all.get(())
+            _w1 = _rs3.range(v_a, False, None, True) if _rs3 is not None else 0
+            if _w1:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_a)
+                if _o is None:
+                    n0_root[v_a] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_a] = _n
+                    else:
+                        del n0_root[v_a]
+                if pending is not None:
+                    for (v_d, v_e), _m4 in self.n2_by_all[()].scan(
+                        v_a, False, None, True
+                    ):
+                        for (v_d, v_e, v_f, v_k), _m5 in self.s_by_d_e[
+                            (v_d, v_e)
+                        ].items():
+                            for (v_g, v_h, v_i, v_t_k), _m6 in self.t_by_all[()].scan(
                                 v_e, False, None, True
                             ):
                                 _k = (
@@ -425,48 +351,60 @@ class View:
                                     v_i,
                                     v_t_k,
                                 )
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m5 * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
-    def _apply_t(self, row, d):
+    def _apply_s(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
         relation in turn, leaf to root. Everything that can fail runs before
         the first change."""
         if len(row) != 4:
-            raise ViewError(_arity_message("t", 4, row))
-        v_g, v_h, v_i, v_t_k = row
-        store = self.t_rows
+            raise ViewError(_arity_message("s", 4, row))
+        v_d, v_e, v_f, v_k = row
+        keep_s = v_d is not None and v_e is not None
+        store = self.s_rows
         count = store.get(row, 0) + d
         if count < 0:
-            raise ViewError(_absent_message("t", row))
+            raise ViewError(_absent_message("s", row))
         pending = self._pending
         n0_root = self.n0_root
         n2_by_all = self.n2_by_all
         n2_count_by_all = self.n2_count_by_all
         r_a_by_all = self.r_a_by_all
+        s_by_d_e = self.s_by_d_e
         s_d_e_by_all = self.s_d_e_by_all
-        t_by_all = self.t_by_all
         t_count_by_all = self.t_count_by_all
         if count:
             store[row] = count
         else:
             del store[row]
-        # atom t
-        _p = d
-        _grp = t_by_all.get(())
-        if _grp is None:
-            _grp = t_by_all[()] = _SortedGroup()
-        if not _grp.add(v_g, row, _p):
-            del t_by_all[()]
-        _grp = t_count_by_all.get(())
-        if _grp is None:
-            _grp = t_count_by_all[()] = _RangeSum()
-        if not _grp.add(v_g, _p):
-            del t_count_by_all[()]
-        _g3 = s_d_e_by_all.get(())
-        if _g3:
-            for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
+        # atom s
+        if keep_s:
+            _p = d
+            _grp = s_by_d_e.get((v_d, v_e))
+            if _grp is None:
+                s_by_d_e[(v_d, v_e)] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del s_by_d_e[(v_d, v_e)]
+            _grp = s_d_e_by_all.get(())
+            if _grp is None:
+                _grp = s_d_e_by_all[()] = _SortedGroup()
+            if not _grp.add(v_e, (v_d, v_e), _p):
+                del s_d_e_by_all[()]
+            _rs3 = t_count_by_all.get(())
+            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
+            if _w1:
                 _d2 = _p * _w1
                 _grp = n2_by_all.get(())
                 if _grp is None:
@@ -493,9 +431,9 @@ class View:
                                 del n0_root[v_a]
                         if pending is not None:
                             for (v_a, v_b, v_c), _m7 in self.r_by_a[v_a].items():
-                                for (v_d, v_e, v_f, v_k), _m8 in self.s_by_d_e[
-                                    (v_d, v_e)
-                                ].items():
+                                for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[
+                                    ()
+                                ].scan(v_e, False, None, True):
                                     _k = (
                                         v_a,
                                         v_b,
@@ -512,6 +450,92 @@ class View:
                                     _v = _p * _m7 * _m8
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_t(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 4:
+            raise ViewError(_arity_message("t", 4, row))
+        v_g, v_h, v_i, v_t_k = row
+        keep_t = v_g is not None
+        store = self.t_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("t", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n2_by_all = self.n2_by_all
+        n2_count_by_all = self.n2_count_by_all
+        r_a_by_all = self.r_a_by_all
+        s_d_e_by_all = self.s_d_e_by_all
+        t_by_all = self.t_by_all
+        t_count_by_all = self.t_count_by_all
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom t
+        if keep_t:
+            _p = d
+            _grp = t_by_all.get(())
+            if _grp is None:
+                _grp = t_by_all[()] = _SortedGroup()
+            if not _grp.add(v_g, row, _p):
+                del t_by_all[()]
+            _grp = t_count_by_all.get(())
+            if _grp is None:
+                _grp = t_count_by_all[()] = _RangeSum()
+            if not _grp.add(v_g, _p):
+                del t_count_by_all[()]
+            _g3 = s_d_e_by_all.get(())
+            if _g3:
+                for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
+                    _d2 = _p * _w1
+                    _grp = n2_by_all.get(())
+                    if _grp is None:
+                        _grp = n2_by_all[()] = _SortedGroup()
+                    if not _grp.add(v_d, (v_d, v_e), _d2):
+                        del n2_by_all[()]
+                    _grp = n2_count_by_all.get(())
+                    if _grp is None:
+                        _grp = n2_count_by_all[()] = _RangeSum()
+                    if not _grp.add(v_d, _d2):
+                        del n2_count_by_all[()]
+                    _g6 = r_a_by_all.get(())
+                    if _g6:
+                        for v_a, _w4 in _g6.scan(None, True, v_d, False):
+                            _d5 = _d2 * _w4
+                            _o = n0_root.get(v_a)
+                            if _o is None:
+                                n0_root[v_a] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n0_root[v_a] = _n
+                                else:
+                                    del n0_root[v_a]
+                            if pending is not None:
+                                for (v_a, v_b, v_c), _m7 in self.r_by_a[v_a].items():
+                                    for (v_d, v_e, v_f, v_k), _m8 in self.s_by_d_e[
+                                        (v_d, v_e)
+                                    ].items():
+                                        _k = (
+                                            v_a,
+                                            v_b,
+                                            v_c,
+                                            v_d,
+                                            v_e,
+                                            v_f,
+                                            v_k,
+                                            v_g,
+                                            v_h,
+                                            v_i,
+                                            v_t_k,
+                                        )
+                                        _v = _p * _m7 * _m8
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(self, v_a, v_b, v_c, v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_t_k):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -611,6 +635,8 @@ class View:
             {
                 "query": self.QUERY_ID,
                 "state": {
+                    "r_rows": self.r_rows,
+                    "s_rows": self.s_rows,
                     "t_rows": self.t_rows,
                     "n0_root": self.n0_root,
                     "r_by_a": self.r_by_a,

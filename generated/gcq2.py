@@ -167,6 +167,7 @@ class View:
     QUERY_ID = "86adb69a14aceca2"
 
     def __init__(self, on_delta=None, push=False):
+        self.r_rows = {}  # input rows: row -> multiplicity
         self.s_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.r_by_a = {}  # r by the variables it shares with its parent
@@ -254,56 +255,64 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("r", 3, row))
         v_a, v_b, v_c = row
-        if d < 0 and self.r_by_a.get(v_a, _EMPTY).get(row, _ZERO) + d < 0:
+        keep_r = v_a is not None
+        store = self.r_rows
+        count = store.get(row, 0) + d
+        if count < 0:
             raise ViewError(_absent_message("r", row))
         pending = self._pending
         n0_root = self.n0_root
         r_a_by_all = self.r_a_by_all
         r_by_a = self.r_by_a
         s_count_by_all = self.s_count_by_all
-        # atom r
-        _p = d
-        _grp = r_by_a.get(v_a)
-        if _grp is None:
-            r_by_a[v_a] = {row: _p}
+        if count:
+            store[row] = count
         else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
+            del store[row]
+        # atom r
+        if keep_r:
+            _p = d
+            _grp = r_by_a.get(v_a)
+            if _grp is None:
+                r_by_a[v_a] = {row: _p}
             else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
                 else:
-                    del _grp[row]
-                    if not _grp:
-                        del r_by_a[v_a]
-        _grp = r_a_by_all.get(())
-        if _grp is None:
-            _grp = r_a_by_all[()] = _SortedGroup()
-        if not _grp.add(v_a, v_a, _p):
-            del r_a_by_all[()]
-        _rs3 = s_count_by_all.get(())
-        _w1 = _rs3.range(v_a, False, None, True) if _rs3 is not None else 0
-        if _w1:
-            _d2 = _p * _w1
-            _o = n0_root.get(v_a)
-            if _o is None:
-                n0_root[v_a] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n0_root[v_a] = _n
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del r_by_a[v_a]
+            _grp = r_a_by_all.get(())
+            if _grp is None:
+                _grp = r_a_by_all[()] = _SortedGroup()
+            if not _grp.add(v_a, v_a, _p):
+                del r_a_by_all[()]
+            _rs3 = s_count_by_all.get(())
+            _w1 = _rs3.range(v_a, False, None, True) if _rs3 is not None else 0
+            if _w1:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_a)
+                if _o is None:
+                    n0_root[v_a] = _d2
                 else:
-                    del n0_root[v_a]
-            if pending is not None:
-                for (v_d, v_e, v_f, v_k), _m4 in self.s_by_all[()].scan(
-                    v_a, False, None, True
-                ):
-                    _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
-                    _v = _p * _m4
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_a] = _n
+                    else:
+                        del n0_root[v_a]
+                if pending is not None:
+                    for (v_d, v_e, v_f, v_k), _m4 in self.s_by_all[()].scan(
+                        v_a, False, None, True
+                    ):
+                        _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
+                        _v = _p * _m4
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
     def _apply_s(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -312,6 +321,7 @@ class View:
         if len(row) != 4:
             raise ViewError(_arity_message("s", 4, row))
         v_d, v_e, v_f, v_k = row
+        keep_s = v_d is not None
         store = self.s_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -326,36 +336,37 @@ class View:
         else:
             del store[row]
         # atom s
-        _p = d
-        _grp = s_by_all.get(())
-        if _grp is None:
-            _grp = s_by_all[()] = _SortedGroup()
-        if not _grp.add(v_d, row, _p):
-            del s_by_all[()]
-        _grp = s_count_by_all.get(())
-        if _grp is None:
-            _grp = s_count_by_all[()] = _RangeSum()
-        if not _grp.add(v_d, _p):
-            del s_count_by_all[()]
-        _g3 = r_a_by_all.get(())
-        if _g3:
-            for v_a, _w1 in _g3.scan(None, True, v_d, False):
-                _d2 = _p * _w1
-                _o = n0_root.get(v_a)
-                if _o is None:
-                    n0_root[v_a] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n0_root[v_a] = _n
+        if keep_s:
+            _p = d
+            _grp = s_by_all.get(())
+            if _grp is None:
+                _grp = s_by_all[()] = _SortedGroup()
+            if not _grp.add(v_d, row, _p):
+                del s_by_all[()]
+            _grp = s_count_by_all.get(())
+            if _grp is None:
+                _grp = s_count_by_all[()] = _RangeSum()
+            if not _grp.add(v_d, _p):
+                del s_count_by_all[()]
+            _g3 = r_a_by_all.get(())
+            if _g3:
+                for v_a, _w1 in _g3.scan(None, True, v_d, False):
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_a)
+                    if _o is None:
+                        n0_root[v_a] = _d2
                     else:
-                        del n0_root[v_a]
-                if pending is not None:
-                    for (v_a, v_b, v_c), _m4 in self.r_by_a[v_a].items():
-                        _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
-                        _v = _p * _m4
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_a] = _n
+                        else:
+                            del n0_root[v_a]
+                    if pending is not None:
+                        for (v_a, v_b, v_c), _m4 in self.r_by_a[v_a].items():
+                            _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
+                            _v = _p * _m4
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(self, v_a, v_b, v_c, v_d, v_e, v_f, v_k):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -427,6 +438,7 @@ class View:
             {
                 "query": self.QUERY_ID,
                 "state": {
+                    "r_rows": self.r_rows,
                     "s_rows": self.s_rows,
                     "n0_root": self.n0_root,
                     "r_by_a": self.r_by_a,

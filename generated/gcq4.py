@@ -168,6 +168,7 @@ class View:
     QUERY_ID = "87937bb9d6ae1b46"
 
     def __init__(self, on_delta=None, push=False):
+        self.s_rows = {}  # input rows: row -> multiplicity
         self.t_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.s_by_e_k = {}  # s by the variables it shares with its parent
@@ -255,56 +256,64 @@ class View:
         if len(row) != 4:
             raise ViewError(_arity_message("s", 4, row))
         v_d, v_e, v_f, v_k = row
-        if d < 0 and self.s_by_e_k.get((v_e, v_k), _EMPTY).get(row, _ZERO) + d < 0:
+        keep_s = v_e is not None and v_k is not None
+        store = self.s_rows
+        count = store.get(row, 0) + d
+        if count < 0:
             raise ViewError(_absent_message("s", row))
         pending = self._pending
         n0_root = self.n0_root
         s_by_e_k = self.s_by_e_k
         s_e_by_k = self.s_e_by_k
         t_count_by_k = self.t_count_by_k
-        # atom s
-        _p = d
-        _grp = s_by_e_k.get((v_e, v_k))
-        if _grp is None:
-            s_by_e_k[(v_e, v_k)] = {row: _p}
+        if count:
+            store[row] = count
         else:
-            _o = _grp.get(row)
-            if _o is None:
-                _grp[row] = _p
+            del store[row]
+        # atom s
+        if keep_s:
+            _p = d
+            _grp = s_by_e_k.get((v_e, v_k))
+            if _grp is None:
+                s_by_e_k[(v_e, v_k)] = {row: _p}
             else:
-                _n = _o + _p
-                if _n:
-                    _grp[row] = _n
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
                 else:
-                    del _grp[row]
-                    if not _grp:
-                        del s_by_e_k[(v_e, v_k)]
-        _grp = s_e_by_k.get(v_k)
-        if _grp is None:
-            _grp = s_e_by_k[v_k] = _SortedGroup()
-        if not _grp.add(v_e, v_e, _p):
-            del s_e_by_k[v_k]
-        _rs3 = t_count_by_k.get(v_k)
-        _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
-        if _w1:
-            _d2 = _p * _w1
-            _o = n0_root.get((v_e, v_k))
-            if _o is None:
-                n0_root[(v_e, v_k)] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n0_root[(v_e, v_k)] = _n
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del s_by_e_k[(v_e, v_k)]
+            _grp = s_e_by_k.get(v_k)
+            if _grp is None:
+                _grp = s_e_by_k[v_k] = _SortedGroup()
+            if not _grp.add(v_e, v_e, _p):
+                del s_e_by_k[v_k]
+            _rs3 = t_count_by_k.get(v_k)
+            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
+            if _w1:
+                _d2 = _p * _w1
+                _o = n0_root.get((v_e, v_k))
+                if _o is None:
+                    n0_root[(v_e, v_k)] = _d2
                 else:
-                    del n0_root[(v_e, v_k)]
-            if pending is not None:
-                for (v_g, v_h, v_i, v_k), _m4 in self.t_by_k[v_k].scan(
-                    v_e, False, None, True
-                ):
-                    _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
-                    _v = _p * _m4
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[(v_e, v_k)] = _n
+                    else:
+                        del n0_root[(v_e, v_k)]
+                if pending is not None:
+                    for (v_g, v_h, v_i, v_k), _m4 in self.t_by_k[v_k].scan(
+                        v_e, False, None, True
+                    ):
+                        _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
+                        _v = _p * _m4
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
     def _apply_t(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -313,6 +322,7 @@ class View:
         if len(row) != 4:
             raise ViewError(_arity_message("t", 4, row))
         v_g, v_h, v_i, v_k = row
+        keep_t = v_g is not None and v_k is not None
         store = self.t_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -327,36 +337,39 @@ class View:
         else:
             del store[row]
         # atom t
-        _p = d
-        _grp = t_by_k.get(v_k)
-        if _grp is None:
-            _grp = t_by_k[v_k] = _SortedGroup()
-        if not _grp.add(v_g, row, _p):
-            del t_by_k[v_k]
-        _grp = t_count_by_k.get(v_k)
-        if _grp is None:
-            _grp = t_count_by_k[v_k] = _RangeSum()
-        if not _grp.add(v_g, _p):
-            del t_count_by_k[v_k]
-        _g3 = s_e_by_k.get(v_k)
-        if _g3:
-            for v_e, _w1 in _g3.scan(None, True, v_g, False):
-                _d2 = _p * _w1
-                _o = n0_root.get((v_e, v_k))
-                if _o is None:
-                    n0_root[(v_e, v_k)] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n0_root[(v_e, v_k)] = _n
+        if keep_t:
+            _p = d
+            _grp = t_by_k.get(v_k)
+            if _grp is None:
+                _grp = t_by_k[v_k] = _SortedGroup()
+            if not _grp.add(v_g, row, _p):
+                del t_by_k[v_k]
+            _grp = t_count_by_k.get(v_k)
+            if _grp is None:
+                _grp = t_count_by_k[v_k] = _RangeSum()
+            if not _grp.add(v_g, _p):
+                del t_count_by_k[v_k]
+            _g3 = s_e_by_k.get(v_k)
+            if _g3:
+                for v_e, _w1 in _g3.scan(None, True, v_g, False):
+                    _d2 = _p * _w1
+                    _o = n0_root.get((v_e, v_k))
+                    if _o is None:
+                        n0_root[(v_e, v_k)] = _d2
                     else:
-                        del n0_root[(v_e, v_k)]
-                if pending is not None:
-                    for (v_d, v_e, v_f, v_k), _m4 in self.s_by_e_k[(v_e, v_k)].items():
-                        _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
-                        _v = _p * _m4
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[(v_e, v_k)] = _n
+                        else:
+                            del n0_root[(v_e, v_k)]
+                    if pending is not None:
+                        for (v_d, v_e, v_f, v_k), _m4 in self.s_by_e_k[
+                            (v_e, v_k)
+                        ].items():
+                            _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
+                            _v = _p * _m4
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(self, v_d, v_e, v_f, v_k, v_g, v_h, v_i):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -430,6 +443,7 @@ class View:
             {
                 "query": self.QUERY_ID,
                 "state": {
+                    "s_rows": self.s_rows,
                     "t_rows": self.t_rows,
                     "n0_root": self.n0_root,
                     "s_by_e_k": self.s_by_e_k,

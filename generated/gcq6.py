@@ -250,6 +250,7 @@ class View:
         if len(row) != 4:
             raise ViewError(_arity_message("s", 4, row))
         v_d, v_e, v_f, v_k = row
+        keep_s = v_e is not None and v_k is not None
         store = self.s_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -263,61 +264,16 @@ class View:
         else:
             del store[row]
         # atom s
-        _p = d
-        _grp = s_d_e_f_by_k.get(v_k)
-        if _grp is None:
-            _grp = s_d_e_f_by_k[v_k] = _SortedGroup()
-        if not _grp.add(v_e, (v_d, v_e, v_f), _p):
-            del s_d_e_f_by_k[v_k]
-        _rs3 = t_count_by_k.get(v_k)
-        _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
-        if _w1:
-            _d2 = _p * _w1
-            _o = n0_root.get((v_d, v_e, v_f, v_k))
-            if _o is None:
-                n0_root[(v_d, v_e, v_f, v_k)] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n0_root[(v_d, v_e, v_f, v_k)] = _n
-                else:
-                    del n0_root[(v_d, v_e, v_f, v_k)]
-            if pending is not None:
-                _k = (v_d, v_e, v_f, v_k)
-                _v = _d2
-                _o = pending.get(_k)
-                pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_t(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 4:
-            raise ViewError(_arity_message("t", 4, row))
-        v_g = row[0]
-        v_k = row[3]
-        store = self.t_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("t", row))
-        pending = self._pending
-        n0_root = self.n0_root
-        s_d_e_f_by_k = self.s_d_e_f_by_k
-        t_count_by_k = self.t_count_by_k
-        if count:
-            store[row] = count
-        else:
-            del store[row]
-        # atom t
-        _p = d
-        _grp = t_count_by_k.get(v_k)
-        if _grp is None:
-            _grp = t_count_by_k[v_k] = _RangeSum()
-        if not _grp.add(v_g, _p):
-            del t_count_by_k[v_k]
-        _g3 = s_d_e_f_by_k.get(v_k)
-        if _g3:
-            for (v_d, v_e, v_f), _w1 in _g3.scan(None, True, v_g, False):
+        if keep_s:
+            _p = d
+            _grp = s_d_e_f_by_k.get(v_k)
+            if _grp is None:
+                _grp = s_d_e_f_by_k[v_k] = _SortedGroup()
+            if not _grp.add(v_e, (v_d, v_e, v_f), _p):
+                del s_d_e_f_by_k[v_k]
+            _rs3 = t_count_by_k.get(v_k)
+            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
+            if _w1:
                 _d2 = _p * _w1
                 _o = n0_root.get((v_d, v_e, v_f, v_k))
                 if _o is None:
@@ -333,6 +289,54 @@ class View:
                     _v = _d2
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_t(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 4:
+            raise ViewError(_arity_message("t", 4, row))
+        v_g = row[0]
+        v_k = row[3]
+        keep_t = v_g is not None and v_k is not None
+        store = self.t_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("t", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        s_d_e_f_by_k = self.s_d_e_f_by_k
+        t_count_by_k = self.t_count_by_k
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom t
+        if keep_t:
+            _p = d
+            _grp = t_count_by_k.get(v_k)
+            if _grp is None:
+                _grp = t_count_by_k[v_k] = _RangeSum()
+            if not _grp.add(v_g, _p):
+                del t_count_by_k[v_k]
+            _g3 = s_d_e_f_by_k.get(v_k)
+            if _g3:
+                for (v_d, v_e, v_f), _w1 in _g3.scan(None, True, v_g, False):
+                    _d2 = _p * _w1
+                    _o = n0_root.get((v_d, v_e, v_f, v_k))
+                    if _o is None:
+                        n0_root[(v_d, v_e, v_f, v_k)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[(v_d, v_e, v_f, v_k)] = _n
+                        else:
+                            del n0_root[(v_d, v_e, v_f, v_k)]
+                    if pending is not None:
+                        _k = (v_d, v_e, v_f, v_k)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(self, v_d, v_e, v_f, v_k):
         """The payload of one output tuple, in O(1); None if absent."""

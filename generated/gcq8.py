@@ -254,6 +254,7 @@ class View:
         if len(row) != 4:
             raise ViewError(_arity_message("s", 4, row))
         v_d, v_e, _, v_k = row
+        keep_s = v_e is not None and v_k is not None
         store = self.s_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -268,46 +269,49 @@ class View:
         else:
             del store[row]
         # atom s
-        _p = d
-        _grp = s_by_e_k.get((v_e, v_k))
-        if _grp is None:
-            s_by_e_k[(v_e, v_k)] = {(v_d, v_e, v_k): _p}
-        else:
-            _o = _grp.get((v_d, v_e, v_k))
-            if _o is None:
-                _grp[(v_d, v_e, v_k)] = _p
+        if keep_s:
+            _p = d
+            _grp = s_by_e_k.get((v_e, v_k))
+            if _grp is None:
+                s_by_e_k[(v_e, v_k)] = {(v_d, v_e, v_k): _p}
             else:
-                _n = _o + _p
-                if _n:
-                    _grp[(v_d, v_e, v_k)] = _n
+                _o = _grp.get((v_d, v_e, v_k))
+                if _o is None:
+                    _grp[(v_d, v_e, v_k)] = _p
                 else:
-                    del _grp[(v_d, v_e, v_k)]
-                    if not _grp:
-                        del s_by_e_k[(v_e, v_k)]
-        _grp = s_e_by_k.get(v_k)
-        if _grp is None:
-            _grp = s_e_by_k[v_k] = _SortedGroup()
-        if not _grp.add(v_e, v_e, _p):
-            del s_e_by_k[v_k]
-        _rs3 = t_count_by_k.get(v_k)
-        _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
-        if _w1:
-            _d2 = _p * _w1
-            _o = n0_root.get((v_e, v_k))
-            if _o is None:
-                n0_root[(v_e, v_k)] = _d2
-            else:
-                _n = _o + _d2
-                if _n:
-                    n0_root[(v_e, v_k)] = _n
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_d, v_e, v_k)] = _n
+                    else:
+                        del _grp[(v_d, v_e, v_k)]
+                        if not _grp:
+                            del s_by_e_k[(v_e, v_k)]
+            _grp = s_e_by_k.get(v_k)
+            if _grp is None:
+                _grp = s_e_by_k[v_k] = _SortedGroup()
+            if not _grp.add(v_e, v_e, _p):
+                del s_e_by_k[v_k]
+            _rs3 = t_count_by_k.get(v_k)
+            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
+            if _w1:
+                _d2 = _p * _w1
+                _o = n0_root.get((v_e, v_k))
+                if _o is None:
+                    n0_root[(v_e, v_k)] = _d2
                 else:
-                    del n0_root[(v_e, v_k)]
-            if pending is not None:
-                for (v_g, v_k), _m4 in self.t_by_k[v_k].scan(v_e, False, None, True):
-                    _k = (v_d, v_g)
-                    _v = _p * _m4
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[(v_e, v_k)] = _n
+                    else:
+                        del n0_root[(v_e, v_k)]
+                if pending is not None:
+                    for (v_g, v_k), _m4 in self.t_by_k[v_k].scan(
+                        v_e, False, None, True
+                    ):
+                        _k = (v_d, v_g)
+                        _v = _p * _m4
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
     def _apply_t(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -317,6 +321,7 @@ class View:
             raise ViewError(_arity_message("t", 4, row))
         v_g = row[0]
         v_k = row[3]
+        keep_t = v_g is not None and v_k is not None
         store = self.t_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -331,36 +336,37 @@ class View:
         else:
             del store[row]
         # atom t
-        _p = d
-        _grp = t_by_k.get(v_k)
-        if _grp is None:
-            _grp = t_by_k[v_k] = _SortedGroup()
-        if not _grp.add(v_g, (v_g, v_k), _p):
-            del t_by_k[v_k]
-        _grp = t_count_by_k.get(v_k)
-        if _grp is None:
-            _grp = t_count_by_k[v_k] = _RangeSum()
-        if not _grp.add(v_g, _p):
-            del t_count_by_k[v_k]
-        _g3 = s_e_by_k.get(v_k)
-        if _g3:
-            for v_e, _w1 in _g3.scan(None, True, v_g, False):
-                _d2 = _p * _w1
-                _o = n0_root.get((v_e, v_k))
-                if _o is None:
-                    n0_root[(v_e, v_k)] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n0_root[(v_e, v_k)] = _n
+        if keep_t:
+            _p = d
+            _grp = t_by_k.get(v_k)
+            if _grp is None:
+                _grp = t_by_k[v_k] = _SortedGroup()
+            if not _grp.add(v_g, (v_g, v_k), _p):
+                del t_by_k[v_k]
+            _grp = t_count_by_k.get(v_k)
+            if _grp is None:
+                _grp = t_count_by_k[v_k] = _RangeSum()
+            if not _grp.add(v_g, _p):
+                del t_count_by_k[v_k]
+            _g3 = s_e_by_k.get(v_k)
+            if _g3:
+                for v_e, _w1 in _g3.scan(None, True, v_g, False):
+                    _d2 = _p * _w1
+                    _o = n0_root.get((v_e, v_k))
+                    if _o is None:
+                        n0_root[(v_e, v_k)] = _d2
                     else:
-                        del n0_root[(v_e, v_k)]
-                if pending is not None:
-                    for (v_d, v_e, v_k), _m4 in self.s_by_e_k[(v_e, v_k)].items():
-                        _k = (v_d, v_g)
-                        _v = _p * _m4
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[(v_e, v_k)] = _n
+                        else:
+                            del n0_root[(v_e, v_k)]
+                    if pending is not None:
+                        for (v_d, v_e, v_k), _m4 in self.s_by_e_k[(v_e, v_k)].items():
+                            _k = (v_d, v_g)
+                            _v = _p * _m4
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(self, v_d, v_g, v_e, v_k):
         """The payload of one output tuple, in O(1); None if absent."""

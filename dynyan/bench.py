@@ -1,0 +1,1307 @@
+"""Benchmark harness: dynyan against baselines and real incremental engines.
+
+`run_bench(...)` runs, for every query, stream and system, the *pull* mode
+(apply the whole stream, then enumerate the result) and the *push* mode
+(apply the stream, every result delta going into a counting sink). All
+systems read the same stream, decoded into Python tuples once, before any
+timing; each measurement runs in a fresh worker process
+(``python -m dynyan.bench --worker SPEC``) so the process RSS belongs to the
+one system measured and a runaway baseline can be stopped without losing
+the rest. A worker does, in order:
+
+1. timing runs (``runs``, median reported): only the system's own work is
+   inside the clock (`apply_s`), then the enumeration of the result in pull
+   mode (`enum_s`); the first run also gives the peak RSS above the
+   process's baseline;
+2. an untimed pass computing an order-independent digest of the result bag
+   (pull) — the parent compares every peer's digest with dynyan's, and only
+   a matching peer's time counts;
+3. a latency run timing every update on its own (per event; engines that
+   work in batches report per batch);
+4. a tracemalloc run: peak Python memory of the system's data structures
+   (engines that keep their data in native memory show their RSS instead);
+   in push mode its sink sums the deltas, which must add up to dynyan's
+   result bag.
+
+Results go to a JSON file (`bench/results/<timestamp>.json`); `report(...)`
+turns result files into Markdown tables and `charts(...)` into PNG charts.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gc
+import json
+import os
+import pickle
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .errors import DynyanError, PipelineError
+
+SYSTEMS = ("store", "dynyan", "ivm", "recompute", "pathway", "pyflink", "pydbsp")
+DEFAULT_SYSTEMS = ("store", "dynyan", "ivm", "recompute", "pathway", "pyflink", "pydbsp")
+MODES = ("pull", "push")
+VARIANTS = ("insert", "window")
+RESULT_SCHEMA = 1
+HASH_SEED = "0"  # PYTHONHASHSEED of every worker: hash(row) agrees across processes
+_MOD = 1 << 64
+
+SYSTEM_TITLES = {
+    "store": "store only (floor)",
+    "dynyan": "dynyan",
+    "ivm": "first-order IVM",
+    "recompute": "DuckDB recompute",
+    "pathway": "Pathway",
+    "pyflink": "PyFlink",
+    "pydbsp": "pydbsp",
+}
+
+
+class BenchError(DynyanError):
+    """A benchmark cannot run as asked (no data, no stream, bad option)."""
+
+
+# --- queries ------------------------------------------------------------------------
+
+TPCH_TABLES = {
+    "region",
+    "nation",
+    "supplier",
+    "customer",
+    "part",
+    "partsupp",
+    "orders",
+    "lineitem",
+}
+
+
+@dataclass
+class BenchQuery:
+    """One query file: its text, schema, and whether the harness can run it."""
+
+    name: str
+    path: str
+    sql: str = ""
+    schema: str | None = None
+    relations: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    benchmark: str | None = None
+    status: str = "ok"  # "ok" or "skipped"
+    reason: str = ""
+
+
+def discover_queries(
+    root: str | Path = "queries", names: Iterable[str] | None = None
+) -> list[BenchQuery]:
+    """Every ``root/**/*.sql`` (but schema files), compiled; a query that does
+    not compile or has no stream source is kept with status "skipped" and the
+    reason."""
+    from .cli import read_query
+    from .compiler import compile_sql
+    from .sql import parse_query
+
+    root = Path(root)
+    wanted = {n.lower() for n in names} if names else None
+    found = []
+    for path in sorted(root.rglob("*.sql")):
+        if path.name == "schema.sql" or "schema" in path.stem:
+            continue
+        rel_name = path.relative_to(root).with_suffix("").as_posix()
+        if (
+            wanted is not None
+            and path.stem.lower() not in wanted
+            and rel_name.lower() not in wanted
+        ):
+            continue
+        q = BenchQuery(rel_name, path.as_posix())
+        found.append(q)
+        try:
+            q.sql, q.schema = read_query(str(path), None)
+            compile_sql(q.sql, q.schema)
+            ir = parse_query(q.sql, q.schema)
+        except DynyanError as err:
+            q.status, q.reason = "skipped", f"does not compile: {err}"
+            continue
+        except Exception as err:  # noqa: BLE001 - a compiler bug must not stop the run
+            q.status, q.reason = "skipped", f"compiler failed: {err!r}"
+            continue
+        q.relations = {r.name: r.columns for r in ir.relations}
+        if getattr(ir, "grouped", False):
+            q.status = "skipped"
+            q.reason = (
+                "aggregate query: compiles, but the harness's baselines (first-order "
+                "IVM, Pathway adapter) and its result check cover SPJ queries only "
+                "so far"
+            )
+        elif set(q.relations) <= TPCH_TABLES:
+            q.benchmark = "tpch"
+        else:
+            q.status = "skipped"
+            q.reason = (
+                "no benchmark stream provides "
+                + ", ".join(sorted(set(q.relations) - TPCH_TABLES))
+                + " yet"
+            )
+    if wanted is not None:
+        missing = wanted - {q.name.lower() for q in found}
+        missing -= {Path(q.name).name.lower() for q in found}
+        if missing:
+            raise BenchError(f"no query file named {', '.join(sorted(missing))}.sql")
+    return found
+
+
+def query_from_text(name: str, sql: str, schema: str | None) -> BenchQuery:
+    """A `BenchQuery` for SQL given as text (tests, ad-hoc runs)."""
+    from .sql import parse_query
+
+    ir = parse_query(sql, schema)
+    return BenchQuery(
+        name,
+        f"<{name}>",
+        sql,
+        schema,
+        {r.name: r.columns for r in ir.relations},
+        None,
+    )
+
+
+# --- streams ------------------------------------------------------------------------
+
+
+@dataclass
+class StreamInfo:
+    """What a decoded stream is; part of every result record."""
+
+    label: str
+    kind: str  # "parquet" | "random"
+    variant: str
+    sf: float | None = None
+    window: int | None = None
+    seed: int = 0
+    path: str | None = None
+    max_events: int | None = None
+
+
+def tpch_stream(
+    sf: float,
+    variant: str,
+    window: int,
+    seed: int = 1,
+    data_dir: str | Path | None = None,
+    log: Callable[[str], None] = lambda m: None,
+) -> Path:
+    """The TPC-H stream of all eight tables at `sf` (built with Spark if it is
+    not there yet; helper functions of `dynyan.data` and `dynyan.streams`)."""
+    from . import data, streams
+
+    spec = (
+        streams.StreamSpec("window", seed=seed, window=window)
+        if variant == "window"
+        else streams.StreamSpec("insert", seed=seed)
+    )
+    out = streams.default_stream_dir("tpch", sf, spec, name="all", data_dir=data_dir)
+    try:
+        streams.Stream(out)
+        return out
+    except PipelineError:
+        pass
+    log(f"generating TPC-H SF {sf:g} and building the {spec.label()} stream")
+    source = data.generate("tpch", sf, data_dir=data_dir, quiet=True)
+    streams.build_stream(source, out, None, spec, query="bench", log=log)
+    return out
+
+
+def decode_stream(
+    path: str | Path,
+    relations: dict[str, tuple[str, ...]],
+    max_events: int | None = None,
+) -> list[tuple[str, int, tuple]]:
+    """The stream's events for `relations` (query name -> columns) as
+    ``(relation, op, row)`` in seq order, rows converted per DESIGN.md §4."""
+    from .streams import Stream, to_python
+
+    stream = Stream(path)
+    selected = stream.select(relations)
+    names = {have: want for want, have in zip(relations, selected)}
+    merged: list[tuple[int, str, int, tuple]] = []
+    for have, cols in selected.items():
+        rel = sys.intern(names[have])
+        for batch in stream.arrow_batches(have, cols):
+            seqs, ops, rows = to_python(batch, cols)
+            merged.extend(zip(seqs, [rel] * len(seqs), ops, rows))
+    merged.sort(key=lambda e: e[0])
+    if max_events is not None:
+        merged = merged[:max_events]
+    return [(rel, op, row) for _, rel, op, row in merged]
+
+
+def random_events(
+    query: BenchQuery,
+    inserts: int,
+    seed: int = 0,
+    delete_fraction: float = 0.3,
+    domain: int = 8,
+) -> list[tuple[str, int, tuple]]:
+    """A small random stream for `query`'s relations: values from small
+    domains so the joins match, and deletes of live rows (tests, smoke runs)."""
+    from .sql import parse_query
+
+    rng = random.Random(seed)
+    ir = parse_query(query.sql, query.schema)
+    day0 = datetime.date(1995, 1, 1)
+
+    def value(t: str):
+        if t == "int":
+            return rng.randrange(domain)
+        if t == "float":
+            return rng.randrange(domain) / 4
+        if t == "date":
+            return day0 + datetime.timedelta(days=rng.randrange(domain))
+        return rng.choice("abcdefgh"[: max(1, min(domain, 8))])
+
+    live: list[tuple[str, tuple]] = []
+    events = []
+    rels = list(ir.relations)
+    for _ in range(inserts):
+        if live and rng.random() < delete_fraction:
+            rel, row = live.pop(rng.randrange(len(live)))
+            events.append((rel, -1, row))
+        rel = rng.choice(rels)
+        row = tuple(value(t) for t in rel.types)
+        live.append((rel.name, row))
+        events.append((rel.name, 1, row))
+    return events
+
+
+def stream_counts(events) -> dict:
+    inserts = sum(1 for e in events if e[1] > 0)
+    return {"events": len(events), "inserts": inserts, "deletes": len(events) - inserts}
+
+
+# --- worker side: one system, one mode ---------------------------------------------
+
+
+class CountingSink:
+    """Push-mode sink of the timing runs: counts calls and the net change."""
+
+    __slots__ = ("calls", "net")
+
+    def __init__(self):
+        self.calls = 0
+        self.net = 0
+
+    def __call__(self, row, change):
+        self.calls += 1
+        self.net += change
+
+
+class DigestSink:
+    """Push-mode sink of the check run: the bag digest of the summed deltas."""
+
+    __slots__ = ("calls", "net", "h")
+
+    def __init__(self):
+        self.calls = 0
+        self.net = 0
+        self.h = 0
+
+    def __call__(self, row, change):
+        self.calls += 1
+        self.net += change
+        self.h += change * hash(row)
+
+    def digest(self) -> dict:
+        return {"rows": self.net, "hash": self.h % _MOD}
+
+
+def bag_digest(pairs) -> dict:
+    """Order-independent digest of a bag given as (row, multiplicity) pairs:
+    total multiplicity and Σ m·hash(row) mod 2^64 (PYTHONHASHSEED fixed)."""
+    n = h = 0
+    for row, m in pairs:
+        n += m
+        h += m * hash(row)
+    return {"rows": n, "hash": h % _MOD}
+
+
+class _Budget(Exception):
+    def __init__(self, status: str, done: int, seconds: float):
+        super().__init__(status)
+        self.status, self.done, self.seconds = status, done, seconds
+
+
+def _rss() -> tuple[int, int]:
+    """(VmRSS, VmHWM) of this process in bytes."""
+    rss = hwm = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) * 1024
+            elif line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) * 1024
+    return rss, hwm
+
+
+def _reset_peak_rss() -> bool:
+    """Reset VmHWM to the current RSS (Linux >= 4.0); False if not allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+class _Engine:
+    """Adapter giving every system the same steps: build (untimed), apply
+    (timed, in chunks so budgets can be checked), enumerate (timed)."""
+
+    per_event = True  # latency per event; else per batch
+
+    def __init__(self, spec: dict, query, events):
+        self.spec = spec
+        self.query = query
+        self.events = events
+
+    def build(self, sink) -> None:
+        raise NotImplementedError
+
+    def chunks(self) -> list[tuple[int, int]]:
+        step = self.spec.get("chunk", 5000)
+        n = len(self.events)
+        return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+
+    def apply(self, lo: int, hi: int) -> None:
+        ins, dele = self.target.insert, self.target.delete
+        for rel, op, row in self.events[lo:hi]:
+            if op > 0:
+                ins(rel, row)
+            else:
+                dele(rel, row)
+
+    def latencies(self) -> list[int]:
+        """Per-event nanoseconds of a fresh full apply (per-event engines)."""
+        ins, dele = self.target.insert, self.target.delete
+        clock = time.perf_counter_ns
+        out = [0] * len(self.events)
+        for i, (rel, op, row) in enumerate(self.events):
+            t0 = clock()
+            if op > 0:
+                ins(rel, row)
+            else:
+                dele(rel, row)
+            out[i] = clock() - t0
+        return out
+
+    def enumerate(self):
+        return self.target.enumerate()
+
+    def native_bytes(self) -> int | None:
+        return None
+
+
+class _Store(_Engine):
+    def build(self, sink):
+        from .baselines import StoreOnly
+
+        self.target = StoreOnly(self.query.relations_names)
+
+    def enumerate(self):
+        return iter(())
+
+
+class _Dynyan(_Engine):
+    def build(self, sink):
+        from .compiler import load
+
+        module = getattr(self.query, "module", None)
+        if module is None:  # compile once per worker, outside every measurement
+            module = self.query.module = load(self.spec["sql"], self.spec["schema"])
+        self.query_id = getattr(module.View, "QUERY_ID", None)
+        self.target = module.View() if sink is None else module.View(on_delta=sink)
+
+
+class _IVM(_Engine):
+    def build(self, sink):
+        from .baselines import FirstOrderIVM
+
+        self.target = FirstOrderIVM(self.query.ir, on_delta=sink)
+
+
+class _Recompute(_Engine):
+    per_event = False
+
+    def build(self, sink):
+        from .baselines import DuckDBRecompute, assign_ids
+
+        self.target = DuckDBRecompute(
+            self.query.ir, on_delta=sink, threads=self.spec.get("duckdb_threads", 1)
+        )
+        if not hasattr(self.query, "ids"):
+            self.query.ids = assign_ids(self.events)
+        self.target.prepare(self.events, self.query.ids, self.spec["recompute_batch"])
+
+    def chunks(self):
+        b = self.spec["recompute_batch"]
+        n = len(self.events)
+        return [(lo, min(lo + b, n)) for lo in range(0, n, b)]
+
+    def apply(self, lo, hi):
+        self.target.apply_batch(lo // self.spec["recompute_batch"])
+
+    def native_bytes(self):
+        return self.target.memory_bytes()
+
+
+class _Pathway(_Engine):
+    per_event = False
+
+    def build(self, sink):
+        from .baselines import PathwayEngine, assign_ids
+
+        if not hasattr(self.query, "ids"):
+            self.query.ids = assign_ids(self.events)
+        if not hasattr(self.query, "pw_engine"):
+            engine = PathwayEngine(self.query.ir)
+            engine.prepare(self.events, self.query.ids, self.spec["peer_batch"])
+            self.query.pw_engine = engine
+        self.target = self.query.pw_engine
+        self.sink = sink
+
+    def chunks(self):
+        return [(0, len(self.events))]
+
+    def apply(self, lo, hi):
+        if self.sink is None:
+            self.target.run_pull()
+        else:
+            self.target.run_push(self.sink)
+
+
+_ENGINES = {
+    "store": _Store,
+    "dynyan": _Dynyan,
+    "ivm": _IVM,
+    "recompute": _Recompute,
+    "pathway": _Pathway,
+}
+
+
+def _percentiles(ns: list[int]) -> dict:
+    if not ns:
+        return {"n": 0}
+    s = sorted(ns)
+
+    def pct(p):
+        return s[min(len(s) - 1, int(p / 100 * len(s)))] / 1000
+
+    return {
+        "n": len(s),
+        "p50_us": pct(50),
+        "p99_us": pct(99),
+        "max_us": s[-1] / 1000,
+        "mean_us": sum(s) / len(s) / 1000,
+    }
+
+
+def _worker(spec_path: str) -> int:
+    """Entry point of a worker process: prints one JSON object per line."""
+    spec = json.loads(Path(spec_path).read_text())
+
+    def say(**record):
+        print(json.dumps(record), flush=True)
+
+    from .sql import parse_query
+
+    with open(spec["events"], "rb") as f:
+        events = pickle.load(f)
+    ir = parse_query(spec["sql"], spec["schema"])
+
+    class Q:  # the query as engines see it
+        pass
+
+    query = Q()
+    query.ir = ir
+    query.relations_names = [r.name for r in ir.relations]
+    system, mode = spec["system"], spec["mode"]
+    if system == "dynyan":  # compile before anything is measured
+        from .compiler import load
+
+        query.module = load(spec["sql"], spec["schema"])
+    gc.collect()
+    gc.freeze()  # the stream is the harness's data, not the system's
+
+    engine_cls = _ENGINES[system]
+    push = mode == "push"
+    deadline = time.perf_counter() + spec["budget_s"]
+    mem_budget = spec["mem_budget_mb"] * 2**20
+    n = len(events)
+
+    def fresh(sink):
+        e = engine_cls(spec, query, events)
+        e.build(sink)
+        return e
+
+    if system == "pathway":
+        # Fixed cost of building and starting a dataflow: the same graph on an
+        # empty stream (reported apart, not subtracted).
+        from .baselines import PathwayEngine
+
+        empty = PathwayEngine(ir)
+        empty.prepare([], [], spec["peer_batch"])
+        t0 = time.perf_counter()
+        if push:
+            empty.run_push(CountingSink())
+        else:
+            empty.run_pull()
+        say(phase="startup", seconds=time.perf_counter() - t0)
+
+    # 1. timing runs
+    for run in range(spec["runs"]):
+        gc.collect()
+        sink = CountingSink() if push else None
+        try:
+            engine = fresh(sink)
+        except NotImplementedError as err:
+            say(phase="unavailable", reason=f"{mode} mode: {err}")
+            return 0
+        rss0, _ = _rss()
+        peak_ok = _reset_peak_rss()
+        clock = time.perf_counter
+        batch_ns = []
+        elapsed = 0.0
+        try:
+            for lo, hi in engine.chunks():
+                t0 = clock()
+                engine.apply(lo, hi)
+                dt = clock() - t0
+                elapsed += dt
+                batch_ns.append(int(dt * 1e9))
+                now = clock()
+                if now > deadline:
+                    raise _Budget("timeout", hi, elapsed)
+                if _rss()[0] > mem_budget:
+                    raise _Budget("memory", hi, elapsed)
+        except _Budget as b:
+            say(
+                phase="budget",
+                status=b.status,
+                events_done=b.done,
+                seconds=b.seconds,
+                rss_mb=_rss()[0] / 2**20,
+            )
+            return 0
+        record = {"phase": "run", "run": run, "apply_s": elapsed}
+        if push:
+            record["deltas"] = sink.calls
+            record["net"] = sink.net
+        else:
+            t0 = clock()
+            entries = tuples = 0
+            for _row, m in engine.enumerate():
+                entries += 1
+                tuples += m
+            record["enum_s"] = clock() - t0
+            record["result_entries"] = entries
+            record["result_rows"] = tuples
+        rss1, hwm = _rss()
+        if run == 0:
+            record["rss_base_mb"] = rss0 / 2**20
+            record["rss_peak_mb"] = (hwm if peak_ok else max(hwm, rss1)) / 2**20
+            record["rss_end_mb"] = rss1 / 2**20
+            record["peak_reset"] = peak_ok
+            native = engine.native_bytes()
+            if native is not None:
+                record["native_mb"] = native / 2**20
+            if not engine.per_event and system != "pathway":
+                record["latency"] = _percentiles(batch_ns) | {
+                    "unit": "batch",
+                    "batch": spec["recompute_batch"],
+                }
+            if system == "pathway" and push:
+                ends = engine.target.time_ends
+                gaps = [int((b - a) * 1e9) for a, b in zip(ends, ends[1:])]
+                record["latency"] = _percentiles(gaps) | {
+                    "unit": "batch",
+                    "batch": spec["peer_batch"],
+                }
+            if not push and system != "store":
+                # 2. the check digest (untimed)
+                record["digest"] = bag_digest(engine.enumerate())
+        say(**record)
+        del engine
+        if clock() > deadline - 0.0:
+            say(phase="note", text="budget used up after this run; fewer runs")
+            break
+        if run == 0 and elapsed * (spec["runs"] + 2) > spec["budget_s"]:
+            say(phase="note", text=f"run took {elapsed:.1f} s; no further runs")
+            break
+
+    # 3. latency run (per-event engines)
+    if spec.get("latency", True) and engine_cls.per_event and system != "store":
+        gc.collect()
+        engine = fresh(CountingSink() if push else None)
+        ns = engine.latencies()
+        say(phase="latency", latency=_percentiles(ns) | {"unit": "event", "batch": 1})
+        del engine
+
+    # 4. tracemalloc run (and the push check)
+    if spec.get("tracemalloc", True) and time.perf_counter() < deadline:
+        import tracemalloc
+
+        gc.collect()
+        sink = DigestSink() if push else None
+        tracemalloc.start()
+        engine = fresh(sink)
+        for lo, hi in engine.chunks():
+            engine.apply(lo, hi)
+        current, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        record = {
+            "phase": "memory",
+            "traced_current_mb": current / 2**20,
+            "traced_peak_mb": peak / 2**20,
+        }
+        if push:
+            record["digest"] = sink.digest()
+            record["deltas"] = sink.calls
+        say(**record)
+    del n
+    return 0
+
+
+# --- parent side ------------------------------------------------------------------
+
+
+def _watch(proc: subprocess.Popen, mem_budget: int, state: dict) -> None:
+    """Kill the worker if its RSS passes `mem_budget` bytes (engines whose
+    work happens in one native call cannot check it themselves)."""
+    path = f"/proc/{proc.pid}/status"
+    while proc.poll() is None:
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss = int(line.split()[1]) * 1024
+                        state["max_rss"] = max(state.get("max_rss", 0), rss)
+                        if rss > mem_budget:
+                            state["killed"] = "memory"
+                            proc.kill()
+                        break
+        except OSError:
+            return
+        time.sleep(0.2)
+
+
+def _run_worker(spec: dict, workdir: Path, python: str) -> list[dict]:
+    spec_path = workdir / f"spec-{spec['system']}-{spec['mode']}.json"
+    spec_path.write_text(json.dumps(spec))
+    env = dict(os.environ, PYTHONHASHSEED=HASH_SEED)
+    env.setdefault("PATHWAY_MONITORING_SERVER", "")
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    log_path = workdir / f"worker-{spec['system']}-{spec['mode']}.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [python, "-m", "dynyan.bench", "--worker", str(spec_path)],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=env,
+            cwd=root,
+        )
+        state: dict = {}
+        watcher = threading.Thread(
+            target=_watch,
+            args=(proc, (spec["mem_budget_mb"] + 512) * 2**20, state),
+            daemon=True,
+        )
+        watcher.start()
+        # hard limit: the budget plus the untimed runs' share and start-up
+        try:
+            out, _ = proc.communicate(timeout=spec["budget_s"] * 3 + 120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            state["killed"] = "timeout"
+    records = []
+    for line in out.splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    if state.get("killed"):
+        records.append(
+            {
+                "phase": "killed",
+                "status": state["killed"],
+                "rss_mb": state.get("max_rss", 0) / 2**20,
+            }
+        )
+    elif proc.returncode != 0:
+        tail = log_path.read_text().strip().splitlines()[-3:]
+        records.append({"phase": "error", "reason": " | ".join(tail)[-500:]})
+    return records
+
+
+def _summarise(system: str, mode: str, records: list[dict], events: int) -> dict:
+    """One result record from a worker's phase records."""
+    r: dict = {"system": system, "mode": mode, "status": "ok"}
+    runs = [x for x in records if x["phase"] == "run"]
+    for x in records:
+        ph = x["phase"]
+        if ph == "unavailable":
+            r["status"], r["reason"] = "unavailable", x["reason"]
+        elif ph == "budget":
+            r["status"] = x["status"]
+            r["reason"] = (
+                f"stopped after {x['events_done']:,} of {events:,} events "
+                f"({x['seconds']:.1f} s, RSS {x['rss_mb']:.0f} MB)"
+            )
+            r["events_done"] = x["events_done"]
+            r["partial_events_per_s"] = x["events_done"] / max(x["seconds"], 1e-9)
+        elif ph == "killed" and r["status"] == "ok":
+            r["status"] = x["status"]
+            r["reason"] = f"killed by the harness ({x['status']} budget; RSS {x['rss_mb']:.0f} MB)"
+        elif ph == "error":
+            r["status"], r["reason"] = "error", x["reason"]
+        elif ph == "startup":
+            r["startup_s"] = x["seconds"]
+        elif ph == "latency":
+            r["latency"] = x["latency"]
+        elif ph == "memory":
+            r["traced_peak_mb"] = x["traced_peak_mb"]
+            r["traced_current_mb"] = x["traced_current_mb"]
+            if "digest" in x:
+                r["digest"] = x["digest"]
+                r["deltas"] = x["deltas"]
+        elif ph == "note":
+            r.setdefault("notes", []).append(x["text"])
+    if runs:
+        r["runs_apply_s"] = [x["apply_s"] for x in runs]
+        r["apply_s"] = statistics.median(r["runs_apply_s"])
+        r["events_per_s"] = events / r["apply_s"] if r["apply_s"] > 0 else None
+        first = runs[0]
+        for k in ("rss_base_mb", "rss_peak_mb", "rss_end_mb", "native_mb", "latency"):
+            if k in first:
+                r[k] = first[k]
+        if "rss_peak_mb" in first:
+            r["rss_delta_mb"] = first["rss_peak_mb"] - first["rss_base_mb"]
+        if "digest" in first:
+            r["digest"] = first["digest"]
+        if mode == "pull" and "enum_s" in first:
+            r["runs_enum_s"] = [x["enum_s"] for x in runs]
+            r["enum_s"] = statistics.median(r["runs_enum_s"])
+            r["result_rows"] = first["result_rows"]
+            r["result_entries"] = first["result_entries"]
+            r["tuples_per_s"] = (
+                first["result_entries"] / r["enum_s"] if r["enum_s"] > 0 else None
+            )
+        if mode == "push":
+            r.setdefault("deltas", first.get("deltas"))
+            r["net_change"] = first.get("net")
+    elif r["status"] == "ok":
+        r["status"] = "error"
+        r["reason"] = "the worker reported no run"
+    return r
+
+
+def peer_availability(python: str = sys.executable) -> dict[str, str | None]:
+    """System -> None if it can run here, else why not."""
+    from .baselines import newer_python, pathway_available
+
+    out: dict[str, str | None] = {s: None for s in SYSTEMS}
+    out["pathway"] = pathway_available()
+    import importlib.util
+
+    out["pyflink"] = (
+        "PyFlink (apache-flink) is not installed, and the harness has no "
+        "PyFlink adapter yet (lower priority in issue 6)"
+        if importlib.util.find_spec("pyflink") is None
+        else "PyFlink is installed but the harness has no PyFlink adapter yet"
+    )
+    newer = newer_python()
+    out["pydbsp"] = (
+        "pydbsp needs Python >= 3.12 and no python3.12+ interpreter is on PATH "
+        "(Debian 12 ships 3.11)"
+        if newer is None
+        else f"{newer} found, but the harness has no pydbsp adapter yet"
+    )
+    return out
+
+
+@dataclass
+class BenchConfig:
+    """Everything that shapes a run (recorded in the result file)."""
+
+    systems: tuple[str, ...] = DEFAULT_SYSTEMS
+    modes: tuple[str, ...] = MODES
+    runs: int = 3
+    recompute_batch: int = 10_000
+    peer_batch: int = 1_000
+    budget_s: float = 180.0
+    mem_budget_mb: int = 8_000
+    chunk: int = 5_000
+    duckdb_threads: int = 1
+    latency: bool = True
+    tracemalloc: bool = True
+    python: str = sys.executable
+
+
+def run_bench(
+    queries: list[BenchQuery],
+    streams: list[tuple[StreamInfo, Callable[[BenchQuery], list]]],
+    config: BenchConfig = BenchConfig(),
+    out: str | Path | None = None,
+    log: Callable[[str], None] = lambda m: None,
+    command: list[str] | None = None,
+) -> dict:
+    """Run every (stream, query, system, mode) and return the result document
+    (also written to `out` as JSON when given).
+
+    `streams` pairs a `StreamInfo` with a function giving the decoded events
+    for a query (so a Parquet stream is decoded per query, for its relations).
+    """
+    unknown = set(config.systems) - set(SYSTEMS)
+    if unknown:
+        raise BenchError(
+            f"unknown system(s) {', '.join(sorted(unknown))}; choose from {', '.join(SYSTEMS)}"
+        )
+    avail = peer_availability(config.python)
+    doc = {
+        "schema": RESULT_SCHEMA,
+        "started": _now(),
+        "command": command,
+        "git": _git_state(),
+        "machine": machine_info(),
+        "config": {k: v for k, v in asdict(config).items() if k != "python"},
+        "streams": [asdict(s) for s, _ in streams],
+        "queries": [
+            {"name": q.name, "path": q.path, "status": q.status, "reason": q.reason}
+            for q in queries
+        ],
+        "skipped_systems": {
+            s: avail[s] for s in config.systems if avail.get(s) is not None
+        },
+        "results": [],
+    }
+    runnable = [q for q in queries if q.status == "ok"]
+    with tempfile.TemporaryDirectory(prefix="dynyan-bench-") as tmp:
+        workdir = Path(tmp)
+        for info, make_events in streams:
+            for q in runnable:
+                t0 = time.perf_counter()
+                events = make_events(q)
+                counts = stream_counts(events)
+                log(
+                    f"[{info.label}] {q.name}: {counts['events']:,} events "
+                    f"(+{counts['inserts']:,}/-{counts['deletes']:,}), decoded in "
+                    f"{time.perf_counter() - t0:.1f} s"
+                )
+                events_path = workdir / "events.pickle"
+                with open(events_path, "wb") as f:
+                    pickle.dump(events, f, protocol=pickle.HIGHEST_PROTOCOL)
+                del events
+                reference = None
+                for system in config.systems:
+                    for mode in config.modes:
+                        base = {
+                            "query": q.name,
+                            "stream": info.label,
+                            **counts,
+                        }
+                        if avail.get(system) is not None:
+                            doc["results"].append(
+                                base
+                                | {
+                                    "system": system,
+                                    "mode": mode,
+                                    "status": "skipped",
+                                    "reason": avail[system],
+                                }
+                            )
+                            continue
+                        if system == "store" and mode == "push":
+                            continue  # the floor has no result to push
+                        spec = {
+                            "system": system,
+                            "mode": mode,
+                            "sql": q.sql,
+                            "schema": q.schema,
+                            "events": str(events_path),
+                            "runs": config.runs,
+                            "recompute_batch": config.recompute_batch,
+                            "peer_batch": config.peer_batch,
+                            "budget_s": config.budget_s,
+                            "mem_budget_mb": config.mem_budget_mb,
+                            "chunk": config.chunk,
+                            "duckdb_threads": config.duckdb_threads,
+                            "latency": config.latency,
+                            "tracemalloc": config.tracemalloc,
+                        }
+                        t1 = time.perf_counter()
+                        records = _run_worker(spec, workdir, config.python)
+                        r = base | _summarise(system, mode, records, counts["events"])
+                        # the machine is shared: record how busy it was
+                        r["loadavg_1m"] = round(os.getloadavg()[0], 2)
+                        if system == "recompute":
+                            r["batch"] = config.recompute_batch
+                        if system == "pathway":
+                            r["batch"] = config.peer_batch
+                        if system == "dynyan" and mode == "pull":
+                            reference = r.get("digest")
+                            r["check"] = "reference" if reference else "unchecked"
+                        elif system != "store":
+                            r["check"] = _check(r, reference)
+                            if r["check"] == "mismatch" and r["status"] == "ok":
+                                r["status"] = "mismatch"
+                        doc["results"].append(r)
+                        log(f"  {_one_line(r)}  [{time.perf_counter() - t1:.0f} s]")
+                        if out is not None:
+                            _write_json(out, doc)
+    doc["finished"] = _now()
+    if out is not None:
+        _write_json(out, doc)
+    return doc
+
+
+def _check(r: dict, reference: dict | None) -> str:
+    digest = r.get("digest")
+    if reference is None or digest is None:
+        return "unchecked"
+    return "ok" if digest == reference else "mismatch"
+
+
+def _one_line(r: dict) -> str:
+    head = f"{r['system']:>9} {r['mode']:<4}"
+    if r["status"] != "ok":
+        return f"{head} {r['status']}: {r.get('reason', '')}"
+    parts = [f"{r['events_per_s']:,.0f} ev/s" if r.get("events_per_s") else "-"]
+    if "enum_s" in r:
+        parts.append(f"enum {r['enum_s']:.2f} s ({r['result_rows']:,} rows)")
+    if "deltas" in r and r["mode"] == "push":
+        parts.append(f"{r['deltas']:,} deltas")
+    if "rss_delta_mb" in r:
+        parts.append(f"+{r['rss_delta_mb']:.0f} MB RSS")
+    if "traced_peak_mb" in r:
+        parts.append(f"{r['traced_peak_mb']:.0f} MB traced")
+    if "check" in r:
+        parts.append(f"check {r['check']}")
+    return f"{head} " + ", ".join(parts)
+
+
+def _write_json(path: str | Path, doc: dict) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _git_state() -> dict:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+        return {"commit": commit, "dirty": bool(dirty)}
+    except OSError:
+        return {}
+
+
+def machine_info() -> dict:
+    """CPU model and count, memory, OS and the versions that matter."""
+    info: dict = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cores": os.cpu_count(),
+    }
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        info["free"] = subprocess.run(
+            ["free", "-m"], capture_output=True, text=True
+        ).stdout.strip()
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                info["mem_total_gb"] = round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    import importlib.metadata as md
+
+    versions = {}
+    for pkg in ("duckdb", "pathway", "apache-flink", "pyarrow", "sortedcontainers"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    info["packages"] = versions
+    return info
+
+
+# --- reports ------------------------------------------------------------------------
+
+
+def load_results(paths: Iterable[str | Path]) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def _fmt(x, digits=0, suffix="") -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float) and digits == 0:
+        return f"{x:,.0f}{suffix}"
+    return f"{x:,.{digits}f}{suffix}"
+
+
+def _rows_by(doc_list: list[dict]):
+    for doc in doc_list:
+        for r in doc["results"]:
+            yield doc, r
+
+
+def report(docs: list[dict]) -> str:
+    """Markdown tables of the result documents (absolute values and ratios)."""
+    lines: list[str] = []
+    for doc in docs:
+        cfg = doc["config"]
+        for s in doc["streams"]:
+            label = s["label"]
+            rows = [r for r in doc["results"] if r["stream"] == label]
+            if not rows:
+                continue
+            lines += [
+                f"### {label}",
+                "",
+                f"Timing runs: {cfg['runs']} (median); DuckDB recompute every "
+                f"{cfg['recompute_batch']:,} events; Pathway: "
+                f"{cfg['peer_batch']:,} events per timestamp; budget "
+                f"{cfg['budget_s']:g} s and {cfg['mem_budget_mb']:,} MB per system "
+                "and mode.",
+                "",
+            ]
+            floors = {
+                r["query"]: r
+                for r in rows
+                if r["system"] == "store" and r.get("status") == "ok"
+            }
+            for mode in MODES:
+                mrows = [r for r in rows if r["mode"] == mode]
+                if not mrows:
+                    continue
+                lines += _table(mrows, mode, floors)
+    return "\n".join(lines) + "\n"
+
+
+def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
+    head = (
+        "| query | events | system | events/s | dynyan ÷ system time | "
+        "× store floor | peak RSS Δ MB | traced MB | "
+        + ("enum s | tuples/s | result rows |" if mode == "pull" else "deltas |")
+        + " latency p50 / p99 µs | check |"
+    )
+    sep = "|" + "---|" * (head.count("|") - 1)
+    out = [f"**{mode} mode**", "", head, sep]
+    by_query: dict[str, list[dict]] = {}
+    for r in rows:
+        by_query.setdefault(r["query"], []).append(r)
+    for qname, qrows in by_query.items():
+        dyn = next(
+            (r for r in qrows if r["system"] == "dynyan" and r["status"] == "ok"), None
+        )
+        floor = floor_rows.get(qname)
+        for r in qrows:
+            if r["status"] != "ok":
+                why = r.get("reason", "")
+                extra = ""
+                if r.get("partial_events_per_s"):
+                    extra = f" (≈{r['partial_events_per_s']:,.0f} ev/s before stopping)"
+                cells = [
+                    qname,
+                    f"{r['events']:,}",
+                    SYSTEM_TITLES.get(r["system"], r["system"]),
+                    f"**{r['status']}**{extra}: {why}",
+                ]
+                out.append("| " + " | ".join(cells) + " |" + " |" * (head.count("|") - 5))
+                continue
+            ratio = "–"
+            if (
+                dyn is not None
+                and r["system"] not in ("dynyan", "store")
+                and r.get("apply_s")
+            ):
+                ratio = f"{dyn['apply_s'] / r['apply_s'] * 100:.0f}%"
+            floor_x = "–"
+            if floor is not None and r.get("apply_s") and r["system"] != "store":
+                floor_x = f"{r['apply_s'] / floor['apply_s']:.1f}×"
+            lat = r.get("latency") or {}
+            lat_s = "–"
+            if lat.get("n"):
+                unit = "" if lat.get("unit") == "event" else f" (per {lat['batch']:,}-event batch)"
+                lat_s = f"{lat['p50_us']:,.1f} / {lat['p99_us']:,.1f}{unit}"
+            rss = _fmt(r.get("rss_delta_mb"))
+            if r.get("native_mb") is not None:
+                rss += f" (DuckDB {r['native_mb']:.0f})"
+            traced = (
+                _fmt(r.get("traced_peak_mb"))
+                if r["system"] not in ("recompute", "pathway")
+                else "native"
+            )
+            cells = [
+                qname,
+                f"{r['events']:,}",
+                SYSTEM_TITLES.get(r["system"], r["system"]),
+                _fmt(r.get("events_per_s")),
+                ratio,
+                floor_x,
+                rss,
+                traced,
+            ]
+            if mode == "pull" and r["system"] == "store":
+                cells += ["–", "–", "–"]
+            elif mode == "pull":
+                cells += [
+                    _fmt(r.get("enum_s"), 2),
+                    _fmt(r.get("tuples_per_s")),
+                    _fmt(r.get("result_rows")),
+                ]
+            else:
+                cells += [_fmt(r.get("deltas"))]
+            startup = r.get("startup_s")
+            check = r.get("check", "–")
+            if startup is not None:
+                check += f"; startup {startup:.2f} s"
+            cells += [lat_s, check]
+            out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[Path]:
+    """dynyan's time and memory as % of each peer, per query (DYN-paper style):
+    one PNG per (stream, mode, metric). Below 100% dynyan uses less."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    peers = ("ivm", "recompute", "pathway")
+    for doc in docs:
+        for s in doc["streams"]:
+            label = s["label"]
+            for mode in MODES:
+                rows = [
+                    r
+                    for r in doc["results"]
+                    if r["stream"] == label and r["mode"] == mode
+                ]
+                queries = list(dict.fromkeys(r["query"] for r in rows))
+                if not queries:
+                    continue
+                for metric, key, title in (
+                    ("time", "apply_s", "update time"),
+                    ("memory", "rss_delta_mb", "peak memory (RSS growth)"),
+                ):
+                    fig, ax = plt.subplots(figsize=(7, 3.6))
+                    width = 0.8 / len(peers)
+                    any_bar = False
+                    for i, peer in enumerate(peers):
+                        xs, ys, notes = [], [], []
+                        for qi, qn in enumerate(queries):
+                            dyn = _find(rows, qn, "dynyan")
+                            pr = _find(rows, qn, peer)
+                            x = qi + (i - (len(peers) - 1) / 2) * width
+                            if dyn is None or dyn["status"] != "ok":
+                                continue
+                            if pr is None:
+                                continue
+                            if pr["status"] != "ok":
+                                if pr["status"] in ("timeout", "memory"):
+                                    notes.append((x, pr["status"]))
+                                continue
+                            if pr.get(key) and dyn.get(key) is not None:
+                                xs.append(x)
+                                ys.append(100 * dyn[key] / pr[key])
+                        if xs:
+                            any_bar = True
+                        bars = ax.bar(
+                            xs, ys, width, label=SYSTEM_TITLES[peer]
+                        )
+                        for b, y in zip(bars, ys):
+                            ax.annotate(
+                                f"{y:.0f}%",
+                                (b.get_x() + b.get_width() / 2, y),
+                                ha="center",
+                                va="bottom",
+                                fontsize=7,
+                            )
+                        for x, st in notes:
+                            ax.annotate(
+                                st, (x, 1), ha="center", va="bottom", fontsize=7,
+                                rotation=90,
+                            )
+                    if not any_bar:
+                        plt.close(fig)
+                        continue
+                    ax.axhline(100, color="grey", lw=0.8, ls="--")
+                    ax.set_yscale("log")
+                    ax.set_xticks(range(len(queries)), [Path(q).name.upper() for q in queries])
+                    ax.set_ylabel(f"dynyan {metric} as % of peer")
+                    ax.set_title(f"{label}, {mode} mode: dynyan {title} relative to peers")
+                    ax.legend(fontsize=8)
+                    fig.tight_layout()
+                    path = outdir / f"{prefix}-{label}-{mode}-{metric}.png"
+                    fig.savefig(path, dpi=110)
+                    plt.close(fig)
+                    written.append(path)
+    return written
+
+
+def _find(rows, query, system):
+    return next(
+        (r for r in rows if r["query"] == query and r["system"] == system), None
+    )
+
+
+def update_markdown(path: str | Path, text: str, tag: str = "bench") -> None:
+    """Replace the text between ``<!-- tag:begin -->`` and ``<!-- tag:end -->``."""
+    path = Path(path)
+    begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
+    old = path.read_text() if path.exists() else f"{begin}\n{end}\n"
+    if begin not in old or end not in old:
+        old = old.rstrip("\n") + f"\n\n{begin}\n{end}\n"
+    head, rest = old.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{begin}\n{text.rstrip()}\n{end}{tail}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        sys.exit(_worker(sys.argv[2]))
+    from .bench_cli import main
+
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""`dynyan bench` and `dynyan bench-report`: thin commands over `dynyan.bench`.
+
+`add_commands(subparsers)` registers both on the main `dynyan` parser;
+`python -m dynyan.bench_cli ...` runs them on their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from pathlib import Path
+
+from .errors import DynyanError
+
+QUICK = {
+    "sf": [0.01],
+    "runs": 1,
+    "max_events": 10_000,
+    "budget": 60.0,
+}
+
+
+def _csv(choices):
+    def parse(text: str) -> tuple[str, ...]:
+        items = tuple(x.strip() for x in text.split(",") if x.strip())
+        bad = [x for x in items if x not in choices]
+        if bad:
+            raise argparse.ArgumentTypeError(
+                f"unknown {', '.join(bad)}; choose from {', '.join(choices)}"
+            )
+        return items
+
+    return parse
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def cmd_bench(args) -> int:
+    from . import bench
+
+    if args.quick:
+        for key, value in QUICK.items():
+            if getattr(args, key) is None:
+                setattr(args, key, value)
+    sfs = args.sf or [0.01]
+    runs = args.runs or 3
+    budget = args.budget or 180.0
+    window = args.window or 10_000
+    names = [n for n in (args.queries or "").split(",") if n] or None
+    queries = bench.discover_queries(args.query_dir, names)
+    for q in queries:
+        if q.status != "ok":
+            _say(f"skipping {q.name}: {q.reason}")
+    config = bench.BenchConfig(
+        systems=args.systems,
+        modes=args.modes,
+        runs=runs,
+        recompute_batch=args.recompute_batch,
+        peer_batch=args.peer_batch,
+        budget_s=budget,
+        mem_budget_mb=args.mem_budget_mb,
+        latency=not (args.no_latency or args.quick),
+        tracemalloc=not (args.no_tracemalloc or args.quick),
+    )
+    streams = []
+    if args.random:
+        info = bench.StreamInfo(
+            f"random-{args.random}", "random", "random-delete", seed=args.seed
+        )
+        streams.append(
+            (info, lambda q, n=args.random: bench.random_events(q, n, seed=args.seed))
+        )
+    else:
+        for sf in sfs:
+            for variant in args.variants:
+                path = bench.tpch_stream(
+                    sf, variant, window, seed=args.seed, data_dir=args.data_dir, log=_say
+                )
+                label = f"tpch-sf{sf:g}-{variant}" + (
+                    f"-w{window}" if variant == "window" else ""
+                )
+                if args.max_events:
+                    label += f"-first{args.max_events}"
+                info = bench.StreamInfo(
+                    label,
+                    "parquet",
+                    variant,
+                    sf=sf,
+                    window=window if variant == "window" else None,
+                    seed=args.seed,
+                    path=str(path),
+                    max_events=args.max_events,
+                )
+                streams.append(
+                    (
+                        info,
+                        lambda q, p=path: bench.decode_stream(
+                            p, q.relations, args.max_events
+                        ),
+                    )
+                )
+    out = args.out or Path("bench/results") / (
+        datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + ".json"
+    )
+    doc = bench.run_bench(
+        queries, streams, config, out=out, log=_say, command=sys.argv[:]
+    )
+    _say(f"wrote {out}")
+    if args.report:
+        print(bench.report([doc]))
+    bad = [r for r in doc["results"] if r.get("status") in ("mismatch", "error")]
+    for r in bad:
+        _say(
+            f"{r['status']}: {r['query']} {r['system']} {r['mode']}: {r.get('reason', '')}"
+        )
+    return 1 if bad else 0
+
+
+def cmd_report(args) -> int:
+    from . import bench
+
+    docs = bench.load_results(args.results)
+    text = bench.report(docs)
+    if args.markdown:
+        bench.update_markdown(args.markdown, text)
+        _say(f"updated {args.markdown}")
+    else:
+        print(text)
+    if args.charts:
+        for path in bench.charts(docs, args.charts):
+            _say(f"wrote {path}")
+    return 0
+
+
+def add_commands(subparsers) -> None:
+    from .bench import MODES, SYSTEMS, VARIANTS
+
+    p = subparsers.add_parser(
+        "bench",
+        help="benchmark dynyan against first-order IVM, DuckDB recompute and Pathway",
+        description=(
+            "Run every query on TPC-H update streams in pull and push mode against "
+            "the baselines; write a JSON result file. See BENCHMARKS.md."
+        ),
+    )
+    p.add_argument("--queries", metavar="NAMES", help="comma-separated query stems (default: all)")
+    p.add_argument("--query-dir", default="queries", metavar="DIR", help="default: queries")
+    p.add_argument("--sf", type=float, nargs="+", metavar="SF", help="TPC-H scale factors (default 0.01)")
+    p.add_argument(
+        "--variants",
+        type=_csv(VARIANTS),
+        default=VARIANTS,
+        help="stream variants: insert,window (default both)",
+    )
+    p.add_argument("--window", type=int, metavar="W", help="window of the deletion stream (default 10000)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-events", type=int, metavar="N", help="only the first N events of each stream")
+    p.add_argument(
+        "--random",
+        type=int,
+        metavar="N",
+        help="a random stream of N inserts (with deletes) instead of TPC-H",
+    )
+    p.add_argument("--systems", type=_csv(SYSTEMS), default=SYSTEMS, metavar="LIST")
+    p.add_argument("--modes", type=_csv(MODES), default=MODES, metavar="LIST")
+    p.add_argument("--runs", type=int, help="timing runs per measurement (median; default 3)")
+    p.add_argument("--recompute-batch", type=int, default=10_000, metavar="N")
+    p.add_argument("--peer-batch", type=int, default=1_000, metavar="N", help="events per Pathway timestamp")
+    p.add_argument("--budget", type=float, metavar="S", help="seconds per system and mode (default 180)")
+    p.add_argument("--mem-budget-mb", type=int, default=8_000, metavar="MB")
+    p.add_argument("--no-latency", action="store_true", help="skip the per-update latency runs")
+    p.add_argument("--no-tracemalloc", action="store_true", help="skip the tracemalloc runs")
+    p.add_argument("--quick", action="store_true", help="smoke test: SF 0.01, first 10,000 events, 1 run, no latency/tracemalloc runs")
+    p.add_argument("--data-dir", metavar="DIR", help="data directory (default ./data)")
+    p.add_argument("--out", metavar="FILE.json", help="default bench/results/<timestamp>.json")
+    p.add_argument("--report", action="store_true", help="print the Markdown tables at the end")
+    p.set_defaults(func=cmd_bench)
+
+    r = subparsers.add_parser(
+        "bench-report",
+        help="Markdown tables and charts from benchmark result files",
+    )
+    r.add_argument("results", nargs="+", metavar="RESULT.json")
+    r.add_argument("--markdown", metavar="FILE.md", help="update the tables between the bench markers of FILE.md")
+    r.add_argument("--charts", metavar="DIR", help="write PNG charts into DIR (e.g. docs)")
+    r.set_defaults(func=cmd_report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dynyan")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_commands(sub)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except DynyanError as err:
+        print(f"dynyan: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
