@@ -142,6 +142,7 @@ class Expressions:
     helpers: set[str] = field(default_factory=set)
     uses_datetime: bool = False
     uses_re: bool = False
+    anti: dict = field(default_factory=dict)  # virtual relation -> attribute of its keys
 
     def render(self, e, env) -> str:
         if isinstance(e, Ref):
@@ -196,6 +197,8 @@ class Expressions:
             return f"abs({a[0]})"
         if op == "like":
             return self._like(a[0], e.args[1].value)
+        if op == "anti":  # the key is not (yet) in the inner view's result
+            return f"({tup(a[1:])} not in self.{self.anti[e.args[0].value]})"
         raise RenderError(f"no Python for operator {op}")
 
     def _like(self, subject: str, pattern: str) -> str:
@@ -864,7 +867,8 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     emit_key = tuple_literal(group_locals + extra_locals) if query.grouped else tuple_literal(outputs)
 
     subviews, forwards = _subviews(plan, names, source)
-    virtual = {name for name, _ in plan.subplans}
+    antis = _anti_joins(plan, names, expressions)
+    virtual = {name for name, _ in plan.subplans} - set(antis)
     base = [r for r in query.relations if r.name not in virtual]
     base += [r for r in _inner_relations(plan) if r not in base]
 
@@ -886,6 +890,7 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
                 "reunpack": len(leaves) > 1,
                 "virtual": rel.name in virtual,
                 "forwards": forwards.get(rel.name, []),
+                "anti_indexes": [a for a in antis.values() if a["relation"] == rel.name],
                 "locals": sorted({s["index"] for leaf in leaves for s in leaf["steps"] if "index" in s}),
             }
         )
@@ -942,9 +947,15 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     }
     methods = {r["name"]: r["method"] for r in relations}
     for r in relations:
-        r["forwards"] = [{**f, "method": methods[f["relation"]]} for f in r["forwards"]]
+        r["forwards"] = [
+            {**f, "method": antis[f["relation"]]["handler"] if f["relation"] in antis else methods[f["relation"]]}
+            for f in r["forwards"]
+        ]
         if not r["leaves"]:  # read by subqueries only: they validate
             r["store"] = None
+    for a in antis.values():
+        a["apply"] = methods[a["relation"]]
+    context["antis"] = list(antis.values())
     context["subviews"] = subviews
     text = _environment().get_template("module.py.jinja").render(**context)
     if inner:
@@ -956,6 +967,48 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         log.error("rendered module does not compile:\n%s", text)
         raise RenderError(f"generated code is invalid ({err}); this is a dynyan bug") from err
     return formatted
+
+
+def _anti_joins(plan: Plan, names: Names, expressions: Expressions) -> dict:
+    """NOT IN / NOT EXISTS: per inner view, the keys in its result and the
+    outer relation's rows by key, so a key entering or leaving the result can
+    withdraw or re-apply exactly the rows it filters."""
+    antis = {}
+    for i, atom in enumerate(plan.query.atoms):
+        for f in atom.filters:
+            for op in _ops(f):
+                if op.op != "anti":
+                    continue
+                name = op.args[0].value
+                if name in antis:
+                    raise UnsupportedQueryError("one NOT IN/NOT EXISTS subquery per table occurrence")
+                key = [r.column for r in op.args[1:]]
+                antis[name] = {
+                    "keyset": names.new(f"{name}_keys"),
+                    "rows": names.new(f"{atom.relation}_rows_by_{name}"),
+                    "handler": "_" + names.new(f"flip_{name}"),
+                    "relation": atom.relation,
+                    "atom": i,
+                    "columns": key,
+                    "key": tup([f"row[{c}]" for c in key]),
+                    "single": len(key) == 1,
+                }
+                expressions.anti[name] = antis[name]["keyset"]
+    relations = [a["relation"] for a in antis.values()]
+    read_inside = {r.name for _, sub in plan.subplans for r in sub.query.relations}
+    for rel in relations:
+        if relations.count(rel) > 1 or sum(a.relation == rel for a in plan.query.atoms) > 1 or rel in read_inside:
+            raise UnsupportedQueryError(
+                f"NOT IN/NOT EXISTS on {rel}: supported when {rel} occurs once and no subquery reads it"
+            )
+    return antis
+
+
+def _ops(e):
+    if isinstance(e, Op):
+        yield e
+        for a in e.args:
+            yield from _ops(a)
 
 
 def _inner_relations(plan: Plan) -> list:

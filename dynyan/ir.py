@@ -71,6 +71,7 @@ FUNCTIONS = {
     "month",
     "day",
     "substr",  # (string, Lit(start, 1-based), Lit(length) or absent)
+    "anti",  # (Lit(virtual relation), columns…): the key is not in its result
     "upper",
     "lower",
     "abs",

@@ -299,8 +299,6 @@ class _Frontend:
             parent = node.parent
             negated = isinstance(parent, exp.Not)
             anchor = parent if negated else node
-            if negated:
-                raise _unsupported("NOT IN / NOT EXISTS (anti-joins) are not supported yet", anchor)
             if not _in_conjunction(anchor, where):
                 raise _unsupported("a subquery condition must be a conjunct of WHERE", anchor)
             if isinstance(node, exp.In):
@@ -319,17 +317,27 @@ class _Frontend:
                 name, sub = self._virtual(inner, "in_")
                 if grouped and sub.outputs[0].expr not in [Var(v) for v in sub.group_vars]:
                     raise _unsupported("IN (SELECT … GROUP BY …) must select a GROUP BY column", node)
+                outer_cols = [node.this.copy()]
                 condition = exp.EQ(this=node.this.copy(), expression=exp.column("k1", table=alias))
             else:
                 inner, pairs = self._decorrelate(node.this, select)
                 alias = f"exists{len(self.subqueries) + 1}"
                 name, _ = self._virtual(inner, "exists_")
+                outer_cols = pairs
                 condition = exp.and_(
                     *[
                         exp.EQ(this=outer, expression=exp.column(f"k{i + 1}", table=alias))
                         for i, outer in enumerate(pairs)
                     ]
                 )
+            if negated:
+                # Anti-join: a filter "key not in the inner result" on the one
+                # table the key columns belong to (DESIGN: inner views feed
+                # the outer query); no join with the inner result.
+                if not all(isinstance(c, exp.Column) for c in outer_cols):
+                    raise _unsupported("NOT IN needs a column on its left", anchor)
+                anchor.replace(exp.Anonymous(this=f"{_ANTI}{name}", expressions=outer_cols))
+                continue
             select = select.join(exp.table_(name, alias=alias), join_type="cross", copy=False)
             anchor.replace(condition)
         return select
@@ -696,6 +704,17 @@ def _to_vars(e, var_of, group_names=None):
     if isinstance(e, Op):
         return Op(e.op, tuple(_to_vars(a, var_of, group_names) for a in e.args))
     return e
+
+
+_ANTI = "dynyan_anti__"  # marks an anti-join filter through qualification
+
+
+def _anti(fe, node: exp.Anonymous):
+    name = node.name
+    if not name.lower().startswith(_ANTI):
+        raise _unsupported(f"function {name} is not supported", node)
+    cols = [fe.expr(c) for c in node.expressions]
+    return Op("anti", (Lit(name[len(_ANTI) :].lower()), *cols))
 
 
 def _in_conjunction(node: exp.Expression, where: exp.Where) -> bool:
@@ -1196,6 +1215,7 @@ _CONVERTERS: dict[type, Callable] = {
     ),
     exp.Extract: _extract,
     exp.Substring: _substring,
+    exp.Anonymous: _anti,
     exp.Upper: lambda fe, node: Op("upper", (fe.expr(node.this),)),
     exp.Lower: lambda fe, node: Op("lower", (fe.expr(node.this),)),
     exp.Abs: lambda fe, node: Op("abs", (fe.expr(node.this),)),
