@@ -109,7 +109,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    module = import_file(str(ROOT / "generated" / f"{args.query}.py"))
+    module = import_file(str(ROOT / "generated" / "tpch" / f"{args.query}.py"))
     events, live = stream(module.View.RELATIONS, args.events)
     rates = [run(module, events) for _ in range(args.runs)]
     used, floor = memory(module, events, live)

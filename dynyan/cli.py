@@ -72,12 +72,23 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def default_output(query: str) -> Path:
+    """generated/ mirrors queries/ (queries/tpch/fq4.sql -> generated/tpch/fq4.py);
+    a query elsewhere goes to generated/<stem>.py."""
+    path = Path(query).resolve()
+    parts = path.parts
+    if "queries" in parts:
+        at = len(parts) - 1 - parts[::-1].index("queries")
+        return Path("generated", *parts[at + 1 :]).with_suffix(".py")
+    return Path("generated") / (path.stem + ".py")
+
+
 def cmd_compile(args) -> int:
     from .compiler import compile_sql
 
     sql, schema = read_query(args.query, args.schema)
     source = compile_sql(sql, schema, source=display_path(args.query))
-    out = Path(args.output) if args.output else Path("generated") / (Path(args.query).stem + ".py")
+    out = Path(args.output) if args.output else default_output(args.query)
     write_atomically(out, source)
     print(f"wrote {out}")
     return 0
@@ -107,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = query_command("compile", "write the generated Python module for a query", cmd_compile)
-    p.add_argument("-o", "--output", metavar="OUT.py", help="default: generated/<query stem>.py")
+    p.add_argument("-o", "--output", metavar="OUT.py", help="default: generated/ mirroring queries/, else generated/<stem>.py")
     query_command("explain", "show the query's GCQ, its GJT pair (T, N) and complexity", cmd_explain)
     # The data pipeline, benchmarks and synthetic streams register their own
     # commands; each module keeps its heavy imports inside its functions.

@@ -7,14 +7,19 @@ from pathlib import Path
 import black
 import pytest
 
-from dynyan.cli import read_query
+from dynyan.cli import default_output, read_query
 from dynyan.codegen import BLACK_MODE
 from dynyan.compiler import compile_sql
 from dynyan.errors import DynyanError
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = sorted((ROOT / "queries").rglob("*.sql"))
-COMPILED = [q for q in QUERIES if (ROOT / "generated" / f"{q.stem}.py").exists()]
+
+def module_path(query: Path) -> Path:
+    return ROOT / default_output(str(query))
+
+
+COMPILED = [q for q in QUERIES if module_path(q).exists()]
 
 
 def source_for(query: Path) -> str:
@@ -31,29 +36,29 @@ def compiles(query: Path) -> bool:
 
 
 @pytest.mark.parametrize(
-    "query", [q for q in QUERIES if q.name != "schema.sql"], ids=lambda q: q.stem
+    "query", [q for q in QUERIES if q.name != "schema.sql"], ids=lambda q: q.relative_to(ROOT / "queries").as_posix()
 )
 def test_a_module_is_committed_exactly_for_queries_that_compile(query):
-    committed = (ROOT / "generated" / f"{query.stem}.py").exists()
+    committed = module_path(query).exists()
     assert committed == compiles(query), "run scripts/regen.sh"
 
 
-@pytest.mark.parametrize("query", COMPILED, ids=lambda q: q.stem)
+@pytest.mark.parametrize("query", COMPILED, ids=lambda q: q.relative_to(ROOT / "queries").as_posix())
 def test_committed_module_is_fresh(query):
-    committed = (ROOT / "generated" / f"{query.stem}.py").read_text()
-    assert committed == source_for(query), f"generated/{query.stem}.py is stale: run scripts/regen.sh"
+    committed = module_path(query).read_text()
+    assert committed == source_for(query), f"{module_path(query)} is stale: run scripts/regen.sh"
 
 
-@pytest.mark.parametrize("query", COMPILED[:3], ids=lambda q: q.stem)
+@pytest.mark.parametrize("query", COMPILED[:3], ids=lambda q: q.relative_to(ROOT / "queries").as_posix())
 def test_generation_is_deterministic_and_black_clean(query):
     first = source_for(query)
     assert first == source_for(query)
     assert black.format_str(first, mode=BLACK_MODE) == first
 
 
-@pytest.mark.parametrize("query", COMPILED, ids=lambda q: q.stem)
+@pytest.mark.parametrize("query", COMPILED, ids=lambda q: q.relative_to(ROOT / "queries").as_posix())
 def test_module_imports_only_stdlib_and_sortedcontainers(query):
-    path = ROOT / "generated" / f"{query.stem}.py"
+    path = module_path(query)
     imports = {
         line.split()[1].split(".")[0]
         for line in path.read_text().splitlines()
