@@ -314,9 +314,7 @@ def _compile_ivm(query: Query, push: bool) -> tuple[str, dict]:
                 src.add("    emit(out, m)")
         src.depth -= 1
     src.add(
-        "return {"
-        + ", ".join(f"{py(rel)}: {f}" for rel, f in appliers.items())
-        + "}"
+        "return {" + ", ".join(f"{py(rel)}: {f}" for rel, f in appliers.items()) + "}"
     )
     namespace = {
         "_EMPTY": _EMPTY,
@@ -580,9 +578,11 @@ class PathwayEngine:
             if conds:
                 acc = acc.join(t, *conds).select(*pw.left, *pw.right)
             else:  # cartesian product: join on a constant
-                acc = acc.with_columns(_one=1).join(
-                    t.with_columns(_one=1), pw.left._one == pw.right._one
-                ).select(*pw.left.without("_one"), *pw.right.without("_one"))
+                acc = (
+                    acc.with_columns(_one=1)
+                    .join(t.with_columns(_one=1), pw.left._one == pw.right._one)
+                    .select(*pw.left.without("_one"), *pw.right.without("_one"))
+                )
             for c, v in enumerate(q.atoms[j].variables):
                 if v is not None:
                     col_of.setdefault(v, f"a{j}_c{c}")
@@ -610,9 +610,7 @@ class PathwayEngine:
         cols = sorted({r.column for r in refs(e)})
         env = {(k, c): f"a[{i}]" for i, c in enumerate(cols)}
         fn = _udf(e, env, [rel.types[c] for c in cols])
-        return pw.apply_with_type(
-            fn, bool, *[t[f"a{k}_c{c}"] for c in cols]
-        )
+        return pw.apply_with_type(fn, bool, *[t[f"a{k}_c{c}"] for c in cols])
 
     def _predicate(self, p, acc, col_of):
         e = Op(p.op, (p.left, p.right))
@@ -788,7 +786,11 @@ def newer_python(minimum: tuple[int, int] = (3, 12)) -> str | None:
             continue
         try:
             proc = subprocess.run(
-                [exe, "-c", "import sys; print(sys.version_info[:2] >= %r)" % (minimum,)],
+                [
+                    exe,
+                    "-c",
+                    "import sys; print(sys.version_info[:2] >= %r)" % (minimum,),
+                ],
                 capture_output=True,
                 text=True,
                 timeout=30,

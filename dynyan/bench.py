@@ -49,12 +49,21 @@ from pathlib import Path
 from .errors import DynyanError, PipelineError
 
 SYSTEMS = ("store", "dynyan", "ivm", "recompute", "pathway", "pyflink", "pydbsp")
-DEFAULT_SYSTEMS = ("store", "dynyan", "ivm", "recompute", "pathway", "pyflink", "pydbsp")
+DEFAULT_SYSTEMS = (
+    "store",
+    "dynyan",
+    "ivm",
+    "recompute",
+    "pathway",
+    "pyflink",
+    "pydbsp",
+)
 MODES = ("pull", "push")
 VARIANTS = ("insert", "window")
 RESULT_SCHEMA = 1
 HASH_SEED = "0"  # PYTHONHASHSEED of every worker: hash(row) agrees across processes
 _MOD = 1 << 64
+NATIVE = ("recompute", "pathway")  # state in native memory: RSS, not tracemalloc
 
 SYSTEM_TITLES = {
     "store": "store only (floor)",
@@ -566,9 +575,13 @@ def _worker(spec_path: str) -> int:
         say(phase="startup", seconds=time.perf_counter() - t0)
 
     # 1. timing runs
+    skip_enum = False
     for run in range(spec["runs"]):
         gc.collect()
-        sink = CountingSink() if push else None
+        # DuckDB and Pathway keep their state in native memory (no tracemalloc
+        # run), so their push check digest comes from the first timing run.
+        digest_now = push and run == 0 and system in NATIVE
+        sink = (DigestSink() if digest_now else CountingSink()) if push else None
         try:
             engine = fresh(sink)
         except NotImplementedError as err:
@@ -579,15 +592,16 @@ def _worker(spec_path: str) -> int:
         clock = time.perf_counter
         batch_ns = []
         elapsed = 0.0
+        chunks = engine.chunks()
         try:
-            for lo, hi in engine.chunks():
+            for lo, hi in chunks:
                 t0 = clock()
                 engine.apply(lo, hi)
                 dt = clock() - t0
                 elapsed += dt
                 batch_ns.append(int(dt * 1e9))
                 now = clock()
-                if now > deadline:
+                if now > deadline and hi < n:
                     raise _Budget("timeout", hi, elapsed)
                 if _rss()[0] > mem_budget:
                     raise _Budget("memory", hi, elapsed)
@@ -604,15 +618,25 @@ def _worker(spec_path: str) -> int:
         if push:
             record["deltas"] = sink.calls
             record["net"] = sink.net
-        else:
+            if digest_now:
+                record["digest"] = sink.digest()
+        elif run == 0 or not skip_enum:
             t0 = clock()
             entries = tuples = 0
+            # the enumeration has its own budget: stop (and say so) when the
+            # apply budget is used up and at least 60 s went into enumerating
+            stop_at = max(deadline, t0 + 60.0)
             for _row, m in engine.enumerate():
                 entries += 1
                 tuples += m
+                if not entries & 0xFFFF and clock() > stop_at:
+                    record["enum_partial"] = True
+                    break
             record["enum_s"] = clock() - t0
             record["result_entries"] = entries
             record["result_rows"] = tuples
+            # a long enumeration is timed once (the apply is still timed each run)
+            skip_enum = record["enum_s"] > 20.0
         rss1, hwm = _rss()
         if run == 0:
             record["rss_base_mb"] = rss0 / 2**20
@@ -635,7 +659,7 @@ def _worker(spec_path: str) -> int:
                     "batch": spec["peer_batch"],
                 }
             if not push and system != "store":
-                # 2. the check digest (untimed)
+                # 2. the check digest (untimed, always over the whole result)
                 record["digest"] = bag_digest(engine.enumerate())
         say(**record)
         del engine
@@ -655,7 +679,9 @@ def _worker(spec_path: str) -> int:
         del engine
 
     # 4. tracemalloc run (and the push check)
-    if spec.get("tracemalloc", True) and time.perf_counter() < deadline:
+    # (it runs even past the deadline: the timing run finished, so this one,
+    # a few times slower under tracemalloc, does too)
+    if spec.get("tracemalloc", True) and system not in NATIVE:
         import tracemalloc
 
         gc.collect()
@@ -675,7 +701,6 @@ def _worker(spec_path: str) -> int:
             record["digest"] = sink.digest()
             record["deltas"] = sink.calls
         say(**record)
-    del n
     return 0
 
 
@@ -726,9 +751,13 @@ def _run_worker(spec: dict, workdir: Path, python: str) -> list[dict]:
             daemon=True,
         )
         watcher.start()
-        # hard limit: the budget plus the untimed runs' share and start-up
+        # hard limit: the budget plus the untimed runs' share and start-up; an
+        # engine that works in one native call gets the budget and 2 minutes
+        limit = spec["budget_s"] * 4 + 300
+        if spec["system"] == "pathway":
+            limit = spec["budget_s"] + 120
         try:
-            out, _ = proc.communicate(timeout=spec["budget_s"] * 3 + 120)
+            out, _ = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()
@@ -771,7 +800,9 @@ def _summarise(system: str, mode: str, records: list[dict], events: int) -> dict
             r["partial_events_per_s"] = x["events_done"] / max(x["seconds"], 1e-9)
         elif ph == "killed" and r["status"] == "ok":
             r["status"] = x["status"]
-            r["reason"] = f"killed by the harness ({x['status']} budget; RSS {x['rss_mb']:.0f} MB)"
+            r["reason"] = (
+                f"killed by the harness ({x['status']} budget; RSS {x['rss_mb']:.0f} MB)"
+            )
         elif ph == "error":
             r["status"], r["reason"] = "error", x["reason"]
         elif ph == "startup":
@@ -799,9 +830,14 @@ def _summarise(system: str, mode: str, records: list[dict], events: int) -> dict
         if "digest" in first:
             r["digest"] = first["digest"]
         if mode == "pull" and "enum_s" in first:
-            r["runs_enum_s"] = [x["enum_s"] for x in runs]
+            r["runs_enum_s"] = [x["enum_s"] for x in runs if "enum_s" in x]
             r["enum_s"] = statistics.median(r["runs_enum_s"])
             r["result_rows"] = first["result_rows"]
+            if first.get("enum_partial"):
+                r["enum_partial"] = True
+                r.setdefault("notes", []).append(
+                    "enumeration stopped at the budget: result_rows is a lower bound"
+                )
             r["result_entries"] = first["result_entries"]
             r["tuples_per_s"] = (
                 first["result_entries"] / r["enum_s"] if r["enum_s"] > 0 else None
@@ -1083,7 +1119,14 @@ def _rows_by(doc_list: list[dict]):
 
 def report(docs: list[dict]) -> str:
     """Markdown tables of the result documents (absolute values and ratios)."""
-    lines: list[str] = []
+    lines: list[str] = [
+        "#### Summary",
+        "",
+        summary(docs, "pull"),
+        summary(docs, "push"),
+        "#### Per stream",
+        "",
+    ]
     for doc in docs:
         cfg = doc["config"]
         for s in doc["streams"]:
@@ -1112,6 +1155,121 @@ def report(docs: list[dict]) -> str:
                     continue
                 lines += _table(mrows, mode, floors)
     return "\n".join(lines) + "\n"
+
+
+def summary(docs: list[dict], mode: str = "pull") -> str:
+    """Compact tables: events/s and memory per stream and query, one column
+    per system, with dynyan's speed-up over each peer in parentheses."""
+    peers = ("ivm", "recompute", "pathway")
+    head = (
+        "| stream | query | result rows | dynyan | "
+        + " | ".join(SYSTEM_TITLES[p] for p in peers)
+        + " | store floor |"
+    )
+    sep = "|" + "---|" * (head.count("|") - 1)
+    speed = [
+        f"**{mode} mode, events/s** (in parentheses: dynyan's speed ÷ the peer's)",
+        "",
+        head,
+        sep,
+    ]
+    mem = [
+        f"**{mode} mode, memory**: tracemalloc peak MB for the Python systems "
+        "(dynyan's column), peak RSS growth MB for DuckDB and Pathway; in "
+        "parentheses dynyan's figure of the same kind (traced, or RSS growth) "
+        "as % of the peer's",
+        "",
+        head,
+        sep,
+    ]
+    for doc in docs:
+        for s in doc["streams"]:
+            rows = [
+                r
+                for r in doc["results"]
+                if r["stream"] == s["label"] and r["mode"] == mode
+            ]
+            for qn in dict.fromkeys(r["query"] for r in rows):
+                get = {r["system"]: r for r in rows if r["query"] == qn}
+                dyn = get.get("dynyan")
+                if dyn is None:
+                    continue
+                pull_dyn = next(
+                    (
+                        r
+                        for r in doc["results"]
+                        if r["stream"] == s["label"]
+                        and r["query"] == qn
+                        and r["system"] == "dynyan"
+                        and r["mode"] == "pull"
+                    ),
+                    {},
+                )
+                nrows = _fmt(pull_dyn.get("result_rows"))
+                label = f"{s['label']} ({doc['config']['budget_s']:g} s budget)"
+                srow = [label, Path(qn).name, nrows]
+                mrow = [label, Path(qn).name, nrows]
+                dyn_ok = dyn.get("status") == "ok"
+                srow.append(_fmt(dyn.get("events_per_s")) if dyn_ok else dyn["status"])
+                dyn_mem = dyn.get("traced_peak_mb")
+                if not dyn_ok:
+                    mrow.append(dyn["status"])
+                elif dyn_mem is None and dyn.get("rss_delta_mb") is not None:
+                    mrow.append(_fmt(dyn["rss_delta_mb"], 1) + " RSS (no traced run)")
+                else:
+                    mrow.append(_fmt(dyn_mem, 1))
+                for p in peers:
+                    r = get.get(p)
+                    if r is None:
+                        srow.append("–")
+                        mrow.append("–")
+                        continue
+                    if r["status"] != "ok":
+                        extra = ""
+                        if r.get("partial_events_per_s"):
+                            extra = f" (≈{r['partial_events_per_s']:,.0f} before)"
+                        srow.append(f"{r['status']}{extra}")
+                        mrow.append(
+                            f"{r['status']} (RSS {r['reason'].split('RSS ')[-1]}"
+                            if "RSS" in r.get("reason", "")
+                            else r["status"]
+                        )
+                        continue
+                    cell = _fmt(r.get("events_per_s"))
+                    if dyn_ok and r.get("apply_s"):
+                        cell += f" ({r['apply_s'] / dyn['apply_s']:.1f}×)"
+                    srow.append(cell)
+                    native = p in NATIVE or r.get("traced_peak_mb") is None
+                    m = r.get("rss_delta_mb") if native else r.get("traced_peak_mb")
+                    cell = _fmt(m, 1) + (" RSS" if native else "")
+                    mine = dyn.get("rss_delta_mb") if native else dyn_mem
+                    if dyn_ok and m and mine is not None:
+                        cell += f" ({100 * mine / m:.0f}%)"
+                    mrow.append(cell)
+                floor = get.get("store") or next(
+                    (
+                        r
+                        for r in doc["results"]
+                        if r["stream"] == s["label"]
+                        and r["query"] == qn
+                        and r["system"] == "store"
+                    ),
+                    None,
+                )
+                if floor is not None and floor.get("status") == "ok":
+                    fcell = _fmt(floor.get("events_per_s"))
+                    if dyn_ok and dyn.get("apply_s"):
+                        fcell += (
+                            f" (dynyan {dyn['apply_s'] / floor['apply_s']:.1f}× slower)"
+                        )
+                    srow.append(fcell)
+                    mrow.append(_fmt(floor.get("traced_peak_mb"), 1))
+                else:
+                    srow.append("–")
+                    mrow.append("–")
+                speed.append("| " + " | ".join(srow) + " |")
+                mem.append("| " + " | ".join(mrow) + " |")
+    return "\n".join(speed + [""] + mem) + "\n"
 
 
 def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
@@ -1143,7 +1301,9 @@ def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
                     SYSTEM_TITLES.get(r["system"], r["system"]),
                     f"**{r['status']}**{extra}: {why}",
                 ]
-                out.append("| " + " | ".join(cells) + " |" + " |" * (head.count("|") - 5))
+                out.append(
+                    "| " + " | ".join(cells) + " |" + " |" * (head.count("|") - 5)
+                )
                 continue
             ratio = "–"
             if (
@@ -1158,7 +1318,11 @@ def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
             lat = r.get("latency") or {}
             lat_s = "–"
             if lat.get("n"):
-                unit = "" if lat.get("unit") == "event" else f" (per {lat['batch']:,}-event batch)"
+                unit = (
+                    ""
+                    if lat.get("unit") == "event"
+                    else f" (per {lat['batch']:,}-event batch)"
+                )
                 lat_s = f"{lat['p50_us']:,.1f} / {lat['p99_us']:,.1f}{unit}"
             rss = _fmt(r.get("rss_delta_mb"))
             if r.get("native_mb") is not None:
@@ -1184,7 +1348,7 @@ def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
                 cells += [
                     _fmt(r.get("enum_s"), 2),
                     _fmt(r.get("tuples_per_s")),
-                    _fmt(r.get("result_rows")),
+                    ("≥" if r.get("enum_partial") else "") + _fmt(r.get("result_rows")),
                 ]
             else:
                 cells += [_fmt(r.get("deltas"))]
@@ -1196,6 +1360,36 @@ def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
             out.append("| " + " | ".join(cells) + " |")
     out.append("")
     return out
+
+
+def _merged(docs: list[dict]) -> dict[str, list[dict]]:
+    """Result rows by stream label over several documents; for each (stream,
+    query) the rows of the last document that measured it, so every ratio
+    compares numbers from one run."""
+    chosen: dict[tuple[str, str], list[dict]] = {}
+    for doc in docs:
+        by_key: dict[tuple[str, str], list[dict]] = {}
+        for r in doc["results"]:
+            by_key.setdefault((r["stream"], r["query"]), []).append(r)
+        for key, rows in by_key.items():
+            if any(r["system"] == "dynyan" for r in rows):
+                chosen[key] = rows
+    out: dict[str, list[dict]] = {}
+    for (stream, _q), rows in chosen.items():
+        out.setdefault(stream, []).extend(rows)
+    return out
+
+
+def _mem_pair(dyn: dict, peer: dict) -> tuple[float | None, float | None]:
+    """Comparable memory figures: tracemalloc peaks for two Python systems,
+    else peak RSS growth."""
+    if (
+        peer["system"] not in NATIVE
+        and peer.get("traced_peak_mb")
+        and dyn.get("traced_peak_mb")
+    ):
+        return dyn["traced_peak_mb"], peer["traced_peak_mb"]
+    return dyn.get("rss_delta_mb"), peer.get("rss_delta_mb")
 
 
 def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[Path]:
@@ -1210,74 +1404,76 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
     peers = ("ivm", "recompute", "pathway")
-    for doc in docs:
-        for s in doc["streams"]:
-            label = s["label"]
-            for mode in MODES:
-                rows = [
-                    r
-                    for r in doc["results"]
-                    if r["stream"] == label and r["mode"] == mode
-                ]
-                queries = list(dict.fromkeys(r["query"] for r in rows))
-                if not queries:
-                    continue
-                for metric, key, title in (
-                    ("time", "apply_s", "update time"),
-                    ("memory", "rss_delta_mb", "peak memory (RSS growth)"),
-                ):
-                    fig, ax = plt.subplots(figsize=(7, 3.6))
-                    width = 0.8 / len(peers)
-                    any_bar = False
-                    for i, peer in enumerate(peers):
-                        xs, ys, notes = [], [], []
-                        for qi, qn in enumerate(queries):
-                            dyn = _find(rows, qn, "dynyan")
-                            pr = _find(rows, qn, peer)
-                            x = qi + (i - (len(peers) - 1) / 2) * width
-                            if dyn is None or dyn["status"] != "ok":
-                                continue
-                            if pr is None:
-                                continue
-                            if pr["status"] != "ok":
-                                if pr["status"] in ("timeout", "memory"):
-                                    notes.append((x, pr["status"]))
-                                continue
-                            if pr.get(key) and dyn.get(key) is not None:
-                                xs.append(x)
-                                ys.append(100 * dyn[key] / pr[key])
-                        if xs:
-                            any_bar = True
-                        bars = ax.bar(
-                            xs, ys, width, label=SYSTEM_TITLES[peer]
+    for label, all_rows in _merged(docs).items():
+        for mode in MODES:
+            rows = [r for r in all_rows if r["mode"] == mode]
+            queries = list(dict.fromkeys(r["query"] for r in rows))
+            if not queries:
+                continue
+            for metric, title in (
+                ("time", "update time"),
+                ("memory", "memory"),
+            ):
+                fig, ax = plt.subplots(figsize=(7, 3.6))
+                width = 0.8 / len(peers)
+                any_bar = False
+                for i, peer in enumerate(peers):
+                    xs, ys, notes = [], [], []
+                    for qi, qn in enumerate(queries):
+                        dyn = _find(rows, qn, "dynyan")
+                        pr = _find(rows, qn, peer)
+                        x = qi + (i - (len(peers) - 1) / 2) * width
+                        if dyn is None or dyn["status"] != "ok" or pr is None:
+                            continue
+                        if pr["status"] != "ok":
+                            notes.append((x, pr["status"]))
+                            continue
+                        if metric == "time":
+                            mine, theirs = dyn.get("apply_s"), pr.get("apply_s")
+                        else:
+                            mine, theirs = _mem_pair(dyn, pr)
+                        if mine is not None and theirs:
+                            xs.append(x)
+                            ys.append(max(100 * mine / theirs, 0.01))
+                    bars = ax.bar(xs, ys, width, label=SYSTEM_TITLES[peer])
+                    any_bar = any_bar or bool(xs)
+                    for b, y in zip(bars, ys):
+                        ax.annotate(
+                            f"{y:.0f}%" if y >= 1 else f"{y:.1f}%",
+                            (b.get_x() + b.get_width() / 2, y),
+                            ha="center",
+                            va="bottom",
+                            fontsize=7,
                         )
-                        for b, y in zip(bars, ys):
-                            ax.annotate(
-                                f"{y:.0f}%",
-                                (b.get_x() + b.get_width() / 2, y),
-                                ha="center",
-                                va="bottom",
-                                fontsize=7,
-                            )
-                        for x, st in notes:
-                            ax.annotate(
-                                st, (x, 1), ha="center", va="bottom", fontsize=7,
-                                rotation=90,
-                            )
-                    if not any_bar:
-                        plt.close(fig)
-                        continue
-                    ax.axhline(100, color="grey", lw=0.8, ls="--")
-                    ax.set_yscale("log")
-                    ax.set_xticks(range(len(queries)), [Path(q).name.upper() for q in queries])
-                    ax.set_ylabel(f"dynyan {metric} as % of peer")
-                    ax.set_title(f"{label}, {mode} mode: dynyan {title} relative to peers")
-                    ax.legend(fontsize=8)
-                    fig.tight_layout()
-                    path = outdir / f"{prefix}-{label}-{mode}-{metric}.png"
-                    fig.savefig(path, dpi=110)
+                    for x, st in notes:
+                        ax.annotate(
+                            f"{SYSTEM_TITLES[peer]}: {st}",
+                            (x, 100),
+                            ha="center",
+                            va="center",
+                            fontsize=6,
+                            rotation=90,
+                        )
+                if not any_bar:
                     plt.close(fig)
-                    written.append(path)
+                    continue
+                ax.axhline(100, color="grey", lw=0.8, ls="--")
+                ax.set_yscale("log")
+                ax.set_xticks(
+                    range(len(queries)), [Path(q).name.upper() for q in queries]
+                )
+                ax.set_ylabel(f"dynyan {metric}, % of peer")
+                ax.set_title(
+                    f"{label}, {mode}: dynyan {title} as % of each peer "
+                    "(below 100%: dynyan better)",
+                    fontsize=9,
+                )
+                ax.legend(fontsize=7)
+                fig.tight_layout()
+                path = outdir / f"{prefix}-{label}-{mode}-{metric}.png"
+                fig.savefig(path, dpi=110)
+                plt.close(fig)
+                written.append(path)
     return written
 
 

@@ -77,7 +77,12 @@ def cmd_bench(args) -> int:
         for sf in sfs:
             for variant in args.variants:
                 path = bench.tpch_stream(
-                    sf, variant, window, seed=args.seed, data_dir=args.data_dir, log=_say
+                    sf,
+                    variant,
+                    window,
+                    seed=args.seed,
+                    data_dir=args.data_dir,
+                    log=_say,
                 )
                 label = f"tpch-sf{sf:g}-{variant}" + (
                     f"-w{window}" if variant == "window" else ""
@@ -146,18 +151,38 @@ def add_commands(subparsers) -> None:
             "the baselines; write a JSON result file. See BENCHMARKS.md."
         ),
     )
-    p.add_argument("--queries", metavar="NAMES", help="comma-separated query stems (default: all)")
-    p.add_argument("--query-dir", default="queries", metavar="DIR", help="default: queries")
-    p.add_argument("--sf", type=float, nargs="+", metavar="SF", help="TPC-H scale factors (default 0.01)")
+    p.add_argument(
+        "--queries", metavar="NAMES", help="comma-separated query stems (default: all)"
+    )
+    p.add_argument(
+        "--query-dir", default="queries", metavar="DIR", help="default: queries"
+    )
+    p.add_argument(
+        "--sf",
+        type=float,
+        nargs="+",
+        metavar="SF",
+        help="TPC-H scale factors (default 0.01)",
+    )
     p.add_argument(
         "--variants",
         type=_csv(VARIANTS),
         default=VARIANTS,
         help="stream variants: insert,window (default both)",
     )
-    p.add_argument("--window", type=int, metavar="W", help="window of the deletion stream (default 10000)")
+    p.add_argument(
+        "--window",
+        type=int,
+        metavar="W",
+        help="window of the deletion stream (default 10000)",
+    )
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--max-events", type=int, metavar="N", help="only the first N events of each stream")
+    p.add_argument(
+        "--max-events",
+        type=int,
+        metavar="N",
+        help="only the first N events of each stream",
+    )
     p.add_argument(
         "--random",
         type=int,
@@ -166,17 +191,42 @@ def add_commands(subparsers) -> None:
     )
     p.add_argument("--systems", type=_csv(SYSTEMS), default=SYSTEMS, metavar="LIST")
     p.add_argument("--modes", type=_csv(MODES), default=MODES, metavar="LIST")
-    p.add_argument("--runs", type=int, help="timing runs per measurement (median; default 3)")
+    p.add_argument(
+        "--runs", type=int, help="timing runs per measurement (median; default 3)"
+    )
     p.add_argument("--recompute-batch", type=int, default=10_000, metavar="N")
-    p.add_argument("--peer-batch", type=int, default=1_000, metavar="N", help="events per Pathway timestamp")
-    p.add_argument("--budget", type=float, metavar="S", help="seconds per system and mode (default 180)")
+    p.add_argument(
+        "--peer-batch",
+        type=int,
+        default=1_000,
+        metavar="N",
+        help="events per Pathway timestamp",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        metavar="S",
+        help="seconds per system and mode (default 180)",
+    )
     p.add_argument("--mem-budget-mb", type=int, default=8_000, metavar="MB")
-    p.add_argument("--no-latency", action="store_true", help="skip the per-update latency runs")
-    p.add_argument("--no-tracemalloc", action="store_true", help="skip the tracemalloc runs")
-    p.add_argument("--quick", action="store_true", help="smoke test: SF 0.01, first 10,000 events, 1 run, no latency/tracemalloc runs")
+    p.add_argument(
+        "--no-latency", action="store_true", help="skip the per-update latency runs"
+    )
+    p.add_argument(
+        "--no-tracemalloc", action="store_true", help="skip the tracemalloc runs"
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke test: SF 0.01, first 10,000 events, 1 run, no latency/tracemalloc runs",
+    )
     p.add_argument("--data-dir", metavar="DIR", help="data directory (default ./data)")
-    p.add_argument("--out", metavar="FILE.json", help="default bench/results/<timestamp>.json")
-    p.add_argument("--report", action="store_true", help="print the Markdown tables at the end")
+    p.add_argument(
+        "--out", metavar="FILE.json", help="default bench/results/<timestamp>.json"
+    )
+    p.add_argument(
+        "--report", action="store_true", help="print the Markdown tables at the end"
+    )
     p.set_defaults(func=cmd_bench)
 
     r = subparsers.add_parser(
@@ -184,8 +234,14 @@ def add_commands(subparsers) -> None:
         help="Markdown tables and charts from benchmark result files",
     )
     r.add_argument("results", nargs="+", metavar="RESULT.json")
-    r.add_argument("--markdown", metavar="FILE.md", help="update the tables between the bench markers of FILE.md")
-    r.add_argument("--charts", metavar="DIR", help="write PNG charts into DIR (e.g. docs)")
+    r.add_argument(
+        "--markdown",
+        metavar="FILE.md",
+        help="update the tables between the bench markers of FILE.md",
+    )
+    r.add_argument(
+        "--charts", metavar="DIR", help="write PNG charts into DIR (e.g. docs)"
+    )
     r.set_defaults(func=cmd_report)
 
 

@@ -914,7 +914,9 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         "count": ring.count,
         "output": tuple_literal(outputs),
         "grouped": query.grouped,
-        "global_aggregate": query.grouped and not key_vars,
+        "global_aggregate": query.grouped and not query.group_vars,
+        "distinct_changes": query.grouped and query.distinct,
+        "group_positions": _group_positions(query, layout),
         "materialized": materialized,
         "group_params": ", ".join(group_locals),
         "aggregates": list(zip(agg_names, _aggregate_values(query, ring, "p", layout))),
@@ -1043,6 +1045,20 @@ def _subviews(plan: Plan, names: Names, source: str):
         for rel in sorted(reads):
             forwards.setdefault(rel, []).append({"attr": attr, "relation": name})
     return subviews, forwards
+
+
+def _group_positions(query, layout) -> str | None:
+    """For a grouped query whose SELECT names every group variable: the group
+    key as an expression over `row`, so multiplicity(row) is a lookup."""
+    if not query.grouped:
+        return None
+    where = {}
+    for i, o in enumerate(query.outputs):
+        if isinstance(o.expr, Var):
+            where.setdefault(o.expr.name, i)
+    if not all(v in where for v in query.group_vars):
+        return None
+    return tuple_literal([f"row[{where[v]}]" for v in query.group_vars])
 
 
 def _repeated_output_checks(query) -> list[str]:

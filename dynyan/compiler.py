@@ -8,18 +8,20 @@ import linecache
 import sys
 import types
 
-from .codegen import render_module
 from .plan import Plan, complexity, plan_query
-from .sql import parse_query
 
 
 def compile_query(sql: str, schema: str | None = None) -> Plan:
     """Parse and plan `sql`; the plan carries its query."""
+    from .sql import parse_query  # sqlglot: only when compiling
+
     return plan_query(parse_query(sql, schema))
 
 
 def compile_sql(sql: str, schema: str | None = None, source: str = "<string>") -> str:
     """The generated module's source for `sql`."""
+    from .codegen import render_module  # black and jinja2: only when compiling
+
     return render_module(compile_query(sql, schema), source=source)
 
 

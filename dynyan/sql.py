@@ -8,15 +8,14 @@ variable; conditions on a single atom become that atom's local filters.
 ...     "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT);"
 ...     "SELECT r.a, s.c FROM r JOIN s ON r.b = s.b WHERE r.a > 3"))
 SELECT a AS a, c AS c
-  atom r(a, b)
+  atom r(a, b) | (r.a > 3)
   atom s(b, c)
-  where a > 3
-<BLANKLINE>
 """
 
 from __future__ import annotations
 
 import datetime
+import decimal
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -995,7 +994,25 @@ def _vars(e) -> list[Var]:
 
 
 def _binary(op: str) -> Callable:
-    return lambda fe, node: Op(op, (fe.expr(node.this), fe.expr(node.expression)))
+    return lambda fe, node: _arith(op, fe.expr(node.this), fe.expr(node.expression))
+
+
+def _arith(op: str, left, right):
+    """`left op right`, folded when both are numeric literals: exactly, in
+    decimal, as SQL computes DECIMAL literals (0.06 + 0.01 is 0.07)."""
+    numbers = (int, float)
+    if (
+        op in ("add", "sub", "mul")
+        and isinstance(left, Lit)
+        and isinstance(right, Lit)
+        and type(left.value) in numbers
+        and type(right.value) in numbers
+    ):
+        a, b = decimal.Decimal(repr(left.value)), decimal.Decimal(repr(right.value))
+        value = a + b if op == "add" else a - b if op == "sub" else a * b
+        both_int = type(left.value) is int and type(right.value) is int
+        return Lit(int(value) if both_int else float(value))
+    return Op(op, (left, right))
 
 
 def _literal(fe, node: exp.Literal) -> Lit:
@@ -1055,7 +1072,7 @@ def _shift(fe, node, sign: int):
     if isinstance(left, exp.Interval) and sign > 0:
         left, right = right, left
     if not isinstance(right, exp.Interval):
-        return Op("add" if sign > 0 else "sub", (fe.expr(left), fe.expr(right)))
+        return _arith("add" if sign > 0 else "sub", fe.expr(left), fe.expr(right))
     op, amount = _interval(right)
     date = fe.expr(left)
     if fe.type_of(date) != "date":

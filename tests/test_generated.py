@@ -64,7 +64,7 @@ def test_module_imports_only_stdlib_and_sortedcontainers(query):
         for line in path.read_text().splitlines()
         if line.startswith(("import ", "from "))
     }
-    assert imports <= {"datetime", "copy", "re", "sortedcontainers", "__future__"}, imports
+    assert imports <= {"datetime", "copy", "re", "bisect", "operator", "sortedcontainers"}, imports
     spec = importlib.util.spec_from_file_location(f"golden_{query.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -409,7 +409,7 @@ class View:
         keep_date_dim = (
             v_inv_date_sk is not None
             and (c_date_dim_d_month_seq >= 1200)
-            and (c_date_dim_d_month_seq <= (1200 + 11))
+            and (c_date_dim_d_month_seq <= 1211)
         )
         store = self.date_dim_rows
         count = store.get(row, 0) + d
@@ -761,9 +761,11 @@ class View:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 5:
             return 0
-        raise ViewError(
-            "multiplicity() of a grouped result needs the group key; use rows()"
-        )
+        row = tuple(row)
+        key = (row[0], row[1], row[2], row[3])
+        p = self._lookup(*key)
+        out = None if p is None else self._group_row(*key, p)
+        return int(out == row)
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""

@@ -594,9 +594,15 @@ class View:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 4:
             return 0
-        raise ViewError(
-            "multiplicity() of a grouped result needs the group key; use rows()"
+        row = tuple(row)
+        key = (row[0], row[2], row[1])
+        e = self._result.get(key)
+        out = (
+            self._group_row(*key, _ZERO, None)
+            if e is None
+            else self._group_row(*key, e[0], e)
         )
+        return int(out == row)
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""

@@ -1079,9 +1079,11 @@ class View:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 5:
             return 0
-        raise ViewError(
-            "multiplicity() of a grouped result needs the group key; use rows()"
-        )
+        row = tuple(row)
+        key = (row[0],)
+        p = self._lookup(*key)
+        out = None if p is None else self._group_row(*key, p)
+        return int(out == row)
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""

@@ -678,9 +678,15 @@ class View:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 4:
             return 0
-        raise ViewError(
-            "multiplicity() of a grouped result needs the group key; use rows()"
+        row = tuple(row)
+        key = (row[0], row[1], row[2])
+        e = self._result.get(key)
+        out = (
+            self._group_row(*key, _ZERO, None)
+            if e is None
+            else self._group_row(*key, e[0], e)
         )
+        return int(out == row)
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -709,7 +715,7 @@ class View:
             if _c:
                 _ms[_x] = _c
             else:
-                del _ms[_x]
+                _ms.pop(_x, None)
             if not entry[0]:
                 del result[group]
         if self._report:

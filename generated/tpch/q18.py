@@ -248,7 +248,11 @@ def _make_in_1():
         def _group_row(self, v_l_orderkey, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
             _a0 = None if p[0] == 0 else (p[1] / 100)
-            if not ((_a0 > 300)):
+            try:
+                keep = _a0 > 300
+            except TypeError:  # compared with NULL (an aggregate of no rows): unknown
+                keep = False
+            if not keep:
                 return None
             return (v_l_orderkey,)
 
@@ -270,9 +274,11 @@ def _make_in_1():
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
-            raise ViewError(
-                "multiplicity() of a grouped result needs the group key; use rows()"
-            )
+            row = tuple(row)
+            key = (row[0],)
+            p = self._lookup(*key)
+            out = None if p is None else self._group_row(*key, p)
+            return int(out == row)
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -1084,9 +1090,11 @@ class View:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 6:
             return 0
-        raise ViewError(
-            "multiplicity() of a grouped result needs the group key; use rows()"
-        )
+        row = tuple(row)
+        key = (row[0], row[1], row[2], row[3], row[4])
+        p = self._lookup(*key)
+        out = None if p is None else self._group_row(*key, p)
+        return int(out == row)
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""

@@ -82,10 +82,11 @@ class View:
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._changes = []
-        if self._pending is not None:  # the one row of an empty database
-            self._changes = [(self._group_row(_ZERO), 1)]
+        first = self._group_row(_ZERO)  # the one row of an empty database
+        if self._pending is not None and first is not None:
+            self._changes = [(first, 1)]
             if on_delta is not None:
-                on_delta(*self._changes[0])
+                on_delta(first, 1)
 
     def insert(self, relation, row):
         """Insert one row into `relation`."""
@@ -165,8 +166,8 @@ class View:
         keep_lineitem = (
             (c_lineitem_l_shipdate >= datetime.date(1994, 1, 1))
             and (c_lineitem_l_shipdate < datetime.date(1995, 1, 1))
-            and (c_lineitem_l_discount >= (0.06 - 0.01))
-            and (c_lineitem_l_discount <= (0.06 + 0.01))
+            and (c_lineitem_l_discount >= 0.05)
+            and (c_lineitem_l_discount <= 0.07)
             and (c_lineitem_l_quantity < 24)
         )
         store = self.lineitem_rows
@@ -230,8 +231,10 @@ class View:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 1:
             return 0
+        row = tuple(row)
         p = self._lookup()
-        return int(self._group_row(_ZERO if p is None else p) == row)
+        out = self._group_row(_ZERO if p is None else p)
+        return int(out == row)
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""

@@ -1,0 +1,1105 @@
+"""Differential testing harness: a generated view against DuckDB.
+
+A *query file* holds CREATE TABLE statements followed by exactly one SELECT.
+`QuerySpec.parse` reads it (sqlglot for the schema and the literals the query
+mentions, DuckDB for the exact statement texts). `UpdateStream` produces a
+seeded random stream of batches for the relations the query reads: small
+value domains (so joins hit), the query's own literals and LIKE patterns mixed
+into the columns they are compared with, duplicates, deletions of rows that
+are present, mixed-sign batches and occasional wipes of a whole relation.
+`run_differential` applies the stream to a `View` and, after every batch,
+compares it with DuckDB evaluating the SELECT on the current database:
+
+* ``Counter(view.rows())`` equals DuckDB's bag (values normalised: Decimal ->
+  float, floats rounded to 9 significant digits, midnight timestamps -> date);
+* value types follow the contract (DECIMAL/DOUBLE -> float, DATE -> date, ...);
+* for non-DISTINCT queries the multiplicities from ``view.enumerate()`` sum to
+  ``len(rows)``, and, for plain-column SELECTs, ``enumerate`` and ``rows``
+  agree tuple by tuple;
+* ``view.multiplicity(row)`` for a few present and absent rows (plain-column
+  SELECTs; for DISTINCT/expression SELECTs a raised exception is accepted);
+* in push mode, the sum of all ``on_delta`` changes equals ``rows()``.
+
+`check_atomicity` feeds bad input (absent deletes, wrong arity, wrong
+relation names, over-deletes inside a batch) and checks that each call raises
+and leaves the view exactly as it was, then keeps streaming to catch hidden
+corruption.
+
+Usage from a REPL, to reproduce a failure::
+
+    from tests.differential import QuerySpec, run_differential
+    import dynyan
+    spec = QuerySpec.from_file("tests/fixtures/spj/14_chain3.sql")
+    run_differential(spec, dynyan.load(spec.text), seed=1, n_events=300)
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import duckdb
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+
+# ---------------------------------------------------------------------------
+# Query files
+# ---------------------------------------------------------------------------
+
+_INT_TYPES = {
+    exp.DataType.Type.INT,
+    exp.DataType.Type.BIGINT,
+    exp.DataType.Type.SMALLINT,
+    exp.DataType.Type.TINYINT,
+    exp.DataType.Type.UINT,
+    exp.DataType.Type.UBIGINT,
+}
+_FLOAT_TYPES = {
+    exp.DataType.Type.DECIMAL,
+    exp.DataType.Type.DOUBLE,
+    exp.DataType.Type.FLOAT,
+}
+_STR_TYPES = {
+    exp.DataType.Type.VARCHAR,
+    exp.DataType.Type.CHAR,
+    exp.DataType.Type.TEXT,
+    exp.DataType.Type.NCHAR,
+    exp.DataType.Type.NVARCHAR,
+}
+
+_ARROW_TYPES = {
+    "int": pa.int64(),
+    "float": pa.float64(),
+    "str": pa.string(),
+    "date": pa.date32(),
+}
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    kind: str  # "int" | "float" | "str" | "date"
+    scale: int | None = None  # decimal places for DECIMAL(p, s)
+    sql_type: str = ""  # DuckDB's name for the declared type
+
+
+@dataclass
+class QuerySpec:
+    """A parsed query file."""
+
+    name: str
+    text: str
+    create_sql: list[str]
+    select_sql: str
+    tables: dict[str, list[ColumnInfo]]
+    relations: list[str]  # tables the SELECT reads, first-mention order
+    distinct: bool
+    plain_columns: bool  # every SELECT item is a bare column (or a star)
+    select_aliases: list[str | None]  # explicit alias per item (None if none)
+    domains: dict[tuple[str, str], list[Any]] = field(repr=False)
+
+    # -- construction -----------------------------------------------------
+    @classmethod
+    def from_file(cls, path: str | Path) -> "QuerySpec":
+        path = Path(path)
+        return cls.parse(path.read_text(), name=path.stem)
+
+    @classmethod
+    def parse(cls, text: str, name: str = "query") -> "QuerySpec":
+        statements = [s.query.strip() for s in duckdb.extract_statements(text)]
+        statements = [s.rstrip().rstrip(";").strip() for s in statements]
+        statements = [s for s in statements if s]
+        if not statements:
+            raise ValueError(f"{name}: no SQL statements")
+        *creates, select_sql = statements
+        tables: dict[str, list[ColumnInfo]] = {}
+        for stmt in creates:
+            tree = sqlglot.parse_one(stmt, read="duckdb")
+            if not isinstance(tree, exp.Create) or tree.kind != "TABLE":
+                raise ValueError(f"{name}: expected CREATE TABLE, got {stmt[:60]!r}")
+            schema = tree.this
+            tname = schema.this.name.lower()
+            cols = []
+            for coldef in schema.expressions:
+                if not isinstance(coldef, exp.ColumnDef):
+                    continue
+                cols.append(_column_info(coldef, name))
+            tables[tname] = cols
+        select = sqlglot.parse_one(select_sql, read="duckdb")
+        if not isinstance(select, exp.Select):
+            raise ValueError(f"{name}: the last statement must be a SELECT")
+
+        # DuckDB's own spelling of every declared type.
+        con = duckdb.connect()
+        for stmt in creates:
+            con.execute(stmt)
+        for tname, cols in tables.items():
+            described = {
+                r[0].lower(): r[1]
+                for r in con.execute(f'DESCRIBE "{tname}"').fetchall()
+            }
+            tables[tname] = [
+                ColumnInfo(c.name, c.kind, c.scale, described[c.name.lower()])
+                for c in cols
+            ]
+        con.close()
+
+        relations: list[str] = []
+        for tbl in select.find_all(exp.Table):
+            tname = tbl.name.lower()
+            if tname not in tables:
+                raise ValueError(f"{name}: table {tname!r} has no CREATE TABLE")
+            if tname not in relations:
+                relations.append(tname)
+
+        items = select.expressions
+        plain = all(
+            isinstance(e, (exp.Column, exp.Star))
+            or (isinstance(e, exp.Alias) and isinstance(e.this, exp.Column))
+            for e in items
+        )
+        aliases = [e.alias if isinstance(e, exp.Alias) else None for e in items]
+        distinct = bool(select.args.get("distinct"))
+        domains = _domains(select, tables, relations)
+        return cls(
+            name=name,
+            text=text,
+            create_sql=creates,
+            select_sql=select_sql,
+            tables=tables,
+            relations=relations,
+            distinct=distinct,
+            plain_columns=plain and not distinct,
+            select_aliases=aliases,
+            domains=domains,
+        )
+
+
+def _column_info(coldef: exp.ColumnDef, qname: str) -> ColumnInfo:
+    dtype = coldef.args["kind"]
+    t = dtype.this
+    if t in _INT_TYPES:
+        return ColumnInfo(coldef.name.lower(), "int")
+    if t in _FLOAT_TYPES:
+        scale = None
+        if t == exp.DataType.Type.DECIMAL:
+            params = dtype.expressions
+            scale = int(params[1].this.this) if len(params) >= 2 else 3
+        return ColumnInfo(coldef.name.lower(), "float", scale)
+    if t in _STR_TYPES:
+        return ColumnInfo(coldef.name.lower(), "str")
+    if t == exp.DataType.Type.DATE:
+        return ColumnInfo(coldef.name.lower(), "date")
+    raise ValueError(
+        f"{qname}: unsupported column type {dtype.sql()} for {coldef.name}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Value domains
+# ---------------------------------------------------------------------------
+
+_BASE_STRINGS = ["a", "b", "c", "ab"]
+_BASE_FLOATS = [0.25, 0.5, 1.0, 1.5, 2.75, 4.0]
+_PREDICATES = (
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.Between,
+    exp.In,
+    exp.Like,
+    exp.ILike,
+)
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[Any, Any] = {}
+
+    def find(self, x: Any) -> Any:
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: Any, b: Any) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+def _resolver(
+    select: exp.Select, tables: dict[str, list[ColumnInfo]], relations: list[str]
+):
+    alias_to_table: dict[str, str] = {}
+    for tbl in select.find_all(exp.Table):
+        alias_to_table[tbl.alias_or_name.lower()] = tbl.name.lower()
+        alias_to_table.setdefault(tbl.name.lower(), tbl.name.lower())
+
+    def resolve(col: exp.Column) -> list[tuple[str, str]]:
+        cname = col.name.lower()
+        if col.table:
+            tname = alias_to_table.get(col.table.lower())
+            if tname and any(c.name == cname for c in tables[tname]):
+                return [(tname, cname)]
+            return []
+        return [
+            (t, cname) for t in relations if any(c.name == cname for c in tables[t])
+        ]
+
+    return resolve
+
+
+def _literal_values(
+    node: exp.Expression,
+) -> tuple[list[str], list[float], list[datetime.date]]:
+    """String, numeric and date literals inside `node` (not interval amounts)."""
+    strings: list[str] = []
+    numbers: list[float] = []
+    dates: list[datetime.date] = []
+    for lit in node.find_all(exp.Literal):
+        if lit.find_ancestor(exp.Interval) is not None:
+            continue
+        parent = lit.parent
+        if isinstance(parent, exp.Cast) and parent.to.this == exp.DataType.Type.DATE:
+            dates.append(datetime.date.fromisoformat(lit.this))
+        elif lit.is_string:
+            strings.append(lit.this)
+        else:
+            try:
+                numbers.append(float(lit.this))
+            except ValueError:
+                pass
+    return strings, numbers, dates
+
+
+def _interval_days(select: exp.Select) -> set[int]:
+    days: set[int] = set()
+    for iv in select.find_all(exp.Interval):
+        try:
+            n = int(float(iv.this.this))
+        except (AttributeError, TypeError, ValueError):
+            continue
+        unit = (iv.args.get("unit").name if iv.args.get("unit") else "DAY").upper()
+        if unit.startswith("DAY"):
+            days.update({n})
+        elif unit.startswith("MONTH"):
+            days.update({30 * n, 31 * n, 28 * n, 30 * n + 1})
+        elif unit.startswith("YEAR"):
+            days.update({365 * n, 366 * n})
+    return days
+
+
+def _like_instances(pattern: str) -> list[str]:
+    """Strings that match a LIKE pattern, and near misses."""
+    out = []
+    for pct, und in (("", "q"), ("x", "z"), ("yy ", "Q")):
+        s = pattern.replace("%", pct).replace("_", und)
+        out.append(s)
+    base = pattern.replace("%", "").replace("_", "")
+    out.extend([base, base + "!", "!" + base, base[1:], base[:-1]])
+    return [s for s in dict.fromkeys(out)]
+
+
+def _domains(select, tables, relations) -> dict[tuple[str, str], list[Any]]:
+    resolve = _resolver(select, tables, relations)
+    kinds = {(t, c.name): c for t in relations for c in tables[t]}
+    uf = _UnionFind()
+    for key in kinds:
+        uf.find(key)
+    # Columns equated anywhere in the query share one domain (joins hit).
+    for eq in select.find_all(exp.EQ):
+        left, right = eq.this, eq.expression
+        if isinstance(left, exp.Column) and isinstance(right, exp.Column):
+            lhs, rhs = resolve(left), resolve(right)
+            for a in lhs:
+                for b in rhs:
+                    if kinds[a].kind == kinds[b].kind:
+                        uf.union(a, b)
+
+    n_atoms = len(list(select.find_all(exp.Table)))
+    int_domain = list(range(0, 3 + n_atoms))
+    specials: dict[Any, set] = {}
+    for node in select.find_all(*_PREDICATES):
+        cols = [k for c in node.find_all(exp.Column) for k in resolve(c)]
+        strings, numbers, _dates = _literal_values(node)
+        if isinstance(node, (exp.Like, exp.ILike)):
+            pats = [s for s in strings]
+            strings = [inst for p in pats for inst in _like_instances(p)]
+        for key in cols:
+            root = uf.find(key)
+            info = kinds[key]
+            bag = specials.setdefault(root, set())
+            if info.kind == "str":
+                bag.update(strings)
+            elif info.kind == "int":
+                for x in numbers:
+                    if x == int(x):
+                        bag.update({int(x) - 1, int(x), int(x) + 1})
+                    else:
+                        bag.update({int(x), int(x) + 1})
+            elif info.kind == "float":
+                for x in numbers:
+                    bag.update({x, x - 0.01, x + 0.01})
+
+    all_dates = _literal_values(select)[2]
+    offsets = {0, 1, -1}
+    intervals = _interval_days(select)
+    if not intervals:
+        offsets.update({30, -30, 365, -365})
+    for d in intervals:
+        offsets.update({d, -d, d + 1, -d - 1, d - 1, -d + 1})
+    if all_dates:
+        date_pool = sorted(
+            {b + datetime.timedelta(days=o) for b in all_dates for o in offsets}
+        )
+    else:
+        base = datetime.date(1995, 1, 1)
+        date_pool = [base + datetime.timedelta(days=i) for i in range(6)]
+
+    domains: dict[tuple[str, str], list[Any]] = {}
+    for key, info in kinds.items():
+        extra = specials.get(uf.find(key), set())
+        if info.kind == "int":
+            pool = sorted(set(int_domain) | {x for x in extra if x >= 0})
+        elif info.kind == "float":
+            vals = set(_BASE_FLOATS) | {x for x in extra if x >= 0}
+            if info.scale is not None:
+                vals = {round(x, info.scale) for x in vals}
+            pool = sorted(vals)
+        elif info.kind == "str":
+            pool = sorted(set(_BASE_STRINGS) | extra)
+        else:
+            pool = date_pool
+        domains[key] = pool
+    return domains
+
+
+# ---------------------------------------------------------------------------
+# Update streams
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Batch:
+    """One call on the view: insert/delete of one row, or update of many."""
+
+    kind: str  # "insert" | "delete" | "update"
+    relation: str
+    rows: list[tuple]
+    mults: list[int] | None = None
+
+    def apply(self, view) -> None:
+        if self.kind == "insert":
+            view.insert(self.relation, self.rows[0])
+        elif self.kind == "delete":
+            view.delete(self.relation, self.rows[0])
+        elif self.mults is None:
+            view.update(self.relation, list(self.rows))
+        else:
+            view.update(self.relation, list(self.rows), list(self.mults))
+
+    def changes(self) -> list[tuple[tuple, int]]:
+        if self.kind == "insert":
+            return [(self.rows[0], 1)]
+        if self.kind == "delete":
+            return [(self.rows[0], -1)]
+        mults = self.mults if self.mults is not None else [1] * len(self.rows)
+        return list(zip(self.rows, mults))
+
+    def events(self) -> int:
+        return sum(abs(m) for _, m in self.changes())
+
+    def __str__(self) -> str:
+        if self.kind in ("insert", "delete"):
+            return f"view.{self.kind}({self.relation!r}, {self.rows[0]!r})"
+        lines = [f"view.update({self.relation!r}, rows, mults) with"]
+        for row, m in self.changes():
+            lines.append(f"    {m:+d}  {row!r}")
+        return "\n".join(lines)
+
+
+class Database:
+    """The current multiset of rows per relation."""
+
+    def __init__(self, relations: Iterable[str]):
+        self.rels: dict[str, Counter] = {r: Counter() for r in relations}
+
+    def apply(self, batch: Batch) -> None:
+        c = self.rels[batch.relation]
+        for row, m in batch.changes():
+            c[row] += m
+            if c[row] < 0:
+                raise AssertionError(f"harness bug: negative multiplicity for {row}")
+            if c[row] == 0:
+                del c[row]
+
+    def dump(self, limit: int = 40) -> str:
+        lines = []
+        for rel, c in self.rels.items():
+            total = sum(c.values())
+            lines.append(f"  {rel}: {total} rows")
+            for row, m in sorted(c.items(), key=repr)[:limit]:
+                lines.append(f"    {m} x {row!r}")
+            if len(c) > limit:
+                lines.append(f"    ... {len(c) - limit} more distinct rows")
+        return "\n".join(lines)
+
+
+class UpdateStream:
+    """Seeded random batches over `spec.relations`, valid by construction."""
+
+    def __init__(self, spec: QuerySpec, seed: int, target_rows: int = 14):
+        self.spec = spec
+        self.rng = random.Random(f"{spec.name}/{seed}")
+        self.target = target_rows
+        self.db = Database(spec.relations)
+
+    def random_row(self, rel: str) -> tuple:
+        return tuple(
+            self.rng.choice(self.spec.domains[(rel, c.name)])
+            for c in self.spec.tables[rel]
+        )
+
+    def absent_row(self, rel: str) -> tuple:
+        """A row that is certainly not in `rel` (a value outside the domain)."""
+        cols = self.spec.tables[rel]
+        row = list(self.random_row(rel))
+        c = cols[0]
+        row[0] = _ABSENT[
+            {"int": int, "float": float, "str": str, "date": datetime.date}[c.kind]
+        ]
+        return tuple(row)
+
+    def _existing(self, rel: str) -> tuple | None:
+        c = self.db.rels[rel]
+        if not c:
+            return None
+        rows = sorted(c, key=repr)
+        return self.rng.choice(rows)
+
+    def next_batch(self) -> Batch:
+        rng = self.rng
+        rel = rng.choice(self.spec.relations)
+        current = self.db.rels[rel]
+        size = sum(current.values())
+        p_del = (
+            0.15 if size < self.target // 2 else (0.4 if size <= self.target else 0.65)
+        )
+        r = rng.random()
+        if size and r < 0.02:
+            # Wipe the whole relation in one batch.
+            rows = sorted(current, key=repr)
+            batch = Batch("update", rel, rows, [-current[row] for row in rows])
+        elif r < 0.25:
+            row = self._existing(rel) if current and rng.random() < 0.3 else None
+            batch = Batch("insert", rel, [row or self.random_row(rel)])
+        elif r < 0.25 + p_del * 0.4 and current:
+            batch = Batch("delete", rel, [self._existing(rel)])
+        else:
+            n = rng.randint(1, 7)
+            remaining = Counter(current)  # deletable copies (pre-batch state)
+            rows, mults = [], []
+            for _ in range(n):
+                if remaining and rng.random() < p_del:
+                    row = rng.choice(sorted(remaining, key=repr))
+                    m = -1 if remaining[row] == 1 or rng.random() < 0.8 else -2
+                    remaining[row] += m
+                    if remaining[row] <= 0:
+                        del remaining[row]
+                else:
+                    row = (
+                        self._existing(rel) if current and rng.random() < 0.25 else None
+                    )
+                    row = row or self.random_row(rel)
+                    m = 1 if rng.random() < 0.85 else rng.choice([2, 3])
+                rows.append(row)
+                mults.append(m)
+            if all(m == 1 for m in mults) and rng.random() < 0.5:
+                batch = Batch("update", rel, rows, None)
+            else:
+                batch = Batch("update", rel, rows, mults)
+        self.db.apply(batch)
+        return batch
+
+    def batches(self, n_events: int):
+        done = 0
+        while done < n_events:
+            batch = self.next_batch()
+            done += batch.events()
+            yield batch
+
+
+# ---------------------------------------------------------------------------
+# DuckDB mirror
+# ---------------------------------------------------------------------------
+
+
+class DuckMirror:
+    """DuckDB evaluating the query's SELECT on a given database state.
+
+    Each relation is a view with the declared column types over a registered
+    Arrow table that is swapped whenever the relation changes.
+    """
+
+    def __init__(self, spec: QuerySpec):
+        self.spec = spec
+        self.con = duckdb.connect()
+        for tname, cols in spec.tables.items():
+            self._register(tname, [])
+            casts = ", ".join(
+                f'CAST("{c.name}" AS {c.sql_type}) AS "{c.name}"' for c in cols
+            )
+            self.con.execute(
+                f'CREATE VIEW "{tname}" AS SELECT {casts} FROM "_src_{tname}"'
+            )
+        self.description = None
+
+    def _register(self, tname: str, rows: list[tuple]) -> None:
+        cols = self.spec.tables[tname]
+        arrays = []
+        for i, c in enumerate(cols):
+            arrays.append(pa.array([row[i] for row in rows], type=_ARROW_TYPES[c.kind]))
+        names = [c.name for c in cols]
+        self.con.register(f"_src_{tname}", pa.table(arrays, names=names))
+
+    def load(self, db: Database, relations: Iterable[str] | None = None) -> None:
+        for rel in relations if relations is not None else db.rels:
+            rows = [row for row, m in db.rels[rel].items() for _ in range(m)]
+            self._register(rel, rows)
+
+    def query(self) -> list[tuple]:
+        cur = self.con.execute(self.spec.select_sql)
+        rows = cur.fetchall()
+        self.description = cur.description
+        return rows
+
+    def close(self) -> None:
+        self.con.close()
+
+
+# ---------------------------------------------------------------------------
+# Normalisation and comparison
+# ---------------------------------------------------------------------------
+
+
+def norm_value(v: Any) -> Any:
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, decimal.Decimal):
+        v = float(v)
+    if isinstance(v, float):
+        if v != v:
+            return "NaN"
+        r = float(f"{v:.9g}")
+        return int(r) if r == int(r) and abs(r) < 2**53 else r
+    if isinstance(v, datetime.datetime):
+        if v.time() == datetime.time(0) and v.tzinfo is None:
+            return v.date()
+        return v
+    return v
+
+
+def norm_row(row: Iterable[Any]) -> tuple:
+    return tuple(norm_value(v) for v in row)
+
+
+def norm_bag(rows: Iterable[Iterable[Any]]) -> Counter:
+    return Counter(norm_row(r) for r in rows)
+
+
+def norm_counter(bag: Counter) -> Counter:
+    out: Counter = Counter()
+    for row, m in bag.items():
+        out[norm_row(row)] += m
+    return +out
+
+
+def _expected_pytypes(duck_type: str) -> tuple[type, ...]:
+    t = str(duck_type).upper()
+    if t in (
+        "INTEGER",
+        "BIGINT",
+        "SMALLINT",
+        "TINYINT",
+        "HUGEINT",
+        "UBIGINT",
+        "UINTEGER",
+    ):
+        return (int,)
+    if t.startswith("DECIMAL") or t in ("DOUBLE", "FLOAT", "REAL"):
+        return (float,)
+    if t == "VARCHAR":
+        return (str,)
+    if t == "DATE":
+        return (datetime.date,)
+    if t.startswith("TIMESTAMP"):
+        return (datetime.date,)  # date + INTERVAL: DuckDB says TIMESTAMP
+    if t == "BOOLEAN":
+        return (bool,)
+    return (object,)
+
+
+def _fmt_bag(bag: Counter, limit: int = 25) -> str:
+    items = sorted(bag.items(), key=repr)
+    lines = [f"    {m} x {row!r}" for row, m in items[:limit]]
+    if len(items) > limit:
+        lines.append(f"    ... {len(items) - limit} more distinct rows")
+    return "\n".join(lines) if lines else "    (none)"
+
+
+_ABSENT = {
+    int: 987654,
+    float: 98765.5,
+    str: "~absent~",
+    datetime.date: datetime.date(2091, 7, 7),
+}
+
+
+class DifferentialFailure(AssertionError):
+    pass
+
+
+@dataclass
+class _Context:
+    spec: QuerySpec
+    seed: int
+    batch_no: int
+    batch: Batch | None
+    db: Database
+
+    def fail(self, what: str, detail: str = "") -> None:
+        lines = [
+            f"[{self.spec.name}] seed={self.seed} after batch #{self.batch_no}: {what}",
+        ]
+        if detail:
+            lines.append(detail)
+        if self.batch is not None:
+            lines.append("last batch:")
+            lines.append("  " + str(self.batch).replace("\n", "\n  "))
+        lines.append("database now:")
+        lines.append(self.db.dump())
+        lines.append("query:\n  " + self.spec.select_sql.replace("\n", "\n  "))
+        raise DifferentialFailure("\n".join(lines))
+
+
+class ViewChecker:
+    """All per-batch checks of one view against the DuckDB mirror."""
+
+    def __init__(self, spec: QuerySpec, view, seed: int, push: Counter | None = None):
+        self.spec = spec
+        self.view = view
+        self.seed = seed
+        self.push = push
+        self.mirror = DuckMirror(spec)
+        self.rng = random.Random(f"check/{spec.name}/{seed}")
+        self.mult_unsupported: str | None = None
+        self.seen_rows: list[tuple] = []
+        self.checked_header = False
+
+    def check(self, ctx: _Context, changed: Iterable[str] | None = None) -> Counter:
+        self.mirror.load(ctx.db, changed)
+        expected_raw = self.mirror.query()
+        expected = norm_bag(expected_raw)
+        try:
+            got_raw = list(self.view.rows())
+        except Exception as e:  # noqa: BLE001 - report any crash with context
+            ctx.fail(f"view.rows() raised {type(e).__name__}: {e}")
+        if not self.checked_header:
+            self._check_header(ctx)
+        got = norm_bag(got_raw)
+        if got != expected:
+            missing = expected - got
+            extra = got - expected
+            ctx.fail(
+                f"result mismatch: view has {sum(got.values())} rows, "
+                f"DuckDB {sum(expected.values())}",
+                "missing from view (DuckDB has them):\n"
+                + _fmt_bag(missing)
+                + "\nextra in view (DuckDB does not have them):\n"
+                + _fmt_bag(extra),
+            )
+        self._check_types(ctx, got_raw)
+        self._check_enumerate(ctx, got_raw)
+        self._check_multiplicity(ctx, got_raw)
+        if self.push is not None:
+            pushed = norm_counter(self.push)
+            neg = {r: m for r, m in self.push.items() if m < 0}
+            if neg:
+                ctx.fail(
+                    "push deltas sum to a negative multiplicity", _fmt_bag(Counter(neg))
+                )
+            if pushed != expected:
+                ctx.fail(
+                    "sum of on_delta changes differs from rows()",
+                    "missing from deltas:\n"
+                    + _fmt_bag(expected - pushed)
+                    + "\nextra in deltas:\n"
+                    + _fmt_bag(pushed - expected),
+                )
+        return Counter(got_raw)
+
+    def _check_header(self, ctx: _Context) -> None:
+        self.checked_header = True
+        desc = self.mirror.description
+        cols = getattr(self.view, "COLUMNS", None)
+        if cols is None or len(tuple(cols)) != len(desc):
+            ctx.fail(f"View.COLUMNS = {cols!r}, expected {len(desc)} columns")
+        aliases = self.spec.select_aliases
+        if not any(
+            isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
+            for e in sqlglot.parse_one(self.spec.select_sql, read="duckdb").expressions
+        ):
+            for i, alias in enumerate(aliases):
+                if alias is not None and tuple(cols)[i].lower() != alias.lower():
+                    ctx.fail(
+                        f"View.COLUMNS[{i}] = {tuple(cols)[i]!r}, expected alias {alias!r}"
+                    )
+        rels = getattr(self.view, "RELATIONS", None)
+        if rels is None:
+            ctx.fail("View.RELATIONS is missing")
+        for rel in self.spec.relations:
+            want = tuple(c.name for c in self.spec.tables[rel])
+            have = rels.get(rel)
+            if have is None or tuple(x.lower() for x in have) != want:
+                ctx.fail(f"View.RELATIONS[{rel!r}] = {have!r}, expected {want!r}")
+
+    def _check_types(self, ctx: _Context, rows: list[tuple]) -> None:
+        desc = self.mirror.description
+        for row in rows[:50]:
+            if not isinstance(row, tuple):
+                ctx.fail(f"rows() yielded a {type(row).__name__}, not a tuple: {row!r}")
+            for i, v in enumerate(row):
+                want = _expected_pytypes(desc[i][1])
+                bad = not isinstance(v, want) or (
+                    want == (int,) and isinstance(v, bool)
+                )
+                if (
+                    want == (datetime.date,)
+                    and "TIMESTAMP" not in str(desc[i][1]).upper()
+                ):
+                    bad = bad or isinstance(v, datetime.datetime)
+                if bad:
+                    ctx.fail(
+                        f"column {i} ({desc[i][0]}, DuckDB type {desc[i][1]}) has "
+                        f"{type(v).__name__} value {v!r}; expected {want[0].__name__}",
+                    )
+
+    def _check_enumerate(self, ctx: _Context, rows: list[tuple]) -> None:
+        try:
+            pairs = list(self.view.enumerate())
+        except Exception as e:  # noqa: BLE001
+            ctx.fail(f"view.enumerate() raised {type(e).__name__}: {e}")
+        for t, m in pairs:
+            if not isinstance(m, int) or isinstance(m, bool) or m <= 0:
+                ctx.fail(f"enumerate() yielded multiplicity {m!r} for {t!r}")
+        if self.spec.distinct:
+            return
+        total = sum(m for _, m in pairs)
+        if total != len(rows):
+            ctx.fail(
+                f"sum of enumerate() multiplicities is {total}, len(rows()) is {len(rows)}"
+            )
+        if self.spec.plain_columns:
+            bag = Counter()
+            for t, m in pairs:
+                bag[tuple(t)] += m
+            if bag != Counter(rows):
+                ctx.fail(
+                    "enumerate() and rows() disagree",
+                    "in rows() only:\n"
+                    + _fmt_bag(Counter(rows) - bag)
+                    + "\nin enumerate() only:\n"
+                    + _fmt_bag(bag - Counter(rows)),
+                )
+
+    def _check_multiplicity(self, ctx: _Context, rows: list[tuple]) -> None:
+        if self.mult_unsupported is not None:
+            return
+        bag = Counter(rows)
+        distinct_rows = sorted(bag, key=repr)
+        probes = self.rng.sample(distinct_rows, min(3, len(distinct_rows)))
+        for row in distinct_rows[:5]:
+            if row not in self.seen_rows:
+                self.seen_rows.append(row)
+        self.seen_rows = self.seen_rows[-200:]
+        absent = [r for r in self.seen_rows if r not in bag]
+        probes += self.rng.sample(absent, min(2, len(absent)))
+        if rows:
+            r = list(rows[0])
+            r[0] = _ABSENT.get(type(r[0]), "~absent~")
+            probes.append(tuple(r))
+        for row in probes:
+            try:
+                m = self.view.multiplicity(row)
+            except Exception as e:  # noqa: BLE001
+                if self.spec.plain_columns:
+                    ctx.fail(f"multiplicity({row!r}) raised {type(e).__name__}: {e}")
+                if not str(e):
+                    ctx.fail(
+                        f"multiplicity() raised {type(e).__name__} without a message"
+                    )
+                self.mult_unsupported = f"{type(e).__name__}: {e}"
+                return
+            want = bag.get(row, 0)
+            # DISTINCT: a row of the result occurs once (rows() holds it once).
+            ok = m == want and not isinstance(m, bool)
+            if not ok:
+                ctx.fail(f"multiplicity({row!r}) = {m!r}, expected {want}")
+
+
+# ---------------------------------------------------------------------------
+# Entry points
+# ---------------------------------------------------------------------------
+
+
+def make_view(module, push: Counter | None = None):
+    if push is None:
+        return module.View()
+
+    def on_delta(row, change):
+        push[tuple(row)] += change
+        if push[tuple(row)] == 0:
+            del push[tuple(row)]
+
+    return module.View(on_delta=on_delta)
+
+
+def run_differential(
+    spec: QuerySpec,
+    module,
+    seed: int,
+    n_events: int = 300,
+    push: bool = False,
+    target_rows: int = 14,
+) -> dict:
+    """Stream `n_events` row changes into a fresh view, checking every batch.
+
+    Returns a few statistics (batches, how many had a non-empty result, the
+    largest result, whether multiplicity() was checked) for the caller to log.
+    """
+    pushed: Counter | None = Counter() if push else None
+    view = make_view(module, pushed)
+    stream = UpdateStream(spec, seed, target_rows)
+    checker = ViewChecker(spec, view, seed, pushed)
+    ctx = _Context(spec, seed, 0, None, stream.db)
+    checker.check(ctx)
+    largest = nonempty = 0
+    for i, batch in enumerate(stream.batches(n_events), start=1):
+        ctx.batch_no, ctx.batch = i, batch
+        try:
+            batch.apply(view)
+        except Exception as e:  # noqa: BLE001
+            ctx.fail(f"a valid batch raised {type(e).__name__}: {e}")
+        got = checker.check(ctx, [batch.relation])
+        largest = max(largest, sum(got.values()))
+        nonempty += bool(got)
+    checker.mirror.close()
+    return {
+        "batches": ctx.batch_no,
+        "nonempty_results": nonempty,
+        "largest_result": largest,
+        "multiplicity": checker.mult_unsupported or "checked",
+    }
+
+
+def _expect_rejected(
+    ctx: _Context,
+    checker: ViewChecker,
+    what: str,
+    call: Callable[[], Any],
+    before: Counter,
+    pushed: Counter | None,
+) -> str:
+    push_before = Counter(pushed) if pushed is not None else None
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - any exception is acceptable
+        if not str(e).strip():
+            ctx.fail(f"{what}: raised {type(e).__name__} without a message")
+        after = Counter(checker.view.rows())
+        if after != before:
+            ctx.fail(
+                f"{what}: raised {type(e).__name__} but changed the result",
+                "lost:\n"
+                + _fmt_bag(before - after)
+                + "\ngained:\n"
+                + _fmt_bag(after - before),
+            )
+        if pushed is not None and pushed != push_before:
+            ctx.fail(
+                f"{what}: raised but on_delta reported a net change",
+                _fmt_bag(+(pushed - push_before))
+                + "\n  minus\n"
+                + _fmt_bag(+(push_before - pushed)),
+            )
+        return f"{type(e).__name__}: {e}"
+    ctx.fail(f"{what}: no exception was raised")
+    return ""
+
+
+def check_atomicity(
+    spec: QuerySpec, module, seed: int = 0, n_events: int = 60, push: bool = False
+) -> list[str]:
+    """Bad calls raise and change nothing; the view stays usable afterwards.
+
+    With `push`, the view runs in push mode and a rejected call must not leave
+    a net change in the deltas it reported. Returns the exception messages
+    seen (for logging).
+    """
+    pushed: Counter | None = Counter() if push else None
+    view = make_view(module, pushed)
+    stream = UpdateStream(spec, seed)
+    checker = ViewChecker(spec, view, seed, pushed)
+    ctx = _Context(spec, seed, 0, None, stream.db)
+    for i, batch in enumerate(stream.batches(n_events), start=1):
+        ctx.batch_no, ctx.batch = i, batch
+        try:
+            batch.apply(view)
+        except Exception as e:  # noqa: BLE001
+            ctx.fail(f"a valid batch raised {type(e).__name__}: {e}")
+    ctx.batch = None
+    checker.check(ctx)
+    before = Counter(view.rows())
+    messages = []
+    rng = random.Random(f"atomicity/{spec.name}/{seed}")
+
+    def good_changes(rel: str) -> tuple[list[tuple], list[int]]:
+        rows = [stream.random_row(rel) for _ in range(3)]
+        mults = [1, 2, 1]
+        present = sorted(stream.db.rels[rel], key=repr)
+        if present:
+            rows.append(rng.choice(present))
+            mults.append(-1)
+        return rows, mults
+
+    for rel in spec.relations:
+        arity = len(spec.tables[rel])
+        absent = stream.absent_row(rel)
+        rows, mults = good_changes(rel)
+        cases = [
+            (f"delete({rel!r}, absent row)", lambda: view.delete(rel, absent)),
+            (
+                f"update({rel!r}) with an absent delete last",
+                lambda: view.update(rel, rows + [absent], mults + [-1]),
+            ),
+            (
+                f"update({rel!r}) with an absent delete first",
+                lambda: view.update(rel, [absent] + rows, [-1] + mults),
+            ),
+            (
+                f"update({rel!r}) with a row of arity {arity + 1} last",
+                lambda: view.update(
+                    rel, rows + [stream.random_row(rel) + (1,)], mults + [1]
+                ),
+            ),
+            (
+                f"update({rel!r}) with a row of arity {arity - 1} in the middle",
+                lambda: view.update(
+                    rel,
+                    rows[:1] + [stream.random_row(rel)[:-1]] + rows[1:],
+                    mults[:1] + [1] + mults[1:],
+                ),
+            ),
+            (
+                f"insert({rel!r}, row of arity {arity + 1})",
+                lambda: view.insert(rel, stream.random_row(rel) + (1,)),
+            ),
+            (
+                f"insert({rel!r}, row of arity {arity - 1})",
+                lambda: view.insert(rel, stream.random_row(rel)[:-1]),
+            ),
+            (
+                f"delete({rel!r}, row of arity {arity + 1})",
+                lambda: view.delete(rel, stream.random_row(rel) + (1,)),
+            ),
+        ]
+        present = sorted(stream.db.rels[rel], key=repr)
+        if present:
+            victim = rng.choice(present)
+            count = stream.db.rels[rel][victim]
+            # The other entries must not touch the victim, or the net change
+            # of the batch could be valid after all.
+            others = [(r, m) for r, m in zip(rows, mults) if r != victim]
+            o_rows = [r for r, _ in others]
+            o_mults = [m for _, m in others]
+            cases.append(
+                (
+                    f"update({rel!r}) deleting a row {count + 1} times (present {count})",
+                    lambda: view.update(
+                        rel, o_rows + [victim], o_mults + [-(count + 1)]
+                    ),
+                )
+            )
+            cases.append(
+                (
+                    f"update({rel!r}) deleting a row once too often in separate entries",
+                    lambda: view.update(
+                        rel,
+                        [victim] * (count + 1) + o_rows,
+                        [-1] * (count + 1) + o_mults,
+                    ),
+                )
+            )
+        for what, call in cases:
+            messages.append(_expect_rejected(ctx, checker, what, call, before, pushed))
+    good = spec.relations[0]
+    row = stream.random_row(good)
+    for what, call in [
+        (
+            "insert('no_such_relation', row)",
+            lambda: view.insert("no_such_relation", row),
+        ),
+        (
+            "delete('no_such_relation', row)",
+            lambda: view.delete("no_such_relation", row),
+        ),
+        (
+            "update('no_such_relation', [row])",
+            lambda: view.update("no_such_relation", [row]),
+        ),
+    ]:
+        messages.append(_expect_rejected(ctx, checker, what, call, before, pushed))
+    ctx.batch_no, ctx.batch = -1, None
+    checker.check(ctx)
+    # Keep going: a rejected call must not have left hidden damage behind.
+    for i, batch in enumerate(stream.batches(n_events), start=ctx.batch_no + 1):
+        ctx.batch_no, ctx.batch = i, batch
+        try:
+            batch.apply(view)
+        except Exception as e:  # noqa: BLE001
+            ctx.fail(
+                f"a valid batch after the rejected calls raised {type(e).__name__}: {e}"
+            )
+        checker.check(ctx, [batch.relation])
+    checker.mirror.close()
+    return messages
+
+
+def reference_result(spec: QuerySpec, db: Database) -> Counter:
+    """DuckDB's normalised answer on a database (for ad-hoc tests)."""
+    mirror = DuckMirror(spec)
+    mirror.load(db)
+    try:
+        return norm_bag(mirror.query())
+    finally:
+        mirror.close()
+
+
+_RE_WS = re.compile(r"\s+")
+
+
+def describe(spec: QuerySpec) -> str:
+    """One line for logs: name and the SELECT squeezed onto a line."""
+    return f"{spec.name}: {_RE_WS.sub(' ', spec.select_sql)}"

@@ -1,0 +1,201 @@
+"""The benchmark harness on a tiny in-memory stream: no Spark, a few seconds.
+
+Checks that every system's result agrees with dynyan's (the harness's own
+cross-check), that the result file has the documented fields, and that the
+baselines agree with dynyan on the differential corpus. Timing values are
+never asserted on (DESIGN.md §7).
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from dynyan import baselines, bench
+from dynyan.compiler import load
+from dynyan.sql import parse_query
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = sorted((ROOT / "tests" / "fixtures" / "spj").glob("*.sql"))
+HAVE_PATHWAY = importlib.util.find_spec("pathway") is not None
+
+
+def tiny(q):
+    return bench.random_events(q, 120, seed=2, domain=6)
+
+
+@pytest.fixture(scope="module")
+def fq4():
+    (q,) = bench.discover_queries(ROOT / "queries", ["fq4"])
+    assert q.status == "ok", q.reason
+    return q
+
+
+@pytest.fixture(scope="module")
+def doc(fq4, tmp_path_factory):
+    systems = ["store", "dynyan", "ivm", "recompute", "pydbsp"]
+    if HAVE_PATHWAY:
+        systems.append("pathway")
+    else:
+        print("Pathway is not installed: its part of the run is skipped")
+    config = bench.BenchConfig(
+        systems=tuple(systems),
+        runs=2,
+        recompute_batch=40,
+        peer_batch=25,
+        budget_s=60,
+        mem_budget_mb=2_000,
+    )
+    out = tmp_path_factory.mktemp("bench") / "result.json"
+    info = bench.StreamInfo("tiny", "random", "random-delete")
+    bench.run_bench([fq4], [(info, tiny)], config, out=out)
+    return json.loads(out.read_text())
+
+
+def result(doc, system, mode):
+    return next(
+        r for r in doc["results"] if r["system"] == system and r["mode"] == mode
+    )
+
+
+def test_result_file_fields(doc):
+    for key in ("schema", "started", "finished", "machine", "config", "streams"):
+        assert key in doc
+    assert doc["machine"]["cores"] >= 1
+    assert doc["streams"][0]["label"] == "tiny"
+    r = result(doc, "dynyan", "pull")
+    assert r["status"] == "ok", r
+    for key in (
+        "events",
+        "inserts",
+        "deletes",
+        "apply_s",
+        "runs_apply_s",
+        "events_per_s",
+        "enum_s",
+        "tuples_per_s",
+        "result_rows",
+        "rss_peak_mb",
+        "rss_delta_mb",
+        "traced_peak_mb",
+        "latency",
+        "digest",
+    ):
+        assert key in r, key
+    assert len(r["runs_apply_s"]) == 2
+    assert r["events"] == r["inserts"] + r["deletes"] and r["deletes"] > 0
+    assert r["latency"]["unit"] == "event" and r["latency"]["p99_us"] > 0
+    assert r["check"] == "reference"
+
+
+@pytest.mark.parametrize("system", ["ivm", "recompute", "pathway"])
+@pytest.mark.parametrize("mode", ["pull", "push"])
+def test_peers_agree_with_dynyan(doc, system, mode):
+    if system == "pathway" and not HAVE_PATHWAY:
+        pytest.skip("pathway is not installed (optional extra 'peers')")
+    r = result(doc, system, mode)
+    assert r["status"] == "ok", r
+    assert r["check"] == "ok"
+    if mode == "pull":
+        assert r["result_rows"] == result(doc, "dynyan", "pull")["result_rows"]
+    else:
+        assert r["deltas"] > 0
+
+
+def test_dynyan_push_is_measured_or_reported(doc):
+    r = result(doc, "dynyan", "push")
+    if r["status"] == "unavailable":
+        assert "push" in r["reason"]
+    else:
+        assert r["status"] == "ok" and r["check"] == "ok", r
+
+
+def test_floor_and_skips_are_reported(doc):
+    floor = result(doc, "store", "pull")
+    assert floor["status"] == "ok" and floor["events_per_s"] > 0
+    # a peer that cannot run is listed with its reason, never dropped
+    r = result(doc, "pydbsp", "pull")
+    assert r["status"] == "skipped" and r["reason"]
+    assert "pydbsp" in doc["skipped_systems"]
+
+
+def test_report_and_charts(doc, tmp_path):
+    text = bench.report([doc])
+    assert "| tpch/fq4 |" in text and "first-order IVM" in text
+    md = tmp_path / "B.md"
+    md.write_text("# B\n\nintro\n")
+    bench.update_markdown(md, text)
+    bench.update_markdown(md, text)  # idempotent between the markers
+    assert md.read_text().count("<!-- bench:begin -->") == 1
+    if importlib.util.find_spec("matplotlib") is None:
+        pytest.skip("matplotlib is not installed (optional extra 'peers')")
+    paths = bench.charts([doc], tmp_path)
+    assert paths and all(p.stat().st_size > 0 for p in paths)
+
+
+def test_queries_that_do_not_compile_are_skipped_with_reason(tmp_path):
+    schema = "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT);"
+    (tmp_path / "ok.sql").write_text(
+        schema + "SELECT r.a, s.c FROM r, s WHERE r.b = s.b"
+    )
+    (tmp_path / "agg.sql").write_text(schema + "SELECT count(*) FROM r")
+    found = {q.name: q for q in bench.discover_queries(tmp_path)}
+    assert found["agg"].status == "skipped" and found["agg"].reason
+    # compiles, but no benchmark stream has tables r and s
+    assert (
+        found["ok"].status == "skipped" and "no benchmark stream" in found["ok"].reason
+    )
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_ivm_agrees_with_dynyan(path):
+    sql = path.read_text()
+    query = bench.query_from_text(path.stem, sql, None)
+    events = bench.random_events(query, 120, seed=5, domain=6)
+    view = load(sql).View()
+    deltas = collections.Counter()
+
+    def sink(row, change):
+        deltas[row] += change
+
+    ivm = baselines.FirstOrderIVM(parse_query(sql), on_delta=sink)
+    for rel, op, row in events:
+        for target in (view, ivm):
+            (target.insert if op > 0 else target.delete)(rel, row)
+    expected = collections.Counter(view.rows())
+    assert collections.Counter(ivm.rows()) == expected
+    assert +deltas == expected
+
+
+@pytest.mark.parametrize("path", CORPUS[::5], ids=[p.stem for p in CORPUS[::5]])
+def test_duckdb_recompute_agrees_with_dynyan(path):
+    sql = path.read_text()
+    query = bench.query_from_text(path.stem, sql, None)
+    events = bench.random_events(query, 120, seed=7, domain=6)
+    view = load(sql).View()
+    for rel, op, row in events:
+        (view.insert if op > 0 else view.delete)(rel, row)
+    deltas = collections.Counter()
+
+    def sink(row, change):
+        deltas[row] += change
+
+    duck = baselines.DuckDBRecompute(parse_query(sql), on_delta=sink)
+    duck.prepare(events, baselines.assign_ids(events), 30)
+    for b in range(len(duck.batches)):
+        duck.apply_batch(b)
+    got = collections.Counter()
+    for row, m in duck.enumerate():
+        got[row] += m
+    expected = collections.Counter(view.rows())
+    assert got == expected
+    assert +deltas == expected
+
+
+def test_assign_ids_deletes_one_copy():
+    events = [("r", 1, (1,)), ("r", 1, (1,)), ("r", -1, (1,)), ("r", 1, (1,))]
+    assert baselines.assign_ids(events) == [0, 1, 0, 3]

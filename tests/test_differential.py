@@ -1,0 +1,223 @@
+"""Differential tests: every corpus query, random update streams, DuckDB as oracle.
+
+The harness lives in tests/differential.py; the corpus in tests/fixtures/spj/.
+Each query is compiled once per test process (`dynyan.load`). If the compiler
+cannot be imported or refuses a query, the tests fail (they never skip).
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from differential import (
+    DifferentialFailure,
+    QuerySpec,
+    check_atomicity,
+    make_view,
+    reference_result,
+    run_differential,
+    Database,
+    norm_bag,
+)
+
+CORPUS_DIR = Path(__file__).parent / "fixtures" / "spj"
+CORPUS = sorted(CORPUS_DIR.glob("*.sql"))
+IDS = [p.stem for p in CORPUS]
+SEEDS = [0, 1, 2]
+N_EVENTS = 200  # row changes per stream
+N_ATOMIC = 40  # row changes before and after the bad calls
+
+
+@functools.cache
+def spec_of(path: Path) -> QuerySpec:
+    return QuerySpec.from_file(path)
+
+
+@functools.cache
+def module_of(path: Path):
+    import dynyan  # a missing compiler is a failure, not a skip
+
+    return dynyan.load(path.read_text())
+
+
+def test_corpus_is_big_enough():
+    assert len(CORPUS) >= 25, f"only {len(CORPUS)} queries in {CORPUS_DIR}"
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=IDS)
+def test_corpus_query_is_valid(path):
+    """Each file: a shape comment, CREATE TABLEs, one SELECT that DuckDB runs."""
+    text = path.read_text()
+    assert text.startswith(
+        "-- "
+    ), f"{path.name}: first line must say what shape it tests"
+    spec = spec_of(path)
+    assert spec.relations, f"{path.name}: the SELECT reads no table"
+    assert reference_result(spec, Database(spec.relations)) == Counter()
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=IDS)
+def test_query_against_duckdb(path):
+    """All differential checks of one query, in one test so that each query
+    is compiled once per process (compiling costs more than a stream):
+
+    * pull mode, seeds 0-2: rows(), enumerate(), multiplicity() after every batch;
+    * push mode: the on_delta changes sum to rows() after every batch;
+    * bad input (absent deletes, wrong arity, unknown relation) raises and
+      changes nothing, in pull and in push mode.
+
+    Every part runs even if an earlier one fails; the failure lists them all.
+    """
+    spec = spec_of(path)
+    module = module_of(path)
+    parts = [
+        *(
+            (
+                f"pull seed={seed}",
+                functools.partial(run_differential, seed=seed, n_events=N_EVENTS),
+            )
+            for seed in SEEDS
+        ),
+        (
+            "push",
+            functools.partial(run_differential, seed=100, n_events=N_EVENTS, push=True),
+        ),
+        ("bad input", functools.partial(check_atomicity, seed=7, n_events=N_ATOMIC)),
+        (
+            "bad input, push",
+            functools.partial(check_atomicity, seed=8, n_events=N_ATOMIC, push=True),
+        ),
+    ]
+    failures = []
+    for label, run in parts:
+        try:
+            run(spec, module)
+        except DifferentialFailure as e:
+            failures.append(f"--- {label} ---\n{e}")
+        except Exception:  # noqa: BLE001 - a harness-level crash is a failure too
+            failures.append(f"--- {label} ---\n{traceback.format_exc(limit=-6)}")
+    if failures:
+        pytest.fail(
+            f"{len(failures)} of {len(parts)} checks failed for {spec.name}\n"
+            + "\n".join(failures),
+            pytrace=False,
+        )
+
+
+LATER = sorted((Path(__file__).parent / "fixtures" / "spj_later").glob("*.sql"))
+
+
+@pytest.mark.parametrize("path", LATER, ids=[p.stem for p in LATER])
+def test_later_queries_are_refused_or_correct(path):
+    """Acyclic but not free-connex queries: until they are supported they must
+    be refused with UnsupportedQueryError; once compiled, they must be right."""
+    import dynyan
+    from dynyan.errors import UnsupportedQueryError
+
+    spec = QuerySpec.from_file(path)
+    try:
+        module = dynyan.load(spec.text)
+    except UnsupportedQueryError as e:
+        assert "free-connex" in str(e), str(e)
+        return
+    run_differential(spec, module, seed=0, n_events=N_EVENTS)
+    run_differential(spec, module, seed=1, n_events=N_EVENTS, push=True)
+
+
+def _by_stem(stem: str) -> Path:
+    (path,) = [p for p in CORPUS if p.stem == stem]
+    return path
+
+
+def test_empty_view_is_empty():
+    path = _by_stem("14_chain3")
+    view = module_of(path).View()
+    assert list(view.rows()) == []
+    assert list(view.enumerate()) == []
+
+
+def test_insert_then_delete_same_new_row_in_one_batch():
+    """A batch whose net change is valid is accepted even if a row is new."""
+    path = _by_stem("11_two_way_star")
+    view = module_of(path).View()
+    r_row = (1, 2, "a", 1.5, __import__("datetime").date(1995, 1, 1))
+    s_row = (2, 3, "p", 1.0)
+    view.insert("s", s_row)
+    view.update("r", [r_row, r_row], [1, -1])
+    assert list(view.rows()) == []
+    view.update("r", [r_row, r_row, r_row], [1, 1, -1])
+    assert len(list(view.rows())) == 1
+
+
+def test_delete_absent_row_raises_and_view_still_works():
+    path = _by_stem("14_chain3")
+    spec = spec_of(path)
+    view = module_of(path).View()
+    import datetime
+
+    r_row = (1, 2, "a", 1.5, datetime.date(1995, 1, 1))
+    s_row = (2, 3, "p", 1.0)
+    t_row = (3, 4, "x", datetime.date(1995, 1, 2))
+    view.insert("r", r_row)
+    view.insert("s", s_row)
+    view.insert("t", t_row)
+    before = Counter(view.rows())
+    assert sum(before.values()) == 1
+    with pytest.raises(Exception) as info:
+        view.delete("s", (2, 3, "p", 2.0))
+    assert str(info.value).strip()
+    assert Counter(view.rows()) == before
+    view.delete("s", s_row)
+    assert list(view.rows()) == []
+    with pytest.raises(Exception):
+        view.delete("s", s_row)
+    assert list(view.rows()) == []
+    db = Database(spec.relations)
+    db.rels["r"][r_row] = 1
+    db.rels["t"][t_row] = 1
+    assert norm_bag(view.rows()) == reference_result(spec, db)
+
+
+def test_harness_detects_a_wrong_view():
+    """Guard against a harness that accepts anything: a view that loses one
+    result row must fail the differential check."""
+    path = _by_stem("11_two_way_star")
+    spec = spec_of(path)
+    module = module_of(path)
+
+    class Lossy:
+        def __init__(self, on_delta=None):
+            self._inner = module.View(on_delta=on_delta) if on_delta else module.View()
+            self.RELATIONS = module.View.RELATIONS
+            self.COLUMNS = module.View.COLUMNS
+
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+
+        def rows(self):
+            rows = list(self._inner.rows())
+            return rows[1:]
+
+    class FakeModule:
+        View = Lossy
+
+    with pytest.raises(DifferentialFailure):
+        run_differential(spec, FakeModule, seed=0, n_events=N_EVENTS)
+
+
+def test_make_view_push_mode_accumulates():
+    path = _by_stem("21_projection_one_atom")
+    pushed: Counter = Counter()
+    view = make_view(module_of(path), pushed)
+    import datetime
+
+    view.insert("r", (1, 2, "a", 1.5, datetime.date(1995, 1, 1)))
+    view.insert("s", (2, 3, "p", 1.0))
+    view.insert("s", (2, 4, "q", 1.0))
+    assert sum(pushed.values()) == 2
+    assert Counter(tuple(r) for r in view.rows()) == pushed

@@ -1,0 +1,152 @@
+"""The compiler's input corpus: every file in tests/fixtures/errors/ must be
+refused by `dynyan compile` cleanly.
+
+Each fixture holds one bad query. Its first line is ``-- expect: TEXT`` (a
+substring of the error message); an optional second line ``-- xfail: WHY``
+marks a known, reported compiler bug (the test is a strict xfail, so it fails
+loudly once the bug is fixed and the marker can go). For every fixture the
+real command runs in a subprocess and must
+
+* exit with code 2,
+* print nothing on stdout and exactly one line on stderr, ``dynyan: error: …``
+  containing the expected text, with no traceback,
+* leave an existing output file untouched and create no other file (no
+  partial module, no leftover temporary file).
+
+The subprocesses run concurrently (they mostly wait on imports), so the whole
+corpus takes a few seconds of wall time per core.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "errors"
+SENTINEL = "# previous contents, must survive a failed compile\n"
+
+
+def read_header(path: Path) -> tuple[str, str | None]:
+    """(expected text, xfail reason or None) from a fixture's first lines."""
+    lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+    m = re.fullmatch(r"-- expect: (.*\S)", lines[0]) if lines else None
+    assert m, f"{path.name}: first line must be '-- expect: <text>'"
+    xfail = None
+    if len(lines) > 1 and lines[1].startswith("-- xfail:"):
+        xfail = lines[1][len("-- xfail:") :].strip()
+    return m.group(1), xfail
+
+
+CASES = sorted(FIXTURES.glob("*.sql"))
+
+
+def compile_cmd(query: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "dynyan.cli", "compile", str(query), *extra]
+
+
+def run_case(query: Path, workdir: Path) -> dict:
+    """Compile `query` with `-o` onto an existing file inside `workdir`."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = workdir / "out.py"
+    out.write_text(SENTINEL)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        compile_cmd(query, "-o", str(out)),
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        env=env,
+        timeout=300,
+    )
+    return {
+        "returncode": proc.returncode,
+        "stdout": proc.stdout,
+        "stderr": proc.stderr,
+        "out": out.read_text(),
+        "files": sorted(p.name for p in workdir.iterdir()),
+    }
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """Every fixture compiled once, several at a time."""
+    base = tmp_path_factory.mktemp("errors")
+    workers = max(2, min(8, 2 * (os.cpu_count() or 1)))
+    with ThreadPoolExecutor(workers) as pool:
+        futures = {q.name: pool.submit(run_case, q, base / q.stem) for q in CASES}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def test_corpus_is_well_formed():
+    assert len(CASES) >= 60
+    numbers = [p.name.split("_", 1)[0] for p in CASES]
+    assert len(set(numbers)) == len(numbers), "fixture numbers must be unique"
+    for path in CASES:
+        assert re.fullmatch(r"\d\d+_[a-z0-9_]+\.sql", path.name), path.name
+        read_header(path)
+
+
+def _params():
+    out = []
+    for path in CASES:
+        _, xfail = read_header(path)
+        marks = [pytest.mark.xfail(reason=xfail, strict=True)] if xfail else []
+        out.append(pytest.param(path, id=path.stem, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("path", _params())
+def test_refused_in_one_line(path, results):
+    expected, _ = read_header(path)
+    r = results[path.name]
+    detail = f"exit {r['returncode']}\nstdout: {r['stdout']!r}\nstderr:\n{r['stderr']}"
+    assert "Traceback" not in r["stderr"], detail
+    assert r["returncode"] == 2, detail
+    assert r["stdout"] == "", detail
+    lines = r["stderr"].splitlines()
+    assert len(lines) == 1, detail
+    assert lines[0].startswith("dynyan: error: "), detail
+    assert expected in lines[0], f"expected {expected!r} in the message\n{detail}"
+    assert r["out"] == SENTINEL, "the existing output file was overwritten"
+    assert r["files"] == ["out.py"], f"stray files: {r['files']}"
+
+
+def fixture(stem_suffix: str) -> Path:
+    """The fixture whose name ends in `stem_suffix` (numbers may shift)."""
+    (path,) = [p for p in CASES if p.stem.split("_", 1)[1] == stem_suffix]
+    return path
+
+
+@pytest.mark.parametrize("name", ["unknown_table", "cyclic_triangle", "empty_file"])
+def test_default_output_path_is_not_created(name, tmp_path):
+    """Without -o the module would go to ./generated/<stem>.py: not on failure."""
+    proc = subprocess.run(
+        compile_cmd(fixture(name)),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_syntax_error_position_is_the_faulty_token(results):
+    """Line and column count from 1 in the file as written (header included):
+    the second AND of `WHERE r.b = s.b AND AND s.e = 1` is at line 8."""
+    path = fixture("syntax_double_and")
+    m = re.search(r"line (\d+), column (\d+):", results[path.name]["stderr"])
+    assert m, results[path.name]["stderr"]
+    line, col = int(m.group(1)), int(m.group(2))
+    text = path.read_text().splitlines()[line - 1]
+    assert text.startswith("WHERE r.b = s.b AND AND")
+    assert text[col - 3 : col] == "AND" and col > len("WHERE r.b = s.b AND")
