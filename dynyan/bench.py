@@ -1205,7 +1205,9 @@ def summary(docs: list[dict], mode: str = "pull") -> str:
                     ),
                     {},
                 )
-                nrows = _fmt(pull_dyn.get("result_rows"))
+                nrows = ("≥" if pull_dyn.get("enum_partial") else "") + _fmt(
+                    pull_dyn.get("result_rows")
+                )
                 label = f"{s['label']} ({doc['config']['budget_s']:g} s budget)"
                 srow = [label, Path(qn).name, nrows]
                 mrow = [label, Path(qn).name, nrows]
@@ -1364,15 +1366,17 @@ def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
 
 def _merged(docs: list[dict]) -> dict[str, list[dict]]:
     """Result rows by stream label over several documents; for each (stream,
-    query) the rows of the last document that measured it, so every ratio
-    compares numbers from one run."""
+    query) the rows of the document that measured the most systems on it
+    (the later one on a tie), so every ratio compares numbers from one run."""
     chosen: dict[tuple[str, str], list[dict]] = {}
     for doc in docs:
         by_key: dict[tuple[str, str], list[dict]] = {}
         for r in doc["results"]:
             by_key.setdefault((r["stream"], r["query"]), []).append(r)
         for key, rows in by_key.items():
-            if any(r["system"] == "dynyan" for r in rows):
+            if any(r["system"] == "dynyan" for r in rows) and len(rows) >= len(
+                chosen.get(key, ())
+            ):
                 chosen[key] = rows
     out: dict[str, list[dict]] = {}
     for (stream, _q), rows in chosen.items():

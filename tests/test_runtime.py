@@ -894,3 +894,120 @@ def test_generated_fq4_rejects_and_keeps_state():
             call()
         assert state(view) == before
     assert sum(1 for _ in view.rows()) == 2
+
+
+# ---------------------------------------------------------------------------
+# generated modules are safe to import
+# ---------------------------------------------------------------------------
+
+GENERATED_FILES = sorted(
+    glob.glob(str(ROOT / "generated" / "**" / "*.py"), recursive=True)
+)
+ALLOWED_IMPORTS = {
+    "copy",
+    "datetime",
+    "bisect",
+    "operator",
+    "sortedcontainers",
+    "itertools",
+    "math",
+}
+
+
+@pytest.mark.parametrize("path", GENERATED_FILES, ids=lambda p: Path(p).stem)
+def test_generated_module_body_only_defines(path):
+    """Top level: a docstring, imports of the standard library and
+    sortedcontainers, constants, class and function definitions, and calls of
+    the module's own factory functions. Nothing else runs on import."""
+    import ast
+
+    tree = ast.parse(Path(path).read_text())
+    defined = {
+        n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+    }
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+            )
+            assert all(n.split(".")[0] in ALLOWED_IMPORTS for n in names), ast.dump(
+                node
+            )
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            assert not node.decorator_list, node.name
+        elif isinstance(node, ast.Expr):
+            assert isinstance(node.value, ast.Constant), ast.unparse(node)
+        elif isinstance(node, ast.Assign):
+            value = node.value
+            calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+            for call in calls:
+                assert (
+                    isinstance(call.func, ast.Name) and call.func.id in defined
+                ), ast.unparse(node)
+            assert all(
+                isinstance(
+                    n,
+                    (
+                        ast.Call,
+                        ast.Name,
+                        ast.Constant,
+                        ast.Dict,
+                        ast.Tuple,
+                        ast.List,
+                        ast.Load,
+                        ast.UnaryOp,
+                        ast.USub,
+                    ),
+                )
+                for n in ast.walk(value)
+            ), ast.unparse(node)
+        else:
+            raise AssertionError(
+                f"{Path(path).name}: unexpected top-level statement {ast.unparse(node)}"
+            )
+
+
+def test_importing_generated_modules_has_no_side_effects():
+    """Import every committed module (and build a View) under an audit hook:
+    the only events are reading the module's own file and running its code."""
+    import subprocess
+
+    script = r"""
+import sys, json
+sys.dont_write_bytecode = True
+import copy, datetime, bisect, operator, sortedcontainers
+from dynyan.compiler import import_file
+WATCH = {"open", "os.listdir", "os.scandir", "os.remove", "os.rename", "os.mkdir",
+         "shutil.rmtree", "socket.connect", "socket.bind", "socket.getaddrinfo",
+         "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork",
+         "urllib.Request", "ctypes.dlopen", "import", "os.putenv", "os.chdir", "exec", "compile"}
+events = []
+sys.addaudithook(lambda e, a: events.append((e, repr(a)[:200])) if e in WATCH else None)
+bad = {}
+for path in sys.argv[1:]:
+    events.clear()
+    mod = import_file(path)
+    view = mod.View()
+    view.snapshot()
+    own = path.rsplit(".", 1)[0].rsplit("/", 1)[-1]
+    for event, args in events:
+        if event == "open" and (repr(path)[1:-1] in args or own + ".cpython" in args):
+            continue
+        if event == "exec" and path in args or event == "compile":
+            continue
+        bad.setdefault(path, []).append((event, args))
+print(json.dumps(bad))
+"""
+    import json
+
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *GENERATED_FILES],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {}
