@@ -201,9 +201,21 @@ def nonempty_containers(state: dict) -> dict[str, int]:
     return out
 
 
-def traced() -> int:
+# Allocations of the DuckDB check (the harness keeps a few Python objects per
+# registered Arrow table) and of tracemalloc itself are not the view's.
+HARNESS = [
+    tracemalloc.Filter(False, "*/differential.py"),
+    tracemalloc.Filter(False, "*/duckdb/*"),
+    tracemalloc.Filter(False, "*/pyarrow/*"),
+    tracemalloc.Filter(False, tracemalloc.__file__),
+]
+
+
+def traced() -> tuple[int, tracemalloc.Snapshot]:
+    """Traced memory outside the DuckDB harness, after a full collection."""
     gc.collect()
-    return tracemalloc.get_traced_memory()[0]
+    snap = tracemalloc.take_snapshot().filter_traces(HARNESS)
+    return sum(stat.size for stat in snap.statistics("filename")), snap
 
 
 def kib(n: int) -> str:
@@ -225,6 +237,9 @@ class Report:
     mem_end_raw: int = 0
     mem_end: int = 0
     leftovers: dict = field(default_factory=dict)
+    growth: list = field(
+        default_factory=list
+    )  # largest allocation growth, start -> end
 
 
 def soak_one(
@@ -248,7 +263,13 @@ def soak_one(
     reported = Counter()
 
     def on_delta(row, change):
-        reported[row] += change
+        # the running sum of all pushed changes, without zero entries (a result
+        # row that comes and goes must not stay behind in the harness)
+        n = reported[row] + change
+        if n:
+            reported[row] = n
+        else:
+            del reported[row]
 
     view = module.View(on_delta=on_delta) if push else module.View()
     stream = Stream(spec, relations, soak, seed)
@@ -287,10 +308,12 @@ def soak_one(
         apply(view, *stream.step())
     check("warm-up")
     empty_all()
+    view.update(relations[0], [])  # drops the last call's deltas (push mode)
     view.restore(view.snapshot())
     reported.clear()
     report.checks = 0
-    report.mem_start = traced()
+    traced()  # fills the filters' pattern caches
+    report.mem_start, start_snapshot = traced()
     tracemalloc.reset_peak()
     stream.events = 0
 
@@ -323,16 +346,21 @@ def soak_one(
             f"state not empty after deleting every row: {report.leftovers}"
         )
     report.mem_peak = tracemalloc.get_traced_memory()[1]
-    report.mem_end_raw = traced()
+    # push mode keeps the last call's changes for deltas(); an empty call
+    # replaces them with []
+    view.update(relations[0], [])
+    report.mem_end_raw, _ = traced()
     view.restore(view.snapshot())
     reported.clear()
-    report.mem_end = traced()
+    report.mem_end, end_snapshot = traced()
+    report.growth = [
+        str(st) for st in end_snapshot.compare_to(start_snapshot, "lineno")[:5]
+    ]
     if report.mem_end - report.mem_start > tolerance * 1024:
-        snap = tracemalloc.take_snapshot()
-        top = snap.statistics("lineno")[:5]
+        top = report.growth
         report.failures.append(
             f"memory did not return: start {kib(report.mem_start)}, end {kib(report.mem_end)}; "
-            + "; ".join(str(s) for s in top)
+            "largest growth: " + "; ".join(str(s) for s in top)
         )
     tracemalloc.stop()
     mirror.close()
@@ -357,6 +385,11 @@ def main(argv=None) -> int:
     )
     parser.add_argument(
         "--tolerance", type=int, default=64, help="allowed memory growth, KiB"
+    )
+    parser.add_argument(
+        "--show-growth",
+        action="store_true",
+        help="print the allocation sites whose memory grew most from start to end",
     )
     args = parser.parse_args(argv)
     if args.quick:
@@ -408,6 +441,11 @@ def main(argv=None) -> int:
     total = sum(r.events for r in reports)
     checks = sum(r.checks for r in reports)
     print(f"total: {len(reports)} queries, {total:,} events, {checks} DuckDB checks")
+    if args.show_growth:
+        for r in reports:
+            print(f"{r.name}: largest growth from start to end (tracemalloc):")
+            for line in r.growth:
+                print("   ", line)
     failed = [f"{r.name}: {f}" for r in reports for f in r.failures]
     for f in failed:
         print("FAIL", f)

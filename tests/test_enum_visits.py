@@ -54,7 +54,9 @@ def count_lines(fn) -> tuple[int, object]:
         return local
 
     def global_(frame, event, arg):
-        if frame.f_code.co_filename == THIS_FILE:
+        # Only the generated module's own lines: not this file, and not
+        # whatever else the interpreter happens to run (GC callbacks, caches).
+        if not frame.f_code.co_filename.startswith("<dynyan"):
             return None
         return local
 

@@ -69,5 +69,5 @@ def test_module_imports_only_stdlib_and_sortedcontainers(query):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     view = module.View()
-    assert list(view.rows()) == []
+    assert len(list(view.rows())) <= 1  # a global aggregate has its one row
     assert set(view.RELATIONS) and view.COLUMNS

@@ -131,9 +131,7 @@ def test_harness_streams_against_duckdb(name):
 # ---------------------------------------------------------------------------
 
 
-def check_event_stream(
-    spec: QuerySpec, module, events, batch: int, push: bool
-) -> dict:
+def check_event_stream(spec: QuerySpec, module, events, batch: int, push: bool) -> dict:
     """Apply `events` in replay-style batches, compare with DuckDB after each."""
     pushed: Counter | None = Counter() if push else None
     view = make_view(module, pushed)
@@ -318,12 +316,8 @@ def test_synthetic_stream_shapes():
         per = Counter(rel for rel, _, _ in ev)
         assert set(per) == set(synthetic.GCQ_RELATIONS[name])
         assert max(per.values()) - min(per.values()) <= 1
-    assert synthetic.gcq_events("gcq2", seed=1) == synthetic.gcq_events(
-        "gcq2", seed=1
-    )
-    assert synthetic.gcq_events("gcq2", seed=1) != synthetic.gcq_events(
-        "gcq2", seed=2
-    )
+    assert synthetic.gcq_events("gcq2", seed=1) == synthetic.gcq_events("gcq2", seed=1)
+    assert synthetic.gcq_events("gcq2", seed=1) != synthetic.gcq_events("gcq2", seed=2)
     # window: exactly W live tuples once full, deletes in insert order
     w = 50
     ev = synthetic.gcq_events("gcq4", events=500, variant="window", window=w)
@@ -464,3 +458,49 @@ def test_enumeration_visits_grow_with_the_result():
     after = enum_visits(view)
     assert sum(after[2].values()) > sum(before[2].values())
     assert after[0] > before[0]
+
+
+def test_synthetic_command(tmp_path, capsys):
+    """`synthetic gcq|fraud` (python -m dynyan.synthetic, or wired into the
+    dynyan CLI with synthetic.add_commands) writes valid streams."""
+    import argparse
+
+    assert (
+        synthetic.main(
+            [
+                "gcq",
+                "--query",
+                "queries/gcq/gcq2.sql",
+                "--events",
+                "300",
+                "--variant",
+                "window",
+                "--window",
+                "50",
+                "--chunk-events",
+                "100",
+                "--out",
+                str(tmp_path / "g"),
+                "--validate",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "550 events" in out and "ok:" in out
+    assert (
+        synthetic.main(
+            ["fraud", "--events", "200", "--out", str(tmp_path / "f"), "--validate"]
+        )
+        == 0
+    )
+    assert "ok:" in capsys.readouterr().out
+    # an unknown query is a one-line error, exit 2
+    assert synthetic.main(["gcq", "--query", "gcq9", "--out", str(tmp_path / "x")]) == 2
+    assert "unknown GCQ query" in capsys.readouterr().err
+    # add_commands nests under any subparsers (e.g. `dynyan stream synthetic`)
+    parser = argparse.ArgumentParser()
+    stream = parser.add_subparsers().add_parser("stream").add_subparsers()
+    synthetic.add_commands(stream)
+    args = parser.parse_args(["stream", "synthetic", "fraud", "--events", "5"])
+    assert args.func is synthetic.cmd_synthetic_fraud and args.events == 5
