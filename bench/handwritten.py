@@ -121,7 +121,9 @@ def main():
         hand.append(timed(h, events))
         assert list(view.rows()) == [(h.count,)], (list(view.rows()), h.count)
     g, h = statistics.median(gen), statistics.median(hand)
-    print(f"generated {g:,.0f} events/s, hand-written {h:,.0f} events/s (medians of {args.runs}); hand/generated = {h / g:.2f}x")
+    print(
+        f"generated {g:,.0f} events/s, hand-written {h:,.0f} events/s (medians of {args.runs}); hand/generated = {h / g:.2f}x"
+    )
 
 
 if __name__ == "__main__":

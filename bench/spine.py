@@ -30,9 +30,36 @@ DAY = datetime.date(1995, 1, 1)
 
 def make_row(rel: str, rnd: random.Random, i: int) -> tuple:
     if rel == "orders":
-        return (rnd.randint(1, 15000), rnd.randint(1, 1500), "O", 1000.0 + i % 97, DAY, "1-URGENT", "Clerk#1", 0, "c")
+        return (
+            rnd.randint(1, 15000),
+            rnd.randint(1, 1500),
+            "O",
+            1000.0 + i % 97,
+            DAY,
+            "1-URGENT",
+            "Clerk#1",
+            0,
+            "c",
+        )
     if rel == "lineitem":
-        return (rnd.randint(1, 15000), rnd.randint(1, 2000), rnd.randint(1, 100), i, 17.0, 1234.5, 0.05, 0.02, "N", "O", DAY, DAY, DAY, "NONE", "AIR", "c")
+        return (
+            rnd.randint(1, 15000),
+            rnd.randint(1, 2000),
+            rnd.randint(1, 100),
+            i,
+            17.0,
+            1234.5,
+            0.05,
+            0.02,
+            "N",
+            "O",
+            DAY,
+            DAY,
+            DAY,
+            "NONE",
+            "AIR",
+            "c",
+        )
     if rel == "part":
         return (rnd.randint(1, 2000), "p", "m", "Brand#1", "t", 5, "box", 900.0, "c")
     if rel == "partsupp":
@@ -40,13 +67,30 @@ def make_row(rel: str, rnd: random.Random, i: int) -> tuple:
     if rel == "supplier":
         return (rnd.randint(1, 100), "s", "a", 1, "p", 10.0, "c")
     if rel == "customer":
-        return (rnd.randint(1, 1500), "n", "a", rnd.randint(0, 24), "p", 1.0, "BUILDING", "c")
+        return (
+            rnd.randint(1, 1500),
+            "n",
+            "a",
+            rnd.randint(0, 24),
+            "p",
+            1.0,
+            "BUILDING",
+            "c",
+        )
     if rel == "nation":
         return (rnd.randint(0, 24), "N", 1, "c")
     raise KeyError(rel)
 
 
-WEIGHTS = {"lineitem": 60, "orders": 15, "partsupp": 8, "part": 2, "customer": 2, "supplier": 1, "nation": 1}
+WEIGHTS = {
+    "lineitem": 60,
+    "orders": 15,
+    "partsupp": 8,
+    "part": 2,
+    "customer": 2,
+    "supplier": 1,
+    "nation": 1,
+}
 
 
 def stream(relations, n: int, seed: int = 0, delete_fraction: float = 0.2):

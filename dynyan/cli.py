@@ -43,8 +43,12 @@ def read_query(path: str, schema: str | None) -> tuple[str, str | None]:
         try:
             return sql, schema_path.read_text()
         except OSError as err:
-            raise SqlError(f"cannot read schema {named.group(1)} named in {path}: {err.strerror}") from None
-    candidates = [here / "schema.sql"] + [p / "tpch" / "schema.sql" for p in [here, *here.parents]]
+            raise SqlError(
+                f"cannot read schema {named.group(1)} named in {path}: {err.strerror}"
+            ) from None
+    candidates = [here / "schema.sql"] + [
+        p / "tpch" / "schema.sql" for p in [here, *here.parents]
+    ]
     for candidate in candidates:
         if candidate.is_file():
             return sql, candidate.read_text()
@@ -107,19 +111,38 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dynyan",
         description="Compile SQL into incremental views maintained by the Dynamic Yannakakis algorithm.",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks and debug logs"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def query_command(name, help_, func):
         p = sub.add_parser(name, help=help_, description=help_)
-        p.add_argument("query", metavar="QUERY.sql", help="CREATE TABLEs (optional) and one SELECT")
-        p.add_argument("--schema", metavar="FILE", help="CREATE TABLE statements, if not in QUERY.sql")
+        p.add_argument(
+            "query", metavar="QUERY.sql", help="CREATE TABLEs (optional) and one SELECT"
+        )
+        p.add_argument(
+            "--schema",
+            metavar="FILE",
+            help="CREATE TABLE statements, if not in QUERY.sql",
+        )
         p.set_defaults(func=func)
         return p
 
-    p = query_command("compile", "write the generated Python module for a query", cmd_compile)
-    p.add_argument("-o", "--output", metavar="OUT.py", help="default: generated/ mirroring queries/, else generated/<stem>.py")
-    query_command("explain", "show the query's GCQ, its GJT pair (T, N) and complexity", cmd_explain)
+    p = query_command(
+        "compile", "write the generated Python module for a query", cmd_compile
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.py",
+        help="default: generated/ mirroring queries/, else generated/<stem>.py",
+    )
+    query_command(
+        "explain",
+        "show the query's GCQ, its GJT pair (T, N) and complexity",
+        cmd_explain,
+    )
     # The data pipeline, benchmarks and synthetic streams register their own
     # commands; each module keeps its heavy imports inside its functions.
     for name in COMMAND_MODULES:

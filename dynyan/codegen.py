@@ -44,7 +44,9 @@ _BUILTINS = set(dir(builtins))
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 BLACK_MODE = black.Mode(
-    target_versions={black.TargetVersion.PY311}, line_length=88, magic_trailing_comma=False
+    target_versions={black.TargetVersion.PY311},
+    line_length=88,
+    magic_trailing_comma=False,
 )
 
 
@@ -60,8 +62,23 @@ class Names:
 
     def __init__(self):
         self.taken: set[str] = {
-            "self", "row", "d", "view", "datetime", "re", "copy", "store", "count",
-            "apply", "rows", "mults", "done", "out", "seen", "relation", "snapshot",
+            "self",
+            "row",
+            "d",
+            "view",
+            "datetime",
+            "re",
+            "copy",
+            "store",
+            "count",
+            "apply",
+            "rows",
+            "mults",
+            "done",
+            "out",
+            "seen",
+            "relation",
+            "snapshot",
         }
 
     @staticmethod
@@ -142,7 +159,9 @@ class Expressions:
     helpers: set[str] = field(default_factory=set)
     uses_datetime: bool = False
     uses_re: bool = False
-    anti: dict = field(default_factory=dict)  # virtual relation -> attribute of its keys
+    anti: dict = field(
+        default_factory=dict
+    )  # virtual relation -> attribute of its keys
 
     def render(self, e, env) -> str:
         if isinstance(e, Ref):
@@ -302,7 +321,9 @@ def _theta(node, parent_vars) -> _Theta | None:
         child = p.left if p.left in node.vars else p.right
         op, other, k = p.oriented(child)
         if other not in parent_vars:
-            raise UnsupportedQueryError(f"inequality {p} does not fit its join tree edge")
+            raise UnsupportedQueryError(
+                f"inequality {p} does not fit its join tree edge"
+            )
         oriented.append((child, other, op, k, p))
     child, parent = oriented[0][0], oriented[0][1]
     bounds, extra = [], []
@@ -355,7 +376,11 @@ class _Layout:
                         shared,
                         node.vars,
                         f"{name} by the variables it shares with its parent"
-                        + (f", ordered on {Names.clean(info.theta.child)}" if info.theta else ""),
+                        + (
+                            f", ordered on {Names.clean(info.theta.child)}"
+                            if info.theta
+                            else ""
+                        ),
                         info.theta.child if info.theta else None,
                     )
                 elif node.id in frontier:
@@ -380,7 +405,9 @@ class _Layout:
                     )
                 elif theta:  # the guard: its sibling scans it on the parent side
                     info.sibling_index = Structure(
-                        names.new(f"{name}_{'_'.join(rest)}_by_{'_'.join(shared) or 'all'}"),
+                        names.new(
+                            f"{name}_{'_'.join(rest)}_by_{'_'.join(shared) or 'all'}"
+                        ),
                         "sorted",
                         shared,
                         rest,
@@ -501,17 +528,33 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
                 source += f"[{tup(layout.local(s.key))}]"
             check = None
             if s.kind == "sorted":
-                bounds = info.theta.range_on(info.theta.child, lambda v: layout.var_local[v])
+                bounds = info.theta.range_on(
+                    info.theta.child, lambda v: layout.var_local[v]
+                )
                 source += f".scan({', '.join(bounds)})"
                 check = info.theta.extra_check(lambda v: layout.var_local[v])
             else:
                 source += ".items()"
             loops.append(
-                {"kind": "loop", "target": target, "source": source, "m": m, "depth": depth, "check": check}
+                {
+                    "kind": "loop",
+                    "target": target,
+                    "source": source,
+                    "m": m,
+                    "depth": depth,
+                    "check": check,
+                }
             )
             depth += 1
         else:
-            loops.append({"kind": "lookup", "source": f"self.{s.attr}[{target}]", "m": m, "depth": depth})
+            loops.append(
+                {
+                    "kind": "lookup",
+                    "source": f"self.{s.attr}[{target}]",
+                    "m": m,
+                    "depth": depth,
+                }
+            )
     return loops, mults, depth
 
 
@@ -524,7 +567,9 @@ def theta_node(layout: _Layout, a: int, b: int) -> int | None:
     return None
 
 
-def _path_steps(layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, emit: dict | None):
+def _path_steps(
+    layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, emit: dict | None
+):
     """The steps that carry one leaf tuple's delta (payload `_p`) up to the
     root, the push-mode emission at the root, and the variables they read."""
     plan = layout.plan
@@ -552,12 +597,24 @@ def _path_steps(layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, 
         for s in (info.root_index, info.parent_index, info.sibling_index):
             if s is None:
                 continue
-            step = {"index": s.attr, "d": d, "add": ring.add("_o", d), "nonzero": ring.count("_n")}
+            step = {
+                "index": s.attr,
+                "d": d,
+                "add": ring.add("_o", d),
+                "nonzero": ring.count("_n"),
+            }
             if s.kind in ("sorted", "rangesum"):
                 uses.add(s.order)
                 step["order"] = layout.var_local[s.order]
             if s.kind in ("groups", "sorted"):
-                steps.append({**step, "kind": s.kind, "key": key(s.key), "entry": node_tuple(s.entry)})
+                steps.append(
+                    {
+                        **step,
+                        "kind": s.kind,
+                        "key": key(s.key),
+                        "entry": node_tuple(s.entry),
+                    }
+                )
             elif s.kind == "rangesum":
                 steps.append({**step, "kind": "rangesum", "key": key(s.key)})
             else:
@@ -570,17 +627,42 @@ def _path_steps(layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, 
             si = layout.info[sib].sibling_index
             theta = layout.info[node].theta or layout.info[sib].theta
             w = fresh("w")
-            step = {"index": si.attr, "key": key(si.key), "w": w, "d": d, "d_new": fresh("d"), "mul": ring.mul(d, w)}
+            step = {
+                "index": si.attr,
+                "key": key(si.key),
+                "w": w,
+                "d": d,
+                "d_new": fresh("d"),
+                "mul": ring.mul(d, w),
+            }
             local = layout.var_local.__getitem__
             if theta is not None:
-                uses.add(theta.child if node == theta_node(layout, node, sib) else theta.parent)
-                uses.update(v for pr in theta.extra for v in pr.vars if v in layout.info[node].tuple_vars)
+                uses.add(
+                    theta.child
+                    if node == theta_node(layout, node, sib)
+                    else theta.parent
+                )
+                uses.update(
+                    v
+                    for pr in theta.extra
+                    for v in pr.vars
+                    if v in layout.info[node].tuple_vars
+                )
             if si.kind == "weights":
                 steps.append({**step, "kind": "weight"})
             elif si.kind == "rangesum":
                 bounds = theta.range_on(theta.child, local)
-                steps.append({**step, "kind": "rangeweight", "bounds": ", ".join(bounds), "rs": fresh("rs")})
-            elif si.kind == "sorted" and si.order == theta.child:  # θ-child scanned and summed
+                steps.append(
+                    {
+                        **step,
+                        "kind": "rangeweight",
+                        "bounds": ", ".join(bounds),
+                        "rs": fresh("rs"),
+                    }
+                )
+            elif (
+                si.kind == "sorted" and si.order == theta.child
+            ):  # θ-child scanned and summed
                 bounds = theta.range_on(theta.child, local)
                 steps.append(
                     {
@@ -604,7 +686,9 @@ def _path_steps(layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, 
                         "kind": "loop",
                         "g": fresh("g"),
                         "target": tup(layout.local(si.entry)),
-                        "iter": f".scan({source_bounds})" if source_bounds else ".items()",
+                        "iter": (
+                            f".scan({source_bounds})" if source_bounds else ".items()"
+                        ),
                         "check": check,
                     }
                 )
@@ -612,7 +696,9 @@ def _path_steps(layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, 
         node = p
     if emit is not None:
         loops, mults, depth = _enum_loops(layout, set(path), fresh)
-        uses.update(v for n in path if n in plan.in_n for v in layout.info[n].tuple_vars)
+        uses.update(
+            v for n in path if n in plan.in_n for v in layout.info[n].tuple_vars
+        )
         steps.append(
             {
                 "kind": "emit",
@@ -636,7 +722,9 @@ def comment(text: str) -> str:
 
 def oneline(text: str) -> str:
     """`text` with every line break (and NUL) replaced, safe inside a comment."""
-    return "".join("?" if ch == "\x00" else ch for ch in " ".join(str(text).splitlines()))
+    return "".join(
+        "?" if ch == "\x00" else ch for ch in " ".join(str(text).splitlines())
+    )
 
 
 TEMPLATE_FILTERS = {"comment": comment, "oneline": oneline}
@@ -683,7 +771,9 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
         columns = query.relation(rel_name).columns
         atom = query.atoms[node.atom]
         identity = list(atom.variables) == list(atom.vars) and len(atom.variables) > 1
-        steps, uses = _path_steps(layout, ring, node.id, "row" if identity else None, emit)
+        steps, uses = _path_steps(
+            layout, ring, node.id, "row" if identity else None, emit
+        )
         factors = [
             (channel, expr, scale)
             for channel in query.channels
@@ -718,10 +808,17 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
             locals_.append(local if needed else None)
         wanted = [i for i, local in enumerate(locals_) if local]
         if len(wanted) * 2 > len(columns):  # one UNPACK beats many subscripts
-            loads = [_targets([local or "_" for local in locals_]) + " = row"] if wanted else []
+            loads = (
+                [_targets([local or "_" for local in locals_]) + " = row"]
+                if wanted
+                else []
+            )
         else:
             loads = [f"{locals_[i]} = row[{i}]" for i in wanted]
-        loads += [f"{layout.var_local[v]} = {expressions.render(e, env)}" for v, e in atom.derived]
+        loads += [
+            f"{layout.var_local[v]} = {expressions.render(e, env)}"
+            for v, e in atom.derived
+        ]
         conds = [f"{layout.var_local[v]} is not None" for v in shared]
         conds += [expressions.render(f, env) for f in atom.filters]
         cond = " and ".join(conds) or None
@@ -732,7 +829,9 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
             parts = ["d"]
             for channel in query.channels:
                 if channel in by_channel:
-                    parts.append(f"d * {_factor(expressions, *by_channel[channel], env)}")
+                    parts.append(
+                        f"d * {_factor(expressions, *by_channel[channel], env)}"
+                    )
                 else:
                     parts.append("d")
             payload = tuple_literal(parts)
@@ -745,13 +844,17 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
                 "cond": cond,
                 "payload": payload,
                 "steps": steps,
-                "count": _count_from_index(info, identity and cond is None, layout, ring),
+                "count": _count_from_index(
+                    info, identity and cond is None, layout, ring
+                ),
             }
         )
     return blocks
 
 
-def _count_from_index(info: _NodeInfo, whole_row: bool, layout: _Layout, ring: Ring) -> str | None:
+def _count_from_index(
+    info: _NodeInfo, whole_row: bool, layout: _Layout, ring: Ring
+) -> str | None:
     """An expression for a row's current multiplicity read from the leaf's own
     index, when that index holds whole rows (then no separate row store)."""
     if not whole_row:
@@ -786,14 +889,30 @@ def _lookup(layout: _Layout, ring: Ring):
         if s.kind in ("groups", "sorted") and info.root_index is None:
             g = fresh("g")
             checks.append(
-                {"name": g, "source": f"{source}.get({tup(layout.local(s.key))})", "mult": False, "holds": None}
+                {
+                    "name": g,
+                    "source": f"{source}.get({tup(layout.local(s.key))})",
+                    "mult": False,
+                    "holds": None,
+                }
             )
             source = g
-        holds = info.theta.holds(lambda v: layout.var_local[v]) if s.kind == "sorted" else None
-        checks.append(
-            {"name": fresh("m"), "source": f"{source}.get({target})", "mult": n in frontier, "holds": holds}
+        holds = (
+            info.theta.holds(lambda v: layout.var_local[v])
+            if s.kind == "sorted"
+            else None
         )
-    product = ring.mul(*[c["name"] for c in checks if c["mult"]]) if checks else ring.zero
+        checks.append(
+            {
+                "name": fresh("m"),
+                "source": f"{source}.get({target})",
+                "mult": n in frontier,
+                "holds": holds,
+            }
+        )
+    product = (
+        ring.mul(*[c["name"] for c in checks if c["mult"]]) if checks else ring.zero
+    )
     return checks, product
 
 
@@ -815,14 +934,20 @@ def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
         if agg.arg is not None:
             if agg.arg not in extras:  # a group variable: constant in its group
                 local = layout.var_local[agg.arg]
-                values.append(f"(0 if {count} == 0 else 1)" if agg.kind == "count_distinct" else f"(None if {count} == 0 else {local})")
+                values.append(
+                    f"(0 if {count} == 0 else 1)"
+                    if agg.kind == "count_distinct"
+                    else f"(None if {count} == 0 else {local})"
+                )
                 continue
             ms = f"e[{1 + extras.index(agg.arg)}]"
             if agg.kind == "count_distinct":
                 values.append(f"(0 if e is None else len({ms}))")
             else:
                 end = 0 if agg.kind == "min" else -1
-                values.append(f"(None if e is None or not {ms} else {ms}.peekitem({end})[0])")
+                values.append(
+                    f"(None if e is None or not {ms} else {ms}.peekitem({end})[0])"
+                )
             continue
         terms = []
         for coef, channel in agg.terms:
@@ -861,10 +986,16 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     agg_names = [f"_a{i}" for i in range(len(query.aggregates))]
     out_env.update({("agg", i): n for i, n in enumerate(agg_names)})
     outputs = [expressions.render(o.expr, out_env) for o in query.outputs]
-    having = expressions.render(query.having, out_env) if query.having is not None else None
+    having = (
+        expressions.render(query.having, out_env) if query.having is not None else None
+    )
     plain = not query.grouped and all(isinstance(o.expr, Var) for o in query.outputs)
     extra_locals = layout.local(query.extra_vars)
-    emit_key = tuple_literal(group_locals + extra_locals) if query.grouped else tuple_literal(outputs)
+    emit_key = (
+        tuple_literal(group_locals + extra_locals)
+        if query.grouped
+        else tuple_literal(outputs)
+    )
 
     subviews, forwards = _subviews(plan, names, source)
     antis = _anti_joins(plan, names, expressions)
@@ -874,7 +1005,9 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
 
     relations = []
     for rel in [r for r in query.relations if r.name in virtual] + base:
-        leaves = _leaf_blocks(layout, ring, expressions, rel.name, names, {"key": emit_key})
+        leaves = _leaf_blocks(
+            layout, ring, expressions, rel.name, names, {"key": emit_key}
+        )
         count = leaves[0]["count"] if len(leaves) == 1 else None
         relations.append(
             {
@@ -890,8 +1023,17 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
                 "reunpack": len(leaves) > 1,
                 "virtual": rel.name in virtual,
                 "forwards": forwards.get(rel.name, []),
-                "anti_indexes": [a for a in antis.values() if a["relation"] == rel.name],
-                "locals": sorted({s["index"] for leaf in leaves for s in leaf["steps"] if "index" in s}),
+                "anti_indexes": [
+                    a for a in antis.values() if a["relation"] == rel.name
+                ],
+                "locals": sorted(
+                    {
+                        s["index"]
+                        for leaf in leaves
+                        for s in leaf["steps"]
+                        if "index" in s
+                    }
+                ),
             }
         )
 
@@ -924,9 +1066,13 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         # Per MIN/MAX/COUNT(DISTINCT) argument: a sorted multiset where an
         # extreme is asked for, else a plain one.
         "multisets": [
-            "SortedDict()"
-            if any(a.arg == v and a.kind in ("min", "max") for a in query.aggregates)
-            else "{}"
+            (
+                "SortedDict()"
+                if any(
+                    a.arg == v and a.kind in ("min", "max") for a in query.aggregates
+                )
+                else "{}"
+            )
             for v in query.extra_vars
         ],
         "having": having,
@@ -935,14 +1081,23 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         "distinct": query.distinct,
         "dedupe": query.distinct and not plain and not materialized,
         "plain": plain and not materialized,
-        "row_targets": _targets([layout.var_local[o.expr.name] for o in query.outputs]) if plain else None,
+        "row_targets": (
+            _targets([layout.var_local[o.expr.name] for o in query.outputs])
+            if plain
+            else None
+        ),
         "row_arity": len(query.outputs),
         "repeated_checks": _repeated_output_checks(query) if plain else [],
         "checks": checks,
         "check_payload": check_payload,
         "constants": expressions.constants,
-        "sorted_runtime": any(x.kind in ("sorted", "rangesum") for x in layout.structures()),
-        "sorted_dict": any(a.kind in ("min", "max") and a.arg in query.extra_vars for a in query.aggregates),
+        "sorted_runtime": any(
+            x.kind in ("sorted", "rangesum") for x in layout.structures()
+        ),
+        "sorted_dict": any(
+            a.kind in ("min", "max") and a.arg in query.extra_vars
+            for a in query.aggregates
+        ),
         "helpers": sorted(expressions.helpers),
         "uses_datetime": expressions.uses_datetime,
         "uses_re": expressions.uses_re,
@@ -950,7 +1105,14 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     methods = {r["name"]: r["method"] for r in relations}
     for r in relations:
         r["forwards"] = [
-            {**f, "method": antis[f["relation"]]["handler"] if f["relation"] in antis else methods[f["relation"]]}
+            {
+                **f,
+                "method": (
+                    antis[f["relation"]]["handler"]
+                    if f["relation"] in antis
+                    else methods[f["relation"]]
+                ),
+            }
             for f in r["forwards"]
         ]
         if not r["leaves"]:  # read by subqueries only: they validate
@@ -967,7 +1129,9 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         compile(formatted, source, "exec")
     except Exception as err:  # a compiler bug: show the raw text to debug
         log.error("rendered module does not compile:\n%s", text)
-        raise RenderError(f"generated code is invalid ({err}); this is a dynyan bug") from err
+        raise RenderError(
+            f"generated code is invalid ({err}); this is a dynyan bug"
+        ) from err
     return formatted
 
 
@@ -983,7 +1147,9 @@ def _anti_joins(plan: Plan, names: Names, expressions: Expressions) -> dict:
                     continue
                 name = op.args[0].value
                 if name in antis:
-                    raise UnsupportedQueryError("one NOT IN/NOT EXISTS subquery per table occurrence")
+                    raise UnsupportedQueryError(
+                        "one NOT IN/NOT EXISTS subquery per table occurrence"
+                    )
                 key = [r.column for r in op.args[1:]]
                 antis[name] = {
                     "keyset": names.new(f"{name}_keys"),
@@ -999,7 +1165,11 @@ def _anti_joins(plan: Plan, names: Names, expressions: Expressions) -> dict:
     relations = [a["relation"] for a in antis.values()]
     read_inside = {r.name for _, sub in plan.subplans for r in sub.query.relations}
     for rel in relations:
-        if relations.count(rel) > 1 or sum(a.relation == rel for a in plan.query.atoms) > 1 or rel in read_inside:
+        if (
+            relations.count(rel) > 1
+            or sum(a.relation == rel for a in plan.query.atoms) > 1
+            or rel in read_inside
+        ):
             raise UnsupportedQueryError(
                 f"NOT IN/NOT EXISTS on {rel}: supported when {rel} occurs once and no subquery reads it"
             )
@@ -1036,7 +1206,9 @@ def _subviews(plan: Plan, names: Names, source: str):
                 "attr": attr,
                 "factory": "_" + names.new(f"make_{name}"),
                 "cls": "_" + names.new(f"{name}_view"),
-                "source": render_module(sub, source=f"{source} (subquery {name})", inner=True),
+                "source": render_module(
+                    sub, source=f"{source} (subquery {name})", inner=True
+                ),
             }
         )
         own_virtual = {n for n, _ in sub.subplans}

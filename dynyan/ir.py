@@ -196,7 +196,11 @@ class Predicate:
         return FLIPPED[self.op], self.left, -self.offset
 
     def __str__(self) -> str:
-        k = f" + {self.offset}" if self.offset > 0 else f" - {-self.offset}" if self.offset else ""
+        k = (
+            f" + {self.offset}"
+            if self.offset > 0
+            else f" - {-self.offset}" if self.offset else ""
+        )
         return f"{self.left} {INFIX[self.op]} {self.right}{k}"
 
 
@@ -318,7 +322,9 @@ class Query:
         lines += [f"  where {p}" for p in self.predicates]
         if self.grouped:
             lines.append("  group by " + (", ".join(self.group_vars) or "()"))
-            lines += [f"  payload channel {i + 1}: {c}" for i, c in enumerate(self.channels)]
+            lines += [
+                f"  payload channel {i + 1}: {c}" for i, c in enumerate(self.channels)
+            ]
         if self.having is not None:
             lines.append(f"  having {self.having}")
         for name, sub in self.subqueries:

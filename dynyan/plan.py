@@ -347,7 +347,9 @@ def plan_query(query: Query) -> Plan:
     if widened:
         best = replace(best, widened=tuple(widened))
     if query.subqueries:
-        best = replace(best, subplans=tuple((n, plan_query(q)) for n, q in query.subqueries))
+        best = replace(
+            best, subplans=tuple((n, plan_query(q)) for n, q in query.subqueries)
+        )
     log.debug("chose among %d plans, cost %s:\n%s", len(plans), best.cost, best)
     return best
 

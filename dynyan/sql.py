@@ -231,7 +231,11 @@ class _Frontend:
         self._check_tables(select)
         self._check_columns(select)
         self.output_names = [
-            e.alias if isinstance(e, exp.Alias) else e.name if isinstance(e, exp.Column) else e.sql(dialect=DIALECT)
+            (
+                e.alias
+                if isinstance(e, exp.Alias)
+                else e.name if isinstance(e, exp.Column) else e.sql(dialect=DIALECT)
+            )
             for e in select.expressions
         ]
         schema = {
@@ -251,7 +255,11 @@ class _Frontend:
         self._collect_atoms(select)
         conditions = self._conditions(select)
         query = self._assemble(select, conditions, distinct is not None)
-        return replace(query, subqueries=tuple(self.subqueries)) if self.subqueries else query
+        return (
+            replace(query, subqueries=tuple(self.subqueries))
+            if self.subqueries
+            else query
+        )
 
     # -- subqueries become inner views whose results are virtual relations --
 
@@ -265,10 +273,14 @@ class _Frontend:
         columns = tuple(o.name for o in query.outputs)
         if renames:
             if len(renames) != len(columns):
-                raise _unsupported(f"{len(renames)} column names for {len(columns)} columns", inner)
+                raise _unsupported(
+                    f"{len(renames)} column names for {len(columns)} columns", inner
+                )
             columns = tuple(renames)
         if len(set(columns)) != len(columns):
-            raise _unsupported("a subquery's columns need distinct names (use aliases)", inner)
+            raise _unsupported(
+                "a subquery's columns need distinct names (use aliases)", inner
+            )
         types = tuple(_output_type(query, o.expr) for o in query.outputs)
         scales = tuple(0 if t == "int" else None for t in types)
         self.relations[name] = Relation(name, columns, types, scales)
@@ -279,14 +291,23 @@ class _Frontend:
         """Derived tables, IN (SELECT …) and correlated EXISTS (SELECT …) as
         joins with virtual relations (DESIGN.md: inner views feeding outer)."""
         from_ = select.args.get("from_") or select.args.get("from")
-        sources = ([from_] if from_ is not None else []) + list(select.args.get("joins") or [])
+        sources = ([from_] if from_ is not None else []) + list(
+            select.args.get("joins") or []
+        )
         for holder in sources:
             sub = holder.this
             if isinstance(sub, exp.Subquery):
                 if not isinstance(sub.this, exp.Select):
-                    raise _unsupported("only SELECT subqueries are supported in FROM", sub)
+                    raise _unsupported(
+                        "only SELECT subqueries are supported in FROM", sub
+                    )
                 alias = sub.alias or f"sub{len(self.subqueries) + 1}"
-                renames = [c.name.lower() for c in (sub.args["alias"].columns if sub.args.get("alias") else [])]
+                renames = [
+                    c.name.lower()
+                    for c in (
+                        sub.args["alias"].columns if sub.args.get("alias") else []
+                    )
+                ]
                 name, _ = self._virtual(sub.this, "derived", renames)
                 holder.set("this", exp.table_(name, alias=alias))
         where = select.args.get("where")
@@ -299,7 +320,9 @@ class _Frontend:
             negated = isinstance(parent, exp.Not)
             anchor = parent if negated else node
             if not _in_conjunction(anchor, where):
-                raise _unsupported("a subquery condition must be a conjunct of WHERE", anchor)
+                raise _unsupported(
+                    "a subquery condition must be a conjunct of WHERE", anchor
+                )
             if isinstance(node, exp.In):
                 query = node.args.get("query")
                 if query is None:
@@ -314,10 +337,16 @@ class _Frontend:
                     inner.set("distinct", exp.Distinct())  # IN never multiplies rows
                 alias = f"in{len(self.subqueries) + 1}"
                 name, sub = self._virtual(inner, "in_")
-                if grouped and sub.outputs[0].expr not in [Var(v) for v in sub.group_vars]:
-                    raise _unsupported("IN (SELECT … GROUP BY …) must select a GROUP BY column", node)
+                if grouped and sub.outputs[0].expr not in [
+                    Var(v) for v in sub.group_vars
+                ]:
+                    raise _unsupported(
+                        "IN (SELECT … GROUP BY …) must select a GROUP BY column", node
+                    )
                 outer_cols = [node.this.copy()]
-                condition = exp.EQ(this=node.this.copy(), expression=exp.column("k1", table=alias))
+                condition = exp.EQ(
+                    this=node.this.copy(), expression=exp.column("k1", table=alias)
+                )
             else:
                 inner, pairs = self._decorrelate(node.this, select)
                 alias = f"exists{len(self.subqueries) + 1}"
@@ -325,7 +354,9 @@ class _Frontend:
                 outer_cols = pairs
                 condition = exp.and_(
                     *[
-                        exp.EQ(this=outer, expression=exp.column(f"k{i + 1}", table=alias))
+                        exp.EQ(
+                            this=outer, expression=exp.column(f"k{i + 1}", table=alias)
+                        )
                         for i, outer in enumerate(pairs)
                     ]
                 )
@@ -335,9 +366,13 @@ class _Frontend:
                 # the outer query); no join with the inner result.
                 if not all(isinstance(c, exp.Column) for c in outer_cols):
                     raise _unsupported("NOT IN needs a column on its left", anchor)
-                anchor.replace(exp.Anonymous(this=f"{_ANTI}{name}", expressions=outer_cols))
+                anchor.replace(
+                    exp.Anonymous(this=f"{_ANTI}{name}", expressions=outer_cols)
+                )
                 continue
-            select = select.join(exp.table_(name, alias=alias), join_type="cross", copy=False)
+            select = select.join(
+                exp.table_(name, alias=alias), join_type="cross", copy=False
+            )
             anchor.replace(condition)
         return select
 
@@ -347,30 +382,51 @@ class _Frontend:
         if not isinstance(inner, exp.Select):
             raise _unsupported("EXISTS needs a SELECT", inner)
         inner = inner.copy()
-        inner_tables = {(t.alias or t.name).lower(): t.name.lower() for t in inner.find_all(exp.Table)}
+        inner_tables = {
+            (t.alias or t.name).lower(): t.name.lower()
+            for t in inner.find_all(exp.Table)
+        }
 
         def is_inner(col: exp.Column) -> bool:
             if col.table:
                 return col.table.lower() in inner_tables
-            return any(col.name.lower() in self.relations[t].columns for t in inner_tables.values() if t in self.relations)
+            return any(
+                col.name.lower() in self.relations[t].columns
+                for t in inner_tables.values()
+                if t in self.relations
+            )
 
         where = inner.args.get("where")
         keep, pairs, inner_cols = [], [], []
-        for cond in (where.this.flatten() if where is not None and isinstance(where.this, exp.And) else [where.this] if where is not None else []):
+        for cond in (
+            where.this.flatten()
+            if where is not None and isinstance(where.this, exp.And)
+            else [where.this] if where is not None else []
+        ):
             cols = list(cond.find_all(exp.Column))
             outer = [c for c in cols if not is_inner(c)]
             if not outer:
                 keep.append(cond)
                 continue
-            if isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column) and isinstance(cond.expression, exp.Column) and len(outer) == 1:
+            if (
+                isinstance(cond, exp.EQ)
+                and isinstance(cond.this, exp.Column)
+                and isinstance(cond.expression, exp.Column)
+                and len(outer) == 1
+            ):
                 inside = cond.this if is_inner(cond.this) else cond.expression
                 pairs.append(outer[0].copy())
                 inner_cols.append(inside.copy())
                 continue
-            raise _unsupported("EXISTS may refer to the outer query only by column = column", cond)
+            raise _unsupported(
+                "EXISTS may refer to the outer query only by column = column", cond
+            )
         if not pairs:
             raise _unsupported("uncorrelated EXISTS is not supported", inner)
-        inner.set("expressions", [exp.alias_(c, f"k{i + 1}") for i, c in enumerate(inner_cols)])
+        inner.set(
+            "expressions",
+            [exp.alias_(c, f"k{i + 1}") for i, c in enumerate(inner_cols)],
+        )
         inner.set("distinct", exp.Distinct())
         inner.set("where", exp.Where(this=exp.and_(*keep)) if keep else None)
         return inner, pairs
@@ -549,14 +605,20 @@ class _Frontend:
         for cond in theta:
             pred = self._predicate(cond, var_of)
             home = next(
-                (i for i in range(n) if pred.vars <= {v for (a, _), v in var_of.items() if a == i}),
+                (
+                    i
+                    for i in range(n)
+                    if pred.vars <= {v for (a, _), v in var_of.items() if a == i}
+                ),
                 None,
             )
             if home is None:
                 predicates.append(pred)
             else:  # both variables live in one atom: a local filter there
                 cols = {v: c for (a, c), v in sorted(var_of.items()) if a == home}
-                left, right = self._ref(home, cols[pred.left]), self._ref(home, cols[pred.right])
+                left, right = self._ref(home, cols[pred.left]), self._ref(
+                    home, cols[pred.right]
+                )
                 if pred.offset:
                     right = Op("add", (right, Lit(pred.offset)))
                 local[home].append(Op(pred.op, (left, right)))
@@ -584,7 +646,11 @@ class _Frontend:
         outputs = []
         names_ = self.output_names if len(self.output_names) == len(outputs_sql) else []
         for k, (e, ir) in enumerate(zip(outputs_sql, converted)):
-            name = names_[k] if names_ and not names_[k].startswith("*") else e.alias_or_name
+            name = (
+                names_[k]
+                if names_ and not names_[k].startswith("*")
+                else e.alias_or_name
+            )
             outputs.append(Output(name.lower(), _to_vars(ir, var_of, group_names)))
 
         relations = tuple(dict.fromkeys(self.atom_relations))
@@ -598,7 +664,8 @@ class _Frontend:
                 group_vars=tuple(dict.fromkeys(group_names.values())),
                 channels=tuple(grouping.channels),
                 aggregates=tuple(
-                    replace(a, arg=args[a.arg]) if a.arg else a for a in grouping.aggregates
+                    replace(a, arg=args[a.arg]) if a.arg else a
+                    for a in grouping.aggregates
                 ),
                 having=having,
             )
@@ -684,7 +751,12 @@ def _affine(e) -> tuple[Ref, int | float] | None:
         number = (int, float)
         if isinstance(a, Ref) and isinstance(b, Lit) and isinstance(b.value, number):
             return a, b.value if e.op == "add" else -b.value
-        if e.op == "add" and isinstance(b, Ref) and isinstance(a, Lit) and isinstance(a.value, number):
+        if (
+            e.op == "add"
+            and isinstance(b, Ref)
+            and isinstance(a, Lit)
+            and isinstance(a.value, number)
+        ):
             return b, a.value
     return None
 
@@ -742,10 +814,14 @@ def _output_type(query: Query, expr) -> str:
         if agg.kind in ("min", "max"):
             return _output_type(query, Var(agg.arg))
         scales = [query.channels[c - 1].scale if c else 0 for _, c in agg.terms]
-        exact_ints = all(sc == 0 for sc in scales) and all(isinstance(k, int) for k, _ in agg.terms)
+        exact_ints = all(sc == 0 for sc in scales) and all(
+            isinstance(k, int) for k, _ in agg.terms
+        )
         return "int" if exact_ints and agg.kind == "sum" else "float"
     if isinstance(expr, Lit):
-        return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(expr.value), "date")
+        return {bool: "bool", int: "int", float: "float", str: "str"}.get(
+            type(expr.value), "date"
+        )
     if expr.op in ("concat", "substr", "upper", "lower"):
         return "str"
     return "float"
@@ -814,7 +890,9 @@ class _Grouping:
         """Placeholder "#argI" -> the variable of MIN/MAX/COUNT(DISTINCT) argument I."""
         by_expr = {repr(e): v for v, (_, e) in derived.items()}
         return {
-            f"#arg{i}": var_of[(a.atom, a.column)] if isinstance(a, Ref) else by_expr[repr(a)]
+            f"#arg{i}": (
+                var_of[(a.atom, a.column)] if isinstance(a, Ref) else by_expr[repr(a)]
+            )
             for i, a in enumerate(self.args)
         }
 
@@ -860,7 +938,9 @@ class _Grouping:
                 raise _unsupported("COUNT(DISTINCT …) takes one expression", node)
             arg = self.fe.expr(arg_node)
             if len({r.atom for r in refs(arg)}) != 1:
-                raise _unsupported(f"{node.sql_name()} must read columns of one table", node)
+                raise _unsupported(
+                    f"{node.sql_name()} must read columns of one table", node
+                )
             if arg not in self.args:
                 self.args.append(arg)
             kind = "count_distinct" if distinct else node.sql_name().lower()
@@ -875,7 +955,9 @@ class _Grouping:
             arg = self.fe.expr(node.this)
             if self.fe.type_of(arg) not in ("int", "float", "bool"):
                 raise _unsupported(f"{node.sql_name()} needs a numeric argument", node)
-            terms = tuple((coef, self._channel(factors)) for coef, factors in _poly(arg, node))
+            terms = tuple(
+                (coef, self._channel(factors)) for coef, factors in _poly(arg, node)
+            )
             kind = "sum" if isinstance(node, exp.Sum) else "avg"
         aggregate = Aggregate(kind, terms, text)
         if aggregate not in self.aggregates:
@@ -921,7 +1003,11 @@ class _Grouping:
             parts = [self._exact_scale(a) for a in e.args[1::2]] + [
                 self._exact_scale(e.args[-1])
             ]
-            parts = [p for p, a in zip(parts, e.args[1::2] + (e.args[-1],)) if not (isinstance(a, Lit) and a.value is None)]
+            parts = [
+                p
+                for p, a in zip(parts, e.args[1::2] + (e.args[-1],))
+                if not (isinstance(a, Lit) and a.value is None)
+            ]
             return None if None in parts or not parts else max(parts)
         return None
 
@@ -930,7 +1016,11 @@ def _poly(e, node) -> list[tuple[int | float, dict]]:
     """`e` as a sum of products of per-atom factors: [(coefficient, {atom: expr})]."""
     atoms = {r.atom for r in refs(e)}
     if not atoms:
-        if isinstance(e, Lit) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool):
+        if (
+            isinstance(e, Lit)
+            and isinstance(e.value, (int, float))
+            and not isinstance(e.value, bool)
+        ):
             return [(e.value, {})]
         raise _unsupported("aggregate of a non-numeric constant", node)
     if len(atoms) == 1:
@@ -947,7 +1037,9 @@ def _poly(e, node) -> list[tuple[int | float, dict]]:
             for c2, f2 in _poly(e.args[1], node):
                 merged = dict(f1)
                 for atom, factor in f2.items():
-                    merged[atom] = Op("mul", (merged[atom], factor)) if atom in merged else factor
+                    merged[atom] = (
+                        Op("mul", (merged[atom], factor)) if atom in merged else factor
+                    )
                 out.append((c1 * c2, merged))
         return out
     raise _unsupported(

@@ -13,7 +13,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run(*args, cwd=ROOT):
     return subprocess.run(
-        [sys.executable, str(ROOT / "cli.py"), *args], cwd=cwd, capture_output=True, text=True
+        [sys.executable, str(ROOT / "cli.py"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
     )
 
 
@@ -35,21 +38,42 @@ def test_explain_reports_non_simple_plan_for_fq1(capsys):
 
 
 BAD = {
-    "syntax": ("CREATE TABLE r (a INT);\nSELECT a FROM r WHERE a = = 1", "line 2, column"),
-    "unknown_column": ("CREATE TABLE r (a INT);\nSELECT zz FROM r", "unknown column zz"),
+    "syntax": (
+        "CREATE TABLE r (a INT);\nSELECT a FROM r WHERE a = = 1",
+        "line 2, column",
+    ),
+    "unknown_column": (
+        "CREATE TABLE r (a INT);\nSELECT zz FROM r",
+        "unknown column zz",
+    ),
     "unknown_table": ("CREATE TABLE r (a INT);\nSELECT * FROM q", "unknown table q"),
-    "ambiguous": ("CREATE TABLE r (a INT); CREATE TABLE s (a INT);\nSELECT a FROM r, s", "ambiguous column a"),
+    "ambiguous": (
+        "CREATE TABLE r (a INT); CREATE TABLE s (a INT);\nSELECT a FROM r, s",
+        "ambiguous column a",
+    ),
     "cyclic": (
         "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT); CREATE TABLE t (c INT, a INT);"
         "SELECT * FROM r, s, t WHERE r.b = s.b AND s.c = t.c AND t.a = r.a",
         "cyclic",
     ),
-    "outer_join": ("CREATE TABLE r (a INT); CREATE TABLE s (a INT);\nSELECT * FROM r LEFT JOIN s ON r.a = s.a", "LEFT JOIN"),
-    "union": ("CREATE TABLE r (a INT);\nSELECT a FROM r UNION SELECT a FROM r", "UNION"),
-    "two_queries": ("CREATE TABLE r (a INT);\nSELECT a FROM r; SELECT a FROM r", "several queries"),
+    "outer_join": (
+        "CREATE TABLE r (a INT); CREATE TABLE s (a INT);\nSELECT * FROM r LEFT JOIN s ON r.a = s.a",
+        "LEFT JOIN",
+    ),
+    "union": (
+        "CREATE TABLE r (a INT);\nSELECT a FROM r UNION SELECT a FROM r",
+        "UNION",
+    ),
+    "two_queries": (
+        "CREATE TABLE r (a INT);\nSELECT a FROM r; SELECT a FROM r",
+        "several queries",
+    ),
     "empty": ("", "no SELECT"),
     "order_by": ("CREATE TABLE r (a INT);\nSELECT a FROM r ORDER BY a", "ORDER BY"),
-    "type_mismatch": ("CREATE TABLE r (a INT);\nSELECT a FROM r WHERE a = 'x'", "type mismatch"),
+    "type_mismatch": (
+        "CREATE TABLE r (a INT);\nSELECT a FROM r WHERE a = 'x'",
+        "type mismatch",
+    ),
 }
 
 

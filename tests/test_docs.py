@@ -10,5 +10,7 @@ MODULES = ["dynyan", "dynyan.sql", "dynyan.plan", "dynyan.ir", "dynyan.codegen"]
 
 @pytest.mark.parametrize("name", MODULES)
 def test_doctests(name):
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(
+        importlib.import_module(name), optionflags=doctest.ELLIPSIS
+    )
     assert result.failed == 0

@@ -15,6 +15,7 @@ from dynyan.errors import DynyanError
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = sorted((ROOT / "queries").rglob("*.sql"))
 
+
 def module_path(query: Path) -> Path:
     return ROOT / default_output(str(query))
 
@@ -36,27 +37,37 @@ def compiles(query: Path) -> bool:
 
 
 @pytest.mark.parametrize(
-    "query", [q for q in QUERIES if q.name != "schema.sql"], ids=lambda q: q.relative_to(ROOT / "queries").as_posix()
+    "query",
+    [q for q in QUERIES if q.name != "schema.sql"],
+    ids=lambda q: q.relative_to(ROOT / "queries").as_posix(),
 )
 def test_a_module_is_committed_exactly_for_queries_that_compile(query):
     committed = module_path(query).exists()
     assert committed == compiles(query), "run scripts/regen.sh"
 
 
-@pytest.mark.parametrize("query", COMPILED, ids=lambda q: q.relative_to(ROOT / "queries").as_posix())
+@pytest.mark.parametrize(
+    "query", COMPILED, ids=lambda q: q.relative_to(ROOT / "queries").as_posix()
+)
 def test_committed_module_is_fresh(query):
     committed = module_path(query).read_text()
-    assert committed == source_for(query), f"{module_path(query)} is stale: run scripts/regen.sh"
+    assert committed == source_for(
+        query
+    ), f"{module_path(query)} is stale: run scripts/regen.sh"
 
 
-@pytest.mark.parametrize("query", COMPILED[:3], ids=lambda q: q.relative_to(ROOT / "queries").as_posix())
+@pytest.mark.parametrize(
+    "query", COMPILED[:3], ids=lambda q: q.relative_to(ROOT / "queries").as_posix()
+)
 def test_generation_is_deterministic_and_black_clean(query):
     first = source_for(query)
     assert first == source_for(query)
     assert black.format_str(first, mode=BLACK_MODE) == first
 
 
-@pytest.mark.parametrize("query", COMPILED, ids=lambda q: q.relative_to(ROOT / "queries").as_posix())
+@pytest.mark.parametrize(
+    "query", COMPILED, ids=lambda q: q.relative_to(ROOT / "queries").as_posix()
+)
 def test_module_imports_only_stdlib_and_sortedcontainers(query):
     path = module_path(query)
     imports = {
@@ -64,7 +75,14 @@ def test_module_imports_only_stdlib_and_sortedcontainers(query):
         for line in path.read_text().splitlines()
         if line.startswith(("import ", "from "))
     }
-    assert imports <= {"datetime", "copy", "re", "bisect", "operator", "sortedcontainers"}, imports
+    assert imports <= {
+        "datetime",
+        "copy",
+        "re",
+        "bisect",
+        "operator",
+        "sortedcontainers",
+    }, imports
     spec = importlib.util.spec_from_file_location(f"golden_{query.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

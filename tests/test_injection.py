@@ -33,7 +33,16 @@ def test_string_literals_round_trip_as_data(text):
 
 @pytest.mark.parametrize(
     "name",
-    ['weird "name"', "class", "line\nbreak", "naïve", "x; import os", "__import__", "1abc", "d"],
+    [
+        'weird "name"',
+        "class",
+        "line\nbreak",
+        "naïve",
+        "x; import os",
+        "__import__",
+        "1abc",
+        "d",
+    ],
 )
 def test_quoted_identifiers_round_trip(name):
     quoted = '"' + name.replace('"', '""') + '"'

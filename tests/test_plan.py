@@ -26,7 +26,11 @@ def check_gjt(plan: Plan) -> None:
     # Every variable occupies a connected part of the tree.
     for var in {v for n in nodes for v in n.vars}:
         holders = [n.id for n in nodes if var in n.vars]
-        tops = [h for h in holders if plan.parent(h) is None or var not in nodes[plan.parent(h)].vars]
+        tops = [
+            h
+            for h in holders
+            if plan.parent(h) is None or var not in nodes[plan.parent(h)].vars
+        ]
         assert len(tops) == 1, (var, plan)
     # N is connex (contains the root, closed upwards) and sibling-closed.
     assert plan.root in plan.in_n
