@@ -44,7 +44,7 @@ import statistics
 import sys
 import time
 import tracemalloc
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -362,6 +362,12 @@ def main(argv=None) -> int:
         "--fq4-window", type=int, default=None, help="window variant for FQ4"
     )
     p.add_argument("--gcq1-events", type=int, default=synthetic.PAPER_EVENTS["gcq1"])
+    p.add_argument(
+        "--gcq1-window",
+        type=int,
+        default=None,
+        help="latency: GCQ1's window variant (each tuple deleted after W inserts)",
+    )
     p.add_argument("--gcq4-events", type=int, default=synthetic.PAPER_EVENTS["gcq4"])
     p.add_argument("--seed", type=int, default=42)
     p.add_argument(
@@ -388,10 +394,18 @@ def main(argv=None) -> int:
         r = push_latency(fq4_module(), fq4, args.budget)
         results["latency_fq4"] = r
         _show_latency(f"FQ4, TPC-H-like, {len(fq4):,} events", r)
-        g1 = synthetic.gcq_events("gcq1", events=args.gcq1_events, seed=args.seed)
+        window = args.gcq1_window
+        g1 = synthetic.gcq_events(
+            "gcq1",
+            events=args.gcq1_events,
+            seed=args.seed,
+            variant="insert" if window is None else "window",
+            window=window,
+        )
         r = push_latency(gcq_module("gcq1"), g1, args.budget)
         results["latency_gcq1"] = r
-        _show_latency(f"GCQ1, synthetic, {len(g1):,} events", r)
+        how = "" if window is None else f", window {window}"
+        _show_latency(f"GCQ1, synthetic{how}, {len(g1):,} events", r)
     if args.only in ("memory", "all"):
         for name, n in (("gcq1", args.gcq1_events), ("gcq4", args.gcq4_events)):
             ev = synthetic.gcq_events(name, events=n, seed=args.seed)
