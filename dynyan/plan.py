@@ -117,12 +117,21 @@ class Plan:
 
     @property
     def cost(self) -> tuple:
-        """Lexicographic: non-guard children (each makes updates of its subtree
-        iterate over the sibling's matching tuples), then inequalities on the
-        busiest edge, then tree size (every node is a structure to maintain)."""
+        """Lexicographic: the most non-guard hops on any leaf's path to the
+        root (each hop makes an update iterate over the sibling's matching
+        tuples, and hops multiply), then non-guard children in all, then
+        inequalities on the busiest edge, then tree size (every node is a
+        structure to maintain)."""
         non_guards = sum(not self.is_guard(n) for n in range(len(self.nodes)))
+        hops = 0
+        for leaf in (n.id for n in self.nodes if n.is_leaf):
+            count, node = 0, leaf
+            while self.parents[node] is not None:
+                count += not self.is_guard(node)
+                node = self.parents[node]
+            hops = max(hops, count)
         theta = max((len(n.predicates) for n in self.nodes), default=0)
-        return (non_guards, theta, len(self.nodes))
+        return (hops, non_guards, theta, len(self.nodes))
 
     def label(self, i: int) -> str:
         node = self.nodes[i]

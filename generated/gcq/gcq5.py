@@ -13,11 +13,11 @@
 #   r.a < s.d AND s.e < t.g
 #
 # GJT pair (T, N): * marks the nodes of N, "frontier" where enumeration stops.
-# *[a] root
-# ├── *r(a, b, _) leaf
-# └── *[d, e] on a < d frontier
-#     ├── s(d, e, _, _) leaf
-#     └── t(g, _, _, _) on e < g leaf
+# *[d] root
+# ├── *[d, e] frontier
+# │   ├── s(d, e, _, _) leaf
+# │   └── t(g, _, _, _) on e < g leaf
+# └── *r(a, b, _) on a < d leaf
 #
 # non-simple GJT: O(|db| + |u|) per update in the worst case, O(log |db|) more per inequality edge on the path; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
@@ -174,22 +174,20 @@ class View:
         self.s_rows = {}  # input rows: row -> multiplicity
         self.t_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
-        self.r_by_a = {}  # r by the variables it shares with its parent
-        self.r_a_by_all = (
+        self.n1_by_d = {}  # n1 by the variables it shares with its parent
+        self.n1_d_by_all = (
             {}
-        )  # r projected on a, by what it shares with its sibling, ordered on a
-        self.n2_by_all = (
-            {}
-        )  # n2 by the variables it shares with its parent, ordered on d
-        self.n2_count_by_all = (
-            {}
-        )  # n2: multiplicities by what it shares with its sibling, summable over a range of d
+        )  # n1 projected on d, by what it shares with its sibling, ordered on d
         self.s_d_e_by_all = (
             {}
         )  # s projected on d, e, by what it shares with its sibling, ordered on e
         self.t_count_by_all = (
             {}
         )  # t: multiplicities by what it shares with its sibling, summable over a range of g
+        self.r_by_all = {}  # r by the variables it shares with its parent, ordered on a
+        self.r_count_by_all = (
+            {}
+        )  # r: multiplicities by what it shares with its sibling, summable over a range of a
         self._appliers = {"r": self._apply_r, "s": self._apply_s, "t": self._apply_t}
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
@@ -274,9 +272,9 @@ class View:
             raise ViewError(_absent_message("r", row))
         pending = self._pending
         n0_root = self.n0_root
-        n2_count_by_all = self.n2_count_by_all
-        r_a_by_all = self.r_a_by_all
-        r_by_a = self.r_by_a
+        n1_d_by_all = self.n1_d_by_all
+        r_by_all = self.r_by_all
+        r_count_by_all = self.r_count_by_all
         if count:
             store[row] = count
         else:
@@ -284,47 +282,35 @@ class View:
         # atom r
         if keep_r:
             _p = d
-            _grp = r_by_a.get(v_a)
+            _grp = r_by_all.get(())
             if _grp is None:
-                r_by_a[v_a] = {(v_a, v_b): _p}
-            else:
-                _o = _grp.get((v_a, v_b))
-                if _o is None:
-                    _grp[(v_a, v_b)] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[(v_a, v_b)] = _n
-                    else:
-                        del _grp[(v_a, v_b)]
-                        if not _grp:
-                            del r_by_a[v_a]
-            _grp = r_a_by_all.get(())
+                _grp = r_by_all[()] = _SortedGroup()
+            if not _grp.add(v_a, (v_a, v_b), _p):
+                del r_by_all[()]
+            _grp = r_count_by_all.get(())
             if _grp is None:
-                _grp = r_a_by_all[()] = _SortedGroup()
-            if not _grp.add(v_a, v_a, _p):
-                del r_a_by_all[()]
-            _rs3 = n2_count_by_all.get(())
-            _w1 = _rs3.range(v_a, False, None, True) if _rs3 is not None else 0
-            if _w1:
-                _d2 = _p * _w1
-                _o = n0_root.get(v_a)
-                if _o is None:
-                    n0_root[v_a] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n0_root[v_a] = _n
+                _grp = r_count_by_all[()] = _RangeSum()
+            if not _grp.add(v_a, _p):
+                del r_count_by_all[()]
+            _g3 = n1_d_by_all.get(())
+            if _g3:
+                for v_d, _w1 in _g3.scan(v_a, False, None, True):
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_d)
+                    if _o is None:
+                        n0_root[v_d] = _d2
                     else:
-                        del n0_root[v_a]
-                if pending is not None:
-                    for (v_d, v_e), _m4 in self.n2_by_all[()].scan(
-                        v_a, False, None, True
-                    ):
-                        _k = (v_a, v_b, v_d, v_e)
-                        _v = _p * _m4
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_d] = _n
+                        else:
+                            del n0_root[v_d]
+                    if pending is not None:
+                        for (v_d, v_e), _m4 in self.n1_by_d[v_d].items():
+                            _k = (v_a, v_b, v_d, v_e)
+                            _v = _p * _m4
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_s(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -341,9 +327,9 @@ class View:
             raise ViewError(_absent_message("s", row))
         pending = self._pending
         n0_root = self.n0_root
-        n2_by_all = self.n2_by_all
-        n2_count_by_all = self.n2_count_by_all
-        r_a_by_all = self.r_a_by_all
+        n1_by_d = self.n1_by_d
+        n1_d_by_all = self.n1_d_by_all
+        r_count_by_all = self.r_count_by_all
         s_d_e_by_all = self.s_d_e_by_all
         t_count_by_all = self.t_count_by_all
         if count:
@@ -362,35 +348,47 @@ class View:
             _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
             if _w1:
                 _d2 = _p * _w1
-                _grp = n2_by_all.get(())
+                _grp = n1_by_d.get(v_d)
                 if _grp is None:
-                    _grp = n2_by_all[()] = _SortedGroup()
-                if not _grp.add(v_d, (v_d, v_e), _d2):
-                    del n2_by_all[()]
-                _grp = n2_count_by_all.get(())
-                if _grp is None:
-                    _grp = n2_count_by_all[()] = _RangeSum()
-                if not _grp.add(v_d, _d2):
-                    del n2_count_by_all[()]
-                _g6 = r_a_by_all.get(())
-                if _g6:
-                    for v_a, _w4 in _g6.scan(None, True, v_d, False):
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get(v_a)
-                        if _o is None:
-                            n0_root[v_a] = _d5
+                    n1_by_d[v_d] = {(v_d, v_e): _d2}
+                else:
+                    _o = _grp.get((v_d, v_e))
+                    if _o is None:
+                        _grp[(v_d, v_e)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_d, v_e)] = _n
                         else:
-                            _n = _o + _d5
-                            if _n:
-                                n0_root[v_a] = _n
-                            else:
-                                del n0_root[v_a]
-                        if pending is not None:
-                            for (v_a, v_b), _m7 in self.r_by_a[v_a].items():
-                                _k = (v_a, v_b, v_d, v_e)
-                                _v = _d2 * _m7
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
+                            del _grp[(v_d, v_e)]
+                            if not _grp:
+                                del n1_by_d[v_d]
+                _grp = n1_d_by_all.get(())
+                if _grp is None:
+                    _grp = n1_d_by_all[()] = _SortedGroup()
+                if not _grp.add(v_d, v_d, _d2):
+                    del n1_d_by_all[()]
+                _rs6 = r_count_by_all.get(())
+                _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else 0
+                if _w4:
+                    _d5 = _d2 * _w4
+                    _o = n0_root.get(v_d)
+                    if _o is None:
+                        n0_root[v_d] = _d5
+                    else:
+                        _n = _o + _d5
+                        if _n:
+                            n0_root[v_d] = _n
+                        else:
+                            del n0_root[v_d]
+                    if pending is not None:
+                        for (v_a, v_b), _m7 in self.r_by_all[()].scan(
+                            None, True, v_d, False
+                        ):
+                            _k = (v_a, v_b, v_d, v_e)
+                            _v = _d2 * _m7
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_t(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -406,9 +404,9 @@ class View:
             raise ViewError(_absent_message("t", row))
         pending = self._pending
         n0_root = self.n0_root
-        n2_by_all = self.n2_by_all
-        n2_count_by_all = self.n2_count_by_all
-        r_a_by_all = self.r_a_by_all
+        n1_by_d = self.n1_by_d
+        n1_d_by_all = self.n1_d_by_all
+        r_count_by_all = self.r_count_by_all
         s_d_e_by_all = self.s_d_e_by_all
         t_count_by_all = self.t_count_by_all
         if count:
@@ -427,63 +425,75 @@ class View:
             if _g3:
                 for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
-                    _grp = n2_by_all.get(())
+                    _grp = n1_by_d.get(v_d)
                     if _grp is None:
-                        _grp = n2_by_all[()] = _SortedGroup()
-                    if not _grp.add(v_d, (v_d, v_e), _d2):
-                        del n2_by_all[()]
-                    _grp = n2_count_by_all.get(())
-                    if _grp is None:
-                        _grp = n2_count_by_all[()] = _RangeSum()
-                    if not _grp.add(v_d, _d2):
-                        del n2_count_by_all[()]
-                    _g6 = r_a_by_all.get(())
-                    if _g6:
-                        for v_a, _w4 in _g6.scan(None, True, v_d, False):
-                            _d5 = _d2 * _w4
-                            _o = n0_root.get(v_a)
-                            if _o is None:
-                                n0_root[v_a] = _d5
+                        n1_by_d[v_d] = {(v_d, v_e): _d2}
+                    else:
+                        _o = _grp.get((v_d, v_e))
+                        if _o is None:
+                            _grp[(v_d, v_e)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_d, v_e)] = _n
                             else:
-                                _n = _o + _d5
-                                if _n:
-                                    n0_root[v_a] = _n
-                                else:
-                                    del n0_root[v_a]
-                            if pending is not None:
-                                for (v_a, v_b), _m7 in self.r_by_a[v_a].items():
-                                    _k = (v_a, v_b, v_d, v_e)
-                                    _v = _d2 * _m7
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                del _grp[(v_d, v_e)]
+                                if not _grp:
+                                    del n1_by_d[v_d]
+                    _grp = n1_d_by_all.get(())
+                    if _grp is None:
+                        _grp = n1_d_by_all[()] = _SortedGroup()
+                    if not _grp.add(v_d, v_d, _d2):
+                        del n1_d_by_all[()]
+                    _rs6 = r_count_by_all.get(())
+                    _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else 0
+                    if _w4:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(v_d)
+                        if _o is None:
+                            n0_root[v_d] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[v_d] = _n
+                            else:
+                                del n0_root[v_d]
+                        if pending is not None:
+                            for (v_a, v_b), _m7 in self.r_by_all[()].scan(
+                                None, True, v_d, False
+                            ):
+                                _k = (v_a, v_b, v_d, v_e)
+                                _v = _d2 * _m7
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(self, v_a, v_b, v_d, v_e):
         """The payload of one output tuple, in O(1); None if absent."""
-        _m1 = self.n0_root.get(v_a)
+        _m1 = self.n0_root.get(v_d)
         if _m1 is None:
             return None
-        _g2 = self.r_by_a.get(v_a)
+        _g2 = self.n1_by_d.get(v_d)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_a, v_b))
+        _m3 = _g2.get((v_d, v_e))
         if _m3 is None:
             return None
-        _g4 = self.n2_by_all.get(())
+        _g4 = self.r_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_d, v_e))
+        _m5 = _g4.get((v_a, v_b))
         if _m5 is None:
             return None
-        if not ((v_d > v_a)):
+        if not ((v_a < v_d)):
             return None
         return _m3 * _m5
 
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        for v_a, _m1 in self.n0_root.items():
-            for (v_a, v_b), _m2 in self.r_by_a[v_a].items():
-                for (v_d, v_e), _m3 in self.n2_by_all[()].scan(v_a, False, None, True):
+        for v_d, _m1 in self.n0_root.items():
+            for (v_d, v_e), _m2 in self.n1_by_d[v_d].items():
+                for (v_a, v_b), _m3 in self.r_by_all[()].scan(None, True, v_d, False):
                     yield (v_a, v_b, v_d, v_e), _m2 * _m3
 
     def rows(self):
@@ -529,12 +539,12 @@ class View:
                     "s_rows": self.s_rows,
                     "t_rows": self.t_rows,
                     "n0_root": self.n0_root,
-                    "r_by_a": self.r_by_a,
-                    "r_a_by_all": self.r_a_by_all,
-                    "n2_by_all": self.n2_by_all,
-                    "n2_count_by_all": self.n2_count_by_all,
+                    "n1_by_d": self.n1_by_d,
+                    "n1_d_by_all": self.n1_d_by_all,
                     "s_d_e_by_all": self.s_d_e_by_all,
                     "t_count_by_all": self.t_count_by_all,
+                    "r_by_all": self.r_by_all,
+                    "r_count_by_all": self.r_count_by_all,
                 },
             }
         )

@@ -12,11 +12,11 @@
 #   r.a < s.d AND s.e < t.g
 #
 # GJT pair (T, N): * marks the nodes of N, "frontier" where enumeration stops.
-# *[a] root
-# ├── *r(a, _, _) leaf
-# └── *[d, e] on a < d
-#     ├── *s(d, e, _, _) leaf
-#     └── *t(g, _, _, _) on e < g leaf
+# *[d] root
+# ├── *[d, e]
+# │   ├── *s(d, e, _, _) leaf
+# │   └── *t(g, _, _, _) on e < g leaf
+# └── *r(a, _, _) on a < d leaf
 #
 # non-simple GJT: O(|db| + |u|) per update in the worst case, O(log |db|) more per inequality edge on the path; not free-connex: output widened by d, e, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
@@ -173,16 +173,10 @@ class View:
         self.s_rows = {}  # input rows: row -> multiplicity
         self.t_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
-        self.r = {}  # r: its tuples
-        self.r_a_by_all = (
+        self.n1_by_d = {}  # n1 by the variables it shares with its parent
+        self.n1_d_by_all = (
             {}
-        )  # r projected on a, by what it shares with its sibling, ordered on a
-        self.n2_by_all = (
-            {}
-        )  # n2 by the variables it shares with its parent, ordered on d
-        self.n2_count_by_all = (
-            {}
-        )  # n2: multiplicities by what it shares with its sibling, summable over a range of d
+        )  # n1 projected on d, by what it shares with its sibling, ordered on d
         self.s = {}  # s: its tuples
         self.s_d_e_by_all = (
             {}
@@ -191,6 +185,10 @@ class View:
         self.t_count_by_all = (
             {}
         )  # t: multiplicities by what it shares with its sibling, summable over a range of g
+        self.r_by_all = {}  # r by the variables it shares with its parent, ordered on a
+        self.r_count_by_all = (
+            {}
+        )  # r: multiplicities by what it shares with its sibling, summable over a range of a
         self._appliers = {"r": self._apply_r, "s": self._apply_s, "t": self._apply_t}
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
@@ -279,9 +277,9 @@ class View:
             raise ViewError(_absent_message("r", row))
         pending = self._pending
         n0_root = self.n0_root
-        n2_count_by_all = self.n2_count_by_all
-        r = self.r
-        r_a_by_all = self.r_a_by_all
+        n1_d_by_all = self.n1_d_by_all
+        r_by_all = self.r_by_all
+        r_count_by_all = self.r_count_by_all
         if count:
             store[row] = count
         else:
@@ -289,43 +287,39 @@ class View:
         # atom r
         if keep_r:
             _p = d
-            _o = r.get(v_a)
-            if _o is None:
-                r[v_a] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    r[v_a] = _n
-                else:
-                    del r[v_a]
-            _grp = r_a_by_all.get(())
+            _grp = r_by_all.get(())
             if _grp is None:
-                _grp = r_a_by_all[()] = _SortedGroup()
+                _grp = r_by_all[()] = _SortedGroup()
             if not _grp.add(v_a, v_a, _p):
-                del r_a_by_all[()]
-            _rs3 = n2_count_by_all.get(())
-            _w1 = _rs3.range(v_a, False, None, True) if _rs3 is not None else 0
-            if _w1:
-                _d2 = _p * _w1
-                _o = n0_root.get(v_a)
-                if _o is None:
-                    n0_root[v_a] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n0_root[v_a] = _n
+                del r_by_all[()]
+            _grp = r_count_by_all.get(())
+            if _grp is None:
+                _grp = r_count_by_all[()] = _RangeSum()
+            if not _grp.add(v_a, _p):
+                del r_count_by_all[()]
+            _g3 = n1_d_by_all.get(())
+            if _g3:
+                for v_d, _w1 in _g3.scan(v_a, False, None, True):
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_d)
+                    if _o is None:
+                        n0_root[v_d] = _d2
                     else:
-                        del n0_root[v_a]
-                if pending is not None:
-                    for (v_d, v_e), _m4 in self.n2_by_all[()].scan(
-                        v_a, False, None, True
-                    ):
-                        _m5 = self.s[(v_d, v_e)]
-                        for v_g, _m6 in self.t_by_all[()].scan(v_e, False, None, True):
-                            _k = (v_a, v_g)
-                            _v = _p * _m5 * _m6
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_d] = _n
+                        else:
+                            del n0_root[v_d]
+                    if pending is not None:
+                        for (v_d, v_e), _m4 in self.n1_by_d[v_d].items():
+                            _m5 = self.s[(v_d, v_e)]
+                            for v_g, _m6 in self.t_by_all[()].scan(
+                                v_e, False, None, True
+                            ):
+                                _k = (v_a, v_g)
+                                _v = _p * _m5 * _m6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
 
     def _apply_s(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -342,9 +336,9 @@ class View:
             raise ViewError(_absent_message("s", row))
         pending = self._pending
         n0_root = self.n0_root
-        n2_by_all = self.n2_by_all
-        n2_count_by_all = self.n2_count_by_all
-        r_a_by_all = self.r_a_by_all
+        n1_by_d = self.n1_by_d
+        n1_d_by_all = self.n1_d_by_all
+        r_count_by_all = self.r_count_by_all
         s = self.s
         s_d_e_by_all = self.s_d_e_by_all
         t_count_by_all = self.t_count_by_all
@@ -373,33 +367,43 @@ class View:
             _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
             if _w1:
                 _d2 = _p * _w1
-                _grp = n2_by_all.get(())
+                _grp = n1_by_d.get(v_d)
                 if _grp is None:
-                    _grp = n2_by_all[()] = _SortedGroup()
-                if not _grp.add(v_d, (v_d, v_e), _d2):
-                    del n2_by_all[()]
-                _grp = n2_count_by_all.get(())
-                if _grp is None:
-                    _grp = n2_count_by_all[()] = _RangeSum()
-                if not _grp.add(v_d, _d2):
-                    del n2_count_by_all[()]
-                _g6 = r_a_by_all.get(())
-                if _g6:
-                    for v_a, _w4 in _g6.scan(None, True, v_d, False):
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get(v_a)
-                        if _o is None:
-                            n0_root[v_a] = _d5
+                    n1_by_d[v_d] = {(v_d, v_e): _d2}
+                else:
+                    _o = _grp.get((v_d, v_e))
+                    if _o is None:
+                        _grp[(v_d, v_e)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_d, v_e)] = _n
                         else:
-                            _n = _o + _d5
-                            if _n:
-                                n0_root[v_a] = _n
-                            else:
-                                del n0_root[v_a]
-                        if pending is not None:
-                            _m7 = self.r[v_a]
-                            for v_g, _m8 in self.t_by_all[()].scan(
-                                v_e, False, None, True
+                            del _grp[(v_d, v_e)]
+                            if not _grp:
+                                del n1_by_d[v_d]
+                _grp = n1_d_by_all.get(())
+                if _grp is None:
+                    _grp = n1_d_by_all[()] = _SortedGroup()
+                if not _grp.add(v_d, v_d, _d2):
+                    del n1_d_by_all[()]
+                _rs6 = r_count_by_all.get(())
+                _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else 0
+                if _w4:
+                    _d5 = _d2 * _w4
+                    _o = n0_root.get(v_d)
+                    if _o is None:
+                        n0_root[v_d] = _d5
+                    else:
+                        _n = _o + _d5
+                        if _n:
+                            n0_root[v_d] = _n
+                        else:
+                            del n0_root[v_d]
+                    if pending is not None:
+                        for v_g, _m7 in self.t_by_all[()].scan(v_e, False, None, True):
+                            for v_a, _m8 in self.r_by_all[()].scan(
+                                None, True, v_d, False
                             ):
                                 _k = (v_a, v_g)
                                 _v = _p * _m7 * _m8
@@ -420,9 +424,9 @@ class View:
             raise ViewError(_absent_message("t", row))
         pending = self._pending
         n0_root = self.n0_root
-        n2_by_all = self.n2_by_all
-        n2_count_by_all = self.n2_count_by_all
-        r_a_by_all = self.r_a_by_all
+        n1_by_d = self.n1_by_d
+        n1_d_by_all = self.n1_d_by_all
+        r_count_by_all = self.r_count_by_all
         s_d_e_by_all = self.s_d_e_by_all
         t_by_all = self.t_by_all
         t_count_by_all = self.t_count_by_all
@@ -447,32 +451,44 @@ class View:
             if _g3:
                 for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
-                    _grp = n2_by_all.get(())
+                    _grp = n1_by_d.get(v_d)
                     if _grp is None:
-                        _grp = n2_by_all[()] = _SortedGroup()
-                    if not _grp.add(v_d, (v_d, v_e), _d2):
-                        del n2_by_all[()]
-                    _grp = n2_count_by_all.get(())
-                    if _grp is None:
-                        _grp = n2_count_by_all[()] = _RangeSum()
-                    if not _grp.add(v_d, _d2):
-                        del n2_count_by_all[()]
-                    _g6 = r_a_by_all.get(())
-                    if _g6:
-                        for v_a, _w4 in _g6.scan(None, True, v_d, False):
-                            _d5 = _d2 * _w4
-                            _o = n0_root.get(v_a)
-                            if _o is None:
-                                n0_root[v_a] = _d5
+                        n1_by_d[v_d] = {(v_d, v_e): _d2}
+                    else:
+                        _o = _grp.get((v_d, v_e))
+                        if _o is None:
+                            _grp[(v_d, v_e)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_d, v_e)] = _n
                             else:
-                                _n = _o + _d5
-                                if _n:
-                                    n0_root[v_a] = _n
-                                else:
-                                    del n0_root[v_a]
-                            if pending is not None:
-                                _m7 = self.r[v_a]
-                                _m8 = self.s[(v_d, v_e)]
+                                del _grp[(v_d, v_e)]
+                                if not _grp:
+                                    del n1_by_d[v_d]
+                    _grp = n1_d_by_all.get(())
+                    if _grp is None:
+                        _grp = n1_d_by_all[()] = _SortedGroup()
+                    if not _grp.add(v_d, v_d, _d2):
+                        del n1_d_by_all[()]
+                    _rs6 = r_count_by_all.get(())
+                    _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else 0
+                    if _w4:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(v_d)
+                        if _o is None:
+                            n0_root[v_d] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[v_d] = _n
+                            else:
+                                del n0_root[v_d]
+                        if pending is not None:
+                            _m7 = self.s[(v_d, v_e)]
+                            for v_a, _m8 in self.r_by_all[()].scan(
+                                None, True, v_d, False
+                            ):
                                 _k = (v_a, v_g)
                                 _v = _p * _m7 * _m8
                                 _o = pending.get(_k)
@@ -480,32 +496,35 @@ class View:
 
     def _lookup(self, v_a, v_g, v_d, v_e):
         """The payload of one output tuple, in O(1); None if absent."""
-        _m1 = self.n0_root.get(v_a)
+        _m1 = self.n0_root.get(v_d)
         if _m1 is None:
             return None
-        _m2 = self.r.get(v_a)
-        if _m2 is None:
+        _g2 = self.n1_by_d.get(v_d)
+        if _g2 is None:
             return None
-        _g3 = self.n2_by_all.get(())
-        if _g3 is None:
+        _m3 = _g2.get((v_d, v_e))
+        if _m3 is None:
             return None
-        _m4 = _g3.get((v_d, v_e))
+        _m4 = self.s.get((v_d, v_e))
         if _m4 is None:
             return None
-        if not ((v_d > v_a)):
+        _g5 = self.t_by_all.get(())
+        if _g5 is None:
             return None
-        _m5 = self.s.get((v_d, v_e))
-        if _m5 is None:
-            return None
-        _g6 = self.t_by_all.get(())
-        if _g6 is None:
-            return None
-        _m7 = _g6.get(v_g)
-        if _m7 is None:
+        _m6 = _g5.get(v_g)
+        if _m6 is None:
             return None
         if not ((v_g > v_e)):
             return None
-        return _m2 * _m5 * _m7
+        _g7 = self.r_by_all.get(())
+        if _g7 is None:
+            return None
+        _m8 = _g7.get(v_a)
+        if _m8 is None:
+            return None
+        if not ((v_a < v_d)):
+            return None
+        return _m4 * _m6 * _m8
 
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
@@ -558,14 +577,14 @@ class View:
                     "s_rows": self.s_rows,
                     "t_rows": self.t_rows,
                     "n0_root": self.n0_root,
-                    "r": self.r,
-                    "r_a_by_all": self.r_a_by_all,
-                    "n2_by_all": self.n2_by_all,
-                    "n2_count_by_all": self.n2_count_by_all,
+                    "n1_by_d": self.n1_by_d,
+                    "n1_d_by_all": self.n1_d_by_all,
                     "s": self.s,
                     "s_d_e_by_all": self.s_d_e_by_all,
                     "t_by_all": self.t_by_all,
                     "t_count_by_all": self.t_count_by_all,
+                    "r_by_all": self.r_by_all,
+                    "r_count_by_all": self.r_count_by_all,
                     "_result": self._result,
                 },
             }

@@ -59,15 +59,15 @@
 #   AND customer.c_nationkey = nation.n_nationkey
 #
 # GJT pair (T, N): * marks the nodes of N, "frontier" where enumeration stops.
-# *[c_nationkey] root
-# ├── *[o_custkey, c_nationkey]
-# │   ├── *customer(o_custkey, c_name, c_address, c_nationkey, c_phone, c_acctbal, c_mktsegment, c_comment) leaf
-# │   └── *[l_orderkey, o_custkey]
-# │       ├── *orders(l_orderkey, o_custkey, o_orderstatus, o_totalprice, o_orderdate, o_orderpriority, o_clerk, o_shippriority, o_comment) leaf
-# │       └── *[l_orderkey, l_partkey]
-# │           ├── *lineitem(l_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment) leaf
-# │           └── *part(l_partkey, p_name, p_mfgr, p_brand, p_type, p_size, p_container, p_retailprice, p_comment) leaf
-# └── *nation(c_nationkey, n_name, n_regionkey, n_comment) leaf
+# *[l_orderkey] root
+# ├── *[l_orderkey, l_partkey]
+# │   ├── *lineitem(l_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment) leaf
+# │   └── *part(l_partkey, p_name, p_mfgr, p_brand, p_type, p_size, p_container, p_retailprice, p_comment) leaf
+# └── *[l_orderkey, o_custkey]
+#     ├── *orders(l_orderkey, o_custkey, o_orderstatus, o_totalprice, o_orderdate, o_orderpriority, o_clerk, o_shippriority, o_comment) leaf
+#     └── *[o_custkey, c_nationkey]
+#         ├── *customer(o_custkey, c_name, c_address, c_nationkey, c_phone, c_acctbal, c_mktsegment, c_comment) leaf
+#         └── *nation(c_nationkey, n_name, n_regionkey, n_comment) leaf
 #
 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
@@ -212,30 +212,10 @@ class View:
         self.part_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
-        self.n1_by_c_nationkey = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_c_nationkey = (
+        self.n1_by_l_orderkey = {}  # n1 by the variables it shares with its parent
+        self.n1_count_by_l_orderkey = (
             {}
         )  # n1: total multiplicity by what it shares with its sibling
-        self.customer_by_o_custkey_c_nationkey = (
-            {}
-        )  # customer by the variables it shares with its parent
-        self.customer_c_nationkey_by_o_custkey = (
-            {}
-        )  # customer projected on c_nationkey, by what it shares with its sibling
-        self.n3_by_o_custkey = {}  # n3 by the variables it shares with its parent
-        self.n3_count_by_o_custkey = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.orders_by_l_orderkey_o_custkey = (
-            {}
-        )  # orders by the variables it shares with its parent
-        self.orders_o_custkey_by_l_orderkey = (
-            {}
-        )  # orders projected on o_custkey, by what it shares with its sibling
-        self.n5_by_l_orderkey = {}  # n5 by the variables it shares with its parent
-        self.n5_count_by_l_orderkey = (
-            {}
-        )  # n5: total multiplicity by what it shares with its sibling
         self.lineitem_by_l_orderkey_l_partkey = (
             {}
         )  # lineitem by the variables it shares with its parent
@@ -246,6 +226,26 @@ class View:
         self.part_count_by_l_partkey = (
             {}
         )  # part: total multiplicity by what it shares with its sibling
+        self.n4_by_l_orderkey = {}  # n4 by the variables it shares with its parent
+        self.n4_count_by_l_orderkey = (
+            {}
+        )  # n4: total multiplicity by what it shares with its sibling
+        self.orders_by_l_orderkey_o_custkey = (
+            {}
+        )  # orders by the variables it shares with its parent
+        self.orders_l_orderkey_by_o_custkey = (
+            {}
+        )  # orders projected on l_orderkey, by what it shares with its sibling
+        self.n6_by_o_custkey = {}  # n6 by the variables it shares with its parent
+        self.n6_count_by_o_custkey = (
+            {}
+        )  # n6: total multiplicity by what it shares with its sibling
+        self.customer_by_o_custkey_c_nationkey = (
+            {}
+        )  # customer by the variables it shares with its parent
+        self.customer_o_custkey_by_c_nationkey = (
+            {}
+        )  # customer projected on o_custkey, by what it shares with its sibling
         self.nation_by_c_nationkey = (
             {}
         )  # nation by the variables it shares with its parent
@@ -358,18 +358,12 @@ class View:
         if count < 0:
             raise ViewError(_absent_message("lineitem", row))
         pending = self._pending
-        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
         lineitem_by_l_orderkey_l_partkey = self.lineitem_by_l_orderkey_l_partkey
         lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
         n0_root = self.n0_root
-        n1_by_c_nationkey = self.n1_by_c_nationkey
-        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
-        n3_by_o_custkey = self.n3_by_o_custkey
-        n3_count_by_o_custkey = self.n3_count_by_o_custkey
-        n5_by_l_orderkey = self.n5_by_l_orderkey
-        n5_count_by_l_orderkey = self.n5_count_by_l_orderkey
-        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
+        n1_by_l_orderkey = self.n1_by_l_orderkey
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
         part_count_by_l_partkey = self.part_count_by_l_partkey
         if count:
             store[row] = count
@@ -415,9 +409,9 @@ class View:
             _w1 = part_count_by_l_partkey.get(v_l_partkey)
             if _w1 is not None:
                 _d2 = _p * _w1
-                _grp = n5_by_l_orderkey.get(v_l_orderkey)
+                _grp = n1_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    n5_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
+                    n1_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
                 else:
                     _o = _grp.get((v_l_orderkey, v_l_partkey))
                     if _o is None:
@@ -429,89 +423,61 @@ class View:
                         else:
                             del _grp[(v_l_orderkey, v_l_partkey)]
                             if not _grp:
-                                del n5_by_l_orderkey[v_l_orderkey]
-                _o = n5_count_by_l_orderkey.get(v_l_orderkey)
+                                del n1_by_l_orderkey[v_l_orderkey]
+                _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                 if _o is None:
-                    n5_count_by_l_orderkey[v_l_orderkey] = _d2
+                    n1_count_by_l_orderkey[v_l_orderkey] = _d2
                 else:
                     _n = _o + _d2
                     if _n:
-                        n5_count_by_l_orderkey[v_l_orderkey] = _n
+                        n1_count_by_l_orderkey[v_l_orderkey] = _n
                     else:
-                        del n5_count_by_l_orderkey[v_l_orderkey]
-                _g5 = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
-                if _g5:
-                    for v_o_custkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
-                        _grp = n3_by_o_custkey.get(v_o_custkey)
-                        if _grp is None:
-                            n3_by_o_custkey[v_o_custkey] = {
-                                (v_l_orderkey, v_o_custkey): _d4
-                            }
+                        del n1_count_by_l_orderkey[v_l_orderkey]
+                _w3 = n4_count_by_l_orderkey.get(v_l_orderkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_orderkey)
+                    if _o is None:
+                        n0_root[v_l_orderkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_orderkey] = _n
                         else:
-                            _o = _grp.get((v_l_orderkey, v_o_custkey))
-                            if _o is None:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _d4
-                            else:
-                                _n = _o + _d4
-                                if _n:
-                                    _grp[(v_l_orderkey, v_o_custkey)] = _n
-                                else:
-                                    del _grp[(v_l_orderkey, v_o_custkey)]
-                                    if not _grp:
-                                        del n3_by_o_custkey[v_o_custkey]
-                        _o = n3_count_by_o_custkey.get(v_o_custkey)
-                        if _o is None:
-                            n3_count_by_o_custkey[v_o_custkey] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                n3_count_by_o_custkey[v_o_custkey] = _n
-                            else:
-                                del n3_count_by_o_custkey[v_o_custkey]
-                        _g8 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
-                        if _g8:
-                            for v_c_nationkey, _w6 in _g8.items():
-                                _d7 = _d4 * _w6
-                                _grp = n1_by_c_nationkey.get(v_c_nationkey)
-                                if _grp is None:
-                                    n1_by_c_nationkey[v_c_nationkey] = {
-                                        (v_o_custkey, v_c_nationkey): _d7
-                                    }
-                                else:
-                                    _o = _grp.get((v_o_custkey, v_c_nationkey))
-                                    if _o is None:
-                                        _grp[(v_o_custkey, v_c_nationkey)] = _d7
-                                    else:
-                                        _n = _o + _d7
-                                        if _n:
-                                            _grp[(v_o_custkey, v_c_nationkey)] = _n
-                                        else:
-                                            del _grp[(v_o_custkey, v_c_nationkey)]
-                                            if not _grp:
-                                                del n1_by_c_nationkey[v_c_nationkey]
-                                _o = n1_count_by_c_nationkey.get(v_c_nationkey)
-                                if _o is None:
-                                    n1_count_by_c_nationkey[v_c_nationkey] = _d7
-                                else:
-                                    _n = _o + _d7
-                                    if _n:
-                                        n1_count_by_c_nationkey[v_c_nationkey] = _n
-                                    else:
-                                        del n1_count_by_c_nationkey[v_c_nationkey]
-                                _w9 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                                if _w9 is not None:
-                                    _d10 = _d7 * _w9
-                                    _o = n0_root.get(v_c_nationkey)
-                                    if _o is None:
-                                        n0_root[v_c_nationkey] = _d10
-                                    else:
-                                        _n = _o + _d10
-                                        if _n:
-                                            n0_root[v_c_nationkey] = _n
-                                        else:
-                                            del n0_root[v_c_nationkey]
-                                    if pending is not None:
+                            del n0_root[v_l_orderkey]
+                    if pending is not None:
+                        for (
+                            v_l_partkey,
+                            v_p_name,
+                            v_p_mfgr,
+                            v_p_brand,
+                            v_p_type,
+                            v_p_size,
+                            v_p_container,
+                            v_p_retailprice,
+                            v_p_comment,
+                        ), _m5 in self.part_by_l_partkey[v_l_partkey].items():
+                            for (
+                                v_l_orderkey,
+                                v_o_custkey,
+                            ), _m6 in self.n4_by_l_orderkey[v_l_orderkey].items():
+                                for (
+                                    v_l_orderkey,
+                                    v_o_custkey,
+                                    v_o_orderstatus,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                    v_o_orderpriority,
+                                    v_o_clerk,
+                                    v_o_shippriority,
+                                    v_o_comment,
+                                ), _m7 in self.orders_by_l_orderkey_o_custkey[
+                                    (v_l_orderkey, v_o_custkey)
+                                ].items():
+                                    for (
+                                        v_o_custkey,
+                                        v_c_nationkey,
+                                    ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
                                         for (
                                             v_o_custkey,
                                             v_c_name,
@@ -521,524 +487,8 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m11 in self.customer_by_o_custkey_c_nationkey[
+                                        ), _m9 in self.customer_by_o_custkey_c_nationkey[
                                             (v_o_custkey, v_c_nationkey)
-                                        ].items():
-                                            for (
-                                                v_l_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                            ), _m12 in self.orders_by_l_orderkey_o_custkey[
-                                                (v_l_orderkey, v_o_custkey)
-                                            ].items():
-                                                for (
-                                                    v_l_partkey,
-                                                    v_p_name,
-                                                    v_p_mfgr,
-                                                    v_p_brand,
-                                                    v_p_type,
-                                                    v_p_size,
-                                                    v_p_container,
-                                                    v_p_retailprice,
-                                                    v_p_comment,
-                                                ), _m13 in self.part_by_l_partkey[
-                                                    v_l_partkey
-                                                ].items():
-                                                    for (
-                                                        v_c_nationkey,
-                                                        v_n_name,
-                                                        v_n_regionkey,
-                                                        v_n_comment,
-                                                    ), _m14 in self.nation_by_c_nationkey[
-                                                        v_c_nationkey
-                                                    ].items():
-                                                        _k = (
-                                                            v_l_orderkey,
-                                                            v_l_partkey,
-                                                            v_l_suppkey,
-                                                            v_l_linenumber,
-                                                            v_l_quantity,
-                                                            v_l_extendedprice,
-                                                            v_l_discount,
-                                                            v_l_tax,
-                                                            v_l_returnflag,
-                                                            v_l_linestatus,
-                                                            v_l_shipdate,
-                                                            v_l_commitdate,
-                                                            v_l_receiptdate,
-                                                            v_l_shipinstruct,
-                                                            v_l_shipmode,
-                                                            v_l_comment,
-                                                            v_l_orderkey,
-                                                            v_o_custkey,
-                                                            v_o_orderstatus,
-                                                            v_o_totalprice,
-                                                            v_o_orderdate,
-                                                            v_o_orderpriority,
-                                                            v_o_clerk,
-                                                            v_o_shippriority,
-                                                            v_o_comment,
-                                                            v_o_custkey,
-                                                            v_c_name,
-                                                            v_c_address,
-                                                            v_c_nationkey,
-                                                            v_c_phone,
-                                                            v_c_acctbal,
-                                                            v_c_mktsegment,
-                                                            v_c_comment,
-                                                            v_l_partkey,
-                                                            v_p_name,
-                                                            v_p_mfgr,
-                                                            v_p_brand,
-                                                            v_p_type,
-                                                            v_p_size,
-                                                            v_p_container,
-                                                            v_p_retailprice,
-                                                            v_p_comment,
-                                                            v_c_nationkey,
-                                                            v_n_name,
-                                                            v_n_regionkey,
-                                                            v_n_comment,
-                                                        )
-                                                        _v = (
-                                                            _p
-                                                            * _m11
-                                                            * _m12
-                                                            * _m13
-                                                            * _m14
-                                                        )
-                                                        _o = pending.get(_k)
-                                                        pending[_k] = (
-                                                            _v
-                                                            if _o is None
-                                                            else _o + _v
-                                                        )
-
-    def _apply_orders(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 9:
-            raise ViewError(_arity_message("orders", 9, row))
-        (
-            v_l_orderkey,
-            v_o_custkey,
-            v_o_orderstatus,
-            v_o_totalprice,
-            v_o_orderdate,
-            v_o_orderpriority,
-            v_o_clerk,
-            v_o_shippriority,
-            v_o_comment,
-        ) = row
-        keep_orders = v_l_orderkey is not None and v_o_custkey is not None
-        store = self.orders_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("orders", row))
-        pending = self._pending
-        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
-        n0_root = self.n0_root
-        n1_by_c_nationkey = self.n1_by_c_nationkey
-        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
-        n3_by_o_custkey = self.n3_by_o_custkey
-        n3_count_by_o_custkey = self.n3_count_by_o_custkey
-        n5_count_by_l_orderkey = self.n5_count_by_l_orderkey
-        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        orders_by_l_orderkey_o_custkey = self.orders_by_l_orderkey_o_custkey
-        orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
-        # atom orders
-        if keep_orders:
-            _p = d
-            _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
-            if _grp is None:
-                orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del orders_by_l_orderkey_o_custkey[
-                                (v_l_orderkey, v_o_custkey)
-                            ]
-            _grp = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
-            if _grp is None:
-                orders_o_custkey_by_l_orderkey[v_l_orderkey] = {v_o_custkey: _p}
-            else:
-                _o = _grp.get(v_o_custkey)
-                if _o is None:
-                    _grp[v_o_custkey] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[v_o_custkey] = _n
-                    else:
-                        del _grp[v_o_custkey]
-                        if not _grp:
-                            del orders_o_custkey_by_l_orderkey[v_l_orderkey]
-            _w1 = n5_count_by_l_orderkey.get(v_l_orderkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n3_by_o_custkey.get(v_o_custkey)
-                if _grp is None:
-                    n3_by_o_custkey[v_o_custkey] = {(v_l_orderkey, v_o_custkey): _d2}
-                else:
-                    _o = _grp.get((v_l_orderkey, v_o_custkey))
-                    if _o is None:
-                        _grp[(v_l_orderkey, v_o_custkey)] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[(v_l_orderkey, v_o_custkey)] = _n
-                        else:
-                            del _grp[(v_l_orderkey, v_o_custkey)]
-                            if not _grp:
-                                del n3_by_o_custkey[v_o_custkey]
-                _o = n3_count_by_o_custkey.get(v_o_custkey)
-                if _o is None:
-                    n3_count_by_o_custkey[v_o_custkey] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n3_count_by_o_custkey[v_o_custkey] = _n
-                    else:
-                        del n3_count_by_o_custkey[v_o_custkey]
-                _g5 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
-                if _g5:
-                    for v_c_nationkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
-                        _grp = n1_by_c_nationkey.get(v_c_nationkey)
-                        if _grp is None:
-                            n1_by_c_nationkey[v_c_nationkey] = {
-                                (v_o_custkey, v_c_nationkey): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_o_custkey, v_c_nationkey))
-                            if _o is None:
-                                _grp[(v_o_custkey, v_c_nationkey)] = _d4
-                            else:
-                                _n = _o + _d4
-                                if _n:
-                                    _grp[(v_o_custkey, v_c_nationkey)] = _n
-                                else:
-                                    del _grp[(v_o_custkey, v_c_nationkey)]
-                                    if not _grp:
-                                        del n1_by_c_nationkey[v_c_nationkey]
-                        _o = n1_count_by_c_nationkey.get(v_c_nationkey)
-                        if _o is None:
-                            n1_count_by_c_nationkey[v_c_nationkey] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                n1_count_by_c_nationkey[v_c_nationkey] = _n
-                            else:
-                                del n1_count_by_c_nationkey[v_c_nationkey]
-                        _w6 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
-                            _o = n0_root.get(v_c_nationkey)
-                            if _o is None:
-                                n0_root[v_c_nationkey] = _d7
-                            else:
-                                _n = _o + _d7
-                                if _n:
-                                    n0_root[v_c_nationkey] = _n
-                                else:
-                                    del n0_root[v_c_nationkey]
-                            if pending is not None:
-                                for (
-                                    v_o_custkey,
-                                    v_c_name,
-                                    v_c_address,
-                                    v_c_nationkey,
-                                    v_c_phone,
-                                    v_c_acctbal,
-                                    v_c_mktsegment,
-                                    v_c_comment,
-                                ), _m8 in self.customer_by_o_custkey_c_nationkey[
-                                    (v_o_custkey, v_c_nationkey)
-                                ].items():
-                                    for (
-                                        v_l_orderkey,
-                                        v_l_partkey,
-                                    ), _m9 in self.n5_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        for (
-                                            v_l_orderkey,
-                                            v_l_partkey,
-                                            v_l_suppkey,
-                                            v_l_linenumber,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                            v_l_tax,
-                                            v_l_returnflag,
-                                            v_l_linestatus,
-                                            v_l_shipdate,
-                                            v_l_commitdate,
-                                            v_l_receiptdate,
-                                            v_l_shipinstruct,
-                                            v_l_shipmode,
-                                            v_l_comment,
-                                        ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
-                                            (v_l_orderkey, v_l_partkey)
-                                        ].items():
-                                            for (
-                                                v_l_partkey,
-                                                v_p_name,
-                                                v_p_mfgr,
-                                                v_p_brand,
-                                                v_p_type,
-                                                v_p_size,
-                                                v_p_container,
-                                                v_p_retailprice,
-                                                v_p_comment,
-                                            ), _m11 in self.part_by_l_partkey[
-                                                v_l_partkey
-                                            ].items():
-                                                for (
-                                                    v_c_nationkey,
-                                                    v_n_name,
-                                                    v_n_regionkey,
-                                                    v_n_comment,
-                                                ), _m12 in self.nation_by_c_nationkey[
-                                                    v_c_nationkey
-                                                ].items():
-                                                    _k = (
-                                                        v_l_orderkey,
-                                                        v_l_partkey,
-                                                        v_l_suppkey,
-                                                        v_l_linenumber,
-                                                        v_l_quantity,
-                                                        v_l_extendedprice,
-                                                        v_l_discount,
-                                                        v_l_tax,
-                                                        v_l_returnflag,
-                                                        v_l_linestatus,
-                                                        v_l_shipdate,
-                                                        v_l_commitdate,
-                                                        v_l_receiptdate,
-                                                        v_l_shipinstruct,
-                                                        v_l_shipmode,
-                                                        v_l_comment,
-                                                        v_l_orderkey,
-                                                        v_o_custkey,
-                                                        v_o_orderstatus,
-                                                        v_o_totalprice,
-                                                        v_o_orderdate,
-                                                        v_o_orderpriority,
-                                                        v_o_clerk,
-                                                        v_o_shippriority,
-                                                        v_o_comment,
-                                                        v_o_custkey,
-                                                        v_c_name,
-                                                        v_c_address,
-                                                        v_c_nationkey,
-                                                        v_c_phone,
-                                                        v_c_acctbal,
-                                                        v_c_mktsegment,
-                                                        v_c_comment,
-                                                        v_l_partkey,
-                                                        v_p_name,
-                                                        v_p_mfgr,
-                                                        v_p_brand,
-                                                        v_p_type,
-                                                        v_p_size,
-                                                        v_p_container,
-                                                        v_p_retailprice,
-                                                        v_p_comment,
-                                                        v_c_nationkey,
-                                                        v_n_name,
-                                                        v_n_regionkey,
-                                                        v_n_comment,
-                                                    )
-                                                    _v = _p * _m8 * _m10 * _m11 * _m12
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
-
-    def _apply_customer(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 8:
-            raise ViewError(_arity_message("customer", 8, row))
-        (
-            v_o_custkey,
-            v_c_name,
-            v_c_address,
-            v_c_nationkey,
-            v_c_phone,
-            v_c_acctbal,
-            v_c_mktsegment,
-            v_c_comment,
-        ) = row
-        keep_customer = v_o_custkey is not None and v_c_nationkey is not None
-        store = self.customer_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("customer", row))
-        pending = self._pending
-        customer_by_o_custkey_c_nationkey = self.customer_by_o_custkey_c_nationkey
-        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
-        n0_root = self.n0_root
-        n1_by_c_nationkey = self.n1_by_c_nationkey
-        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
-        n3_count_by_o_custkey = self.n3_count_by_o_custkey
-        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
-        # atom customer
-        if keep_customer:
-            _p = d
-            _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
-            if _grp is None:
-                customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {
-                    row: _p
-                }
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del customer_by_o_custkey_c_nationkey[
-                                (v_o_custkey, v_c_nationkey)
-                            ]
-            _grp = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
-            if _grp is None:
-                customer_c_nationkey_by_o_custkey[v_o_custkey] = {v_c_nationkey: _p}
-            else:
-                _o = _grp.get(v_c_nationkey)
-                if _o is None:
-                    _grp[v_c_nationkey] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[v_c_nationkey] = _n
-                    else:
-                        del _grp[v_c_nationkey]
-                        if not _grp:
-                            del customer_c_nationkey_by_o_custkey[v_o_custkey]
-            _w1 = n3_count_by_o_custkey.get(v_o_custkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n1_by_c_nationkey.get(v_c_nationkey)
-                if _grp is None:
-                    n1_by_c_nationkey[v_c_nationkey] = {
-                        (v_o_custkey, v_c_nationkey): _d2
-                    }
-                else:
-                    _o = _grp.get((v_o_custkey, v_c_nationkey))
-                    if _o is None:
-                        _grp[(v_o_custkey, v_c_nationkey)] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _n
-                        else:
-                            del _grp[(v_o_custkey, v_c_nationkey)]
-                            if not _grp:
-                                del n1_by_c_nationkey[v_c_nationkey]
-                _o = n1_count_by_c_nationkey.get(v_c_nationkey)
-                if _o is None:
-                    n1_count_by_c_nationkey[v_c_nationkey] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n1_count_by_c_nationkey[v_c_nationkey] = _n
-                    else:
-                        del n1_count_by_c_nationkey[v_c_nationkey]
-                _w3 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_c_nationkey)
-                    if _o is None:
-                        n0_root[v_c_nationkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_c_nationkey] = _n
-                        else:
-                            del n0_root[v_c_nationkey]
-                    if pending is not None:
-                        for (v_l_orderkey, v_o_custkey), _m5 in self.n3_by_o_custkey[
-                            v_o_custkey
-                        ].items():
-                            for (
-                                v_l_orderkey,
-                                v_o_custkey,
-                                v_o_orderstatus,
-                                v_o_totalprice,
-                                v_o_orderdate,
-                                v_o_orderpriority,
-                                v_o_clerk,
-                                v_o_shippriority,
-                                v_o_comment,
-                            ), _m6 in self.orders_by_l_orderkey_o_custkey[
-                                (v_l_orderkey, v_o_custkey)
-                            ].items():
-                                for (
-                                    v_l_orderkey,
-                                    v_l_partkey,
-                                ), _m7 in self.n5_by_l_orderkey[v_l_orderkey].items():
-                                    for (
-                                        v_l_orderkey,
-                                        v_l_partkey,
-                                        v_l_suppkey,
-                                        v_l_linenumber,
-                                        v_l_quantity,
-                                        v_l_extendedprice,
-                                        v_l_discount,
-                                        v_l_tax,
-                                        v_l_returnflag,
-                                        v_l_linestatus,
-                                        v_l_shipdate,
-                                        v_l_commitdate,
-                                        v_l_receiptdate,
-                                        v_l_shipinstruct,
-                                        v_l_shipmode,
-                                        v_l_comment,
-                                    ), _m8 in self.lineitem_by_l_orderkey_l_partkey[
-                                        (v_l_orderkey, v_l_partkey)
-                                    ].items():
-                                        for (
-                                            v_l_partkey,
-                                            v_p_name,
-                                            v_p_mfgr,
-                                            v_p_brand,
-                                            v_p_type,
-                                            v_p_size,
-                                            v_p_container,
-                                            v_p_retailprice,
-                                            v_p_comment,
-                                        ), _m9 in self.part_by_l_partkey[
-                                            v_l_partkey
                                         ].items():
                                             for (
                                                 v_c_nationkey,
@@ -1096,58 +546,52 @@ class View:
                                                     v_n_regionkey,
                                                     v_n_comment,
                                                 )
-                                                _v = _p * _m6 * _m8 * _m9 * _m10
+                                                _v = _p * _m5 * _m7 * _m9 * _m10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
                                                 )
 
-    def _apply_part(self, row, d):
+    def _apply_orders(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
         relation in turn, leaf to root. Everything that can fail runs before
         the first change."""
         if len(row) != 9:
-            raise ViewError(_arity_message("part", 9, row))
+            raise ViewError(_arity_message("orders", 9, row))
         (
-            v_l_partkey,
-            v_p_name,
-            v_p_mfgr,
-            v_p_brand,
-            v_p_type,
-            v_p_size,
-            v_p_container,
-            v_p_retailprice,
-            v_p_comment,
+            v_l_orderkey,
+            v_o_custkey,
+            v_o_orderstatus,
+            v_o_totalprice,
+            v_o_orderdate,
+            v_o_orderpriority,
+            v_o_clerk,
+            v_o_shippriority,
+            v_o_comment,
         ) = row
-        keep_part = v_l_partkey is not None
-        store = self.part_rows
+        keep_orders = v_l_orderkey is not None and v_o_custkey is not None
+        store = self.orders_rows
         count = store.get(row, 0) + d
         if count < 0:
-            raise ViewError(_absent_message("part", row))
+            raise ViewError(_absent_message("orders", row))
         pending = self._pending
-        customer_c_nationkey_by_o_custkey = self.customer_c_nationkey_by_o_custkey
-        lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
         n0_root = self.n0_root
-        n1_by_c_nationkey = self.n1_by_c_nationkey
-        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
-        n3_by_o_custkey = self.n3_by_o_custkey
-        n3_count_by_o_custkey = self.n3_count_by_o_custkey
-        n5_by_l_orderkey = self.n5_by_l_orderkey
-        n5_count_by_l_orderkey = self.n5_count_by_l_orderkey
-        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        orders_o_custkey_by_l_orderkey = self.orders_o_custkey_by_l_orderkey
-        part_by_l_partkey = self.part_by_l_partkey
-        part_count_by_l_partkey = self.part_count_by_l_partkey
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_by_l_orderkey = self.n4_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        n6_count_by_o_custkey = self.n6_count_by_o_custkey
+        orders_by_l_orderkey_o_custkey = self.orders_by_l_orderkey_o_custkey
+        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
         if count:
             store[row] = count
         else:
             del store[row]
-        # atom part
-        if keep_part:
+        # atom orders
+        if keep_orders:
             _p = d
-            _grp = part_by_l_partkey.get(v_l_partkey)
+            _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
             if _grp is None:
-                part_by_l_partkey[v_l_partkey] = {row: _p}
+                orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1159,367 +603,121 @@ class View:
                     else:
                         del _grp[row]
                         if not _grp:
-                            del part_by_l_partkey[v_l_partkey]
-            _o = part_count_by_l_partkey.get(v_l_partkey)
-            if _o is None:
-                part_count_by_l_partkey[v_l_partkey] = _p
+                            del orders_by_l_orderkey_o_custkey[
+                                (v_l_orderkey, v_o_custkey)
+                            ]
+            _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+            if _grp is None:
+                orders_l_orderkey_by_o_custkey[v_o_custkey] = {v_l_orderkey: _p}
             else:
-                _n = _o + _p
-                if _n:
-                    part_count_by_l_partkey[v_l_partkey] = _n
+                _o = _grp.get(v_l_orderkey)
+                if _o is None:
+                    _grp[v_l_orderkey] = _p
                 else:
-                    del part_count_by_l_partkey[v_l_partkey]
-            _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
-            if _g3:
-                for v_l_orderkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
-                    _grp = n5_by_l_orderkey.get(v_l_orderkey)
-                    if _grp is None:
-                        n5_by_l_orderkey[v_l_orderkey] = {
-                            (v_l_orderkey, v_l_partkey): _d2
-                        }
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_l_orderkey] = _n
                     else:
-                        _o = _grp.get((v_l_orderkey, v_l_partkey))
-                        if _o is None:
-                            _grp[(v_l_orderkey, v_l_partkey)] = _d2
-                        else:
-                            _n = _o + _d2
-                            if _n:
-                                _grp[(v_l_orderkey, v_l_partkey)] = _n
-                            else:
-                                del _grp[(v_l_orderkey, v_l_partkey)]
-                                if not _grp:
-                                    del n5_by_l_orderkey[v_l_orderkey]
-                    _o = n5_count_by_l_orderkey.get(v_l_orderkey)
+                        del _grp[v_l_orderkey]
+                        if not _grp:
+                            del orders_l_orderkey_by_o_custkey[v_o_custkey]
+            _w1 = n6_count_by_o_custkey.get(v_o_custkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n4_by_l_orderkey.get(v_l_orderkey)
+                if _grp is None:
+                    n4_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_o_custkey): _d2}
+                else:
+                    _o = _grp.get((v_l_orderkey, v_o_custkey))
                     if _o is None:
-                        n5_count_by_l_orderkey[v_l_orderkey] = _d2
+                        _grp[(v_l_orderkey, v_o_custkey)] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            n5_count_by_l_orderkey[v_l_orderkey] = _n
+                            _grp[(v_l_orderkey, v_o_custkey)] = _n
                         else:
-                            del n5_count_by_l_orderkey[v_l_orderkey]
-                    _g6 = orders_o_custkey_by_l_orderkey.get(v_l_orderkey)
-                    if _g6:
-                        for v_o_custkey, _w4 in _g6.items():
-                            _d5 = _d2 * _w4
-                            _grp = n3_by_o_custkey.get(v_o_custkey)
-                            if _grp is None:
-                                n3_by_o_custkey[v_o_custkey] = {
-                                    (v_l_orderkey, v_o_custkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_l_orderkey, v_o_custkey))
-                                if _o is None:
-                                    _grp[(v_l_orderkey, v_o_custkey)] = _d5
-                                else:
-                                    _n = _o + _d5
-                                    if _n:
-                                        _grp[(v_l_orderkey, v_o_custkey)] = _n
-                                    else:
-                                        del _grp[(v_l_orderkey, v_o_custkey)]
-                                        if not _grp:
-                                            del n3_by_o_custkey[v_o_custkey]
-                            _o = n3_count_by_o_custkey.get(v_o_custkey)
-                            if _o is None:
-                                n3_count_by_o_custkey[v_o_custkey] = _d5
-                            else:
-                                _n = _o + _d5
-                                if _n:
-                                    n3_count_by_o_custkey[v_o_custkey] = _n
-                                else:
-                                    del n3_count_by_o_custkey[v_o_custkey]
-                            _g9 = customer_c_nationkey_by_o_custkey.get(v_o_custkey)
-                            if _g9:
-                                for v_c_nationkey, _w7 in _g9.items():
-                                    _d8 = _d5 * _w7
-                                    _grp = n1_by_c_nationkey.get(v_c_nationkey)
-                                    if _grp is None:
-                                        n1_by_c_nationkey[v_c_nationkey] = {
-                                            (v_o_custkey, v_c_nationkey): _d8
-                                        }
-                                    else:
-                                        _o = _grp.get((v_o_custkey, v_c_nationkey))
-                                        if _o is None:
-                                            _grp[(v_o_custkey, v_c_nationkey)] = _d8
-                                        else:
-                                            _n = _o + _d8
-                                            if _n:
-                                                _grp[(v_o_custkey, v_c_nationkey)] = _n
-                                            else:
-                                                del _grp[(v_o_custkey, v_c_nationkey)]
-                                                if not _grp:
-                                                    del n1_by_c_nationkey[v_c_nationkey]
-                                    _o = n1_count_by_c_nationkey.get(v_c_nationkey)
-                                    if _o is None:
-                                        n1_count_by_c_nationkey[v_c_nationkey] = _d8
-                                    else:
-                                        _n = _o + _d8
-                                        if _n:
-                                            n1_count_by_c_nationkey[v_c_nationkey] = _n
-                                        else:
-                                            del n1_count_by_c_nationkey[v_c_nationkey]
-                                    _w10 = nation_count_by_c_nationkey.get(
-                                        v_c_nationkey
-                                    )
-                                    if _w10 is not None:
-                                        _d11 = _d8 * _w10
-                                        _o = n0_root.get(v_c_nationkey)
-                                        if _o is None:
-                                            n0_root[v_c_nationkey] = _d11
-                                        else:
-                                            _n = _o + _d11
-                                            if _n:
-                                                n0_root[v_c_nationkey] = _n
-                                            else:
-                                                del n0_root[v_c_nationkey]
-                                        if pending is not None:
-                                            for (
-                                                v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                            ), _m12 in self.customer_by_o_custkey_c_nationkey[
-                                                (v_o_custkey, v_c_nationkey)
-                                            ].items():
-                                                for (
-                                                    v_l_orderkey,
-                                                    v_o_custkey,
-                                                    v_o_orderstatus,
-                                                    v_o_totalprice,
-                                                    v_o_orderdate,
-                                                    v_o_orderpriority,
-                                                    v_o_clerk,
-                                                    v_o_shippriority,
-                                                    v_o_comment,
-                                                ), _m13 in self.orders_by_l_orderkey_o_custkey[
-                                                    (v_l_orderkey, v_o_custkey)
-                                                ].items():
-                                                    for (
-                                                        v_l_orderkey,
-                                                        v_l_partkey,
-                                                        v_l_suppkey,
-                                                        v_l_linenumber,
-                                                        v_l_quantity,
-                                                        v_l_extendedprice,
-                                                        v_l_discount,
-                                                        v_l_tax,
-                                                        v_l_returnflag,
-                                                        v_l_linestatus,
-                                                        v_l_shipdate,
-                                                        v_l_commitdate,
-                                                        v_l_receiptdate,
-                                                        v_l_shipinstruct,
-                                                        v_l_shipmode,
-                                                        v_l_comment,
-                                                    ), _m14 in self.lineitem_by_l_orderkey_l_partkey[
-                                                        (v_l_orderkey, v_l_partkey)
-                                                    ].items():
-                                                        for (
-                                                            v_c_nationkey,
-                                                            v_n_name,
-                                                            v_n_regionkey,
-                                                            v_n_comment,
-                                                        ), _m15 in self.nation_by_c_nationkey[
-                                                            v_c_nationkey
-                                                        ].items():
-                                                            _k = (
-                                                                v_l_orderkey,
-                                                                v_l_partkey,
-                                                                v_l_suppkey,
-                                                                v_l_linenumber,
-                                                                v_l_quantity,
-                                                                v_l_extendedprice,
-                                                                v_l_discount,
-                                                                v_l_tax,
-                                                                v_l_returnflag,
-                                                                v_l_linestatus,
-                                                                v_l_shipdate,
-                                                                v_l_commitdate,
-                                                                v_l_receiptdate,
-                                                                v_l_shipinstruct,
-                                                                v_l_shipmode,
-                                                                v_l_comment,
-                                                                v_l_orderkey,
-                                                                v_o_custkey,
-                                                                v_o_orderstatus,
-                                                                v_o_totalprice,
-                                                                v_o_orderdate,
-                                                                v_o_orderpriority,
-                                                                v_o_clerk,
-                                                                v_o_shippriority,
-                                                                v_o_comment,
-                                                                v_o_custkey,
-                                                                v_c_name,
-                                                                v_c_address,
-                                                                v_c_nationkey,
-                                                                v_c_phone,
-                                                                v_c_acctbal,
-                                                                v_c_mktsegment,
-                                                                v_c_comment,
-                                                                v_l_partkey,
-                                                                v_p_name,
-                                                                v_p_mfgr,
-                                                                v_p_brand,
-                                                                v_p_type,
-                                                                v_p_size,
-                                                                v_p_container,
-                                                                v_p_retailprice,
-                                                                v_p_comment,
-                                                                v_c_nationkey,
-                                                                v_n_name,
-                                                                v_n_regionkey,
-                                                                v_n_comment,
-                                                            )
-                                                            _v = (
-                                                                _p
-                                                                * _m12
-                                                                * _m13
-                                                                * _m14
-                                                                * _m15
-                                                            )
-                                                            _o = pending.get(_k)
-                                                            pending[_k] = (
-                                                                _v
-                                                                if _o is None
-                                                                else _o + _v
-                                                            )
-
-    def _apply_nation(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 4:
-            raise ViewError(_arity_message("nation", 4, row))
-        v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment = row
-        keep_nation = v_c_nationkey is not None
-        store = self.nation_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("nation", row))
-        pending = self._pending
-        n0_root = self.n0_root
-        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
-        nation_by_c_nationkey = self.nation_by_c_nationkey
-        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
-        # atom nation
-        if keep_nation:
-            _p = d
-            _grp = nation_by_c_nationkey.get(v_c_nationkey)
-            if _grp is None:
-                nation_by_c_nationkey[v_c_nationkey] = {row: _p}
-            else:
-                _o = _grp.get(row)
+                            del _grp[(v_l_orderkey, v_o_custkey)]
+                            if not _grp:
+                                del n4_by_l_orderkey[v_l_orderkey]
+                _o = n4_count_by_l_orderkey.get(v_l_orderkey)
                 if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del nation_by_c_nationkey[v_c_nationkey]
-            _o = nation_count_by_c_nationkey.get(v_c_nationkey)
-            if _o is None:
-                nation_count_by_c_nationkey[v_c_nationkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    nation_count_by_c_nationkey[v_c_nationkey] = _n
-                else:
-                    del nation_count_by_c_nationkey[v_c_nationkey]
-            _w1 = n1_count_by_c_nationkey.get(v_c_nationkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get(v_c_nationkey)
-                if _o is None:
-                    n0_root[v_c_nationkey] = _d2
+                    n4_count_by_l_orderkey[v_l_orderkey] = _d2
                 else:
                     _n = _o + _d2
                     if _n:
-                        n0_root[v_c_nationkey] = _n
+                        n4_count_by_l_orderkey[v_l_orderkey] = _n
                     else:
-                        del n0_root[v_c_nationkey]
-                if pending is not None:
-                    for (v_o_custkey, v_c_nationkey), _m3 in self.n1_by_c_nationkey[
-                        v_c_nationkey
-                    ].items():
-                        for (
-                            v_o_custkey,
-                            v_c_name,
-                            v_c_address,
-                            v_c_nationkey,
-                            v_c_phone,
-                            v_c_acctbal,
-                            v_c_mktsegment,
-                            v_c_comment,
-                        ), _m4 in self.customer_by_o_custkey_c_nationkey[
-                            (v_o_custkey, v_c_nationkey)
+                        del n4_count_by_l_orderkey[v_l_orderkey]
+                _w3 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_orderkey)
+                    if _o is None:
+                        n0_root[v_l_orderkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_orderkey] = _n
+                        else:
+                            del n0_root[v_l_orderkey]
+                    if pending is not None:
+                        for (v_l_orderkey, v_l_partkey), _m5 in self.n1_by_l_orderkey[
+                            v_l_orderkey
                         ].items():
                             for (
                                 v_l_orderkey,
-                                v_o_custkey,
-                            ), _m5 in self.n3_by_o_custkey[v_o_custkey].items():
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
+                                (v_l_orderkey, v_l_partkey)
+                            ].items():
                                 for (
-                                    v_l_orderkey,
-                                    v_o_custkey,
-                                    v_o_orderstatus,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                    v_o_orderpriority,
-                                    v_o_clerk,
-                                    v_o_shippriority,
-                                    v_o_comment,
-                                ), _m6 in self.orders_by_l_orderkey_o_custkey[
-                                    (v_l_orderkey, v_o_custkey)
-                                ].items():
+                                    v_l_partkey,
+                                    v_p_name,
+                                    v_p_mfgr,
+                                    v_p_brand,
+                                    v_p_type,
+                                    v_p_size,
+                                    v_p_container,
+                                    v_p_retailprice,
+                                    v_p_comment,
+                                ), _m7 in self.part_by_l_partkey[v_l_partkey].items():
                                     for (
-                                        v_l_orderkey,
-                                        v_l_partkey,
-                                    ), _m7 in self.n5_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                                        v_o_custkey,
+                                        v_c_nationkey,
+                                    ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
                                         for (
-                                            v_l_orderkey,
-                                            v_l_partkey,
-                                            v_l_suppkey,
-                                            v_l_linenumber,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                            v_l_tax,
-                                            v_l_returnflag,
-                                            v_l_linestatus,
-                                            v_l_shipdate,
-                                            v_l_commitdate,
-                                            v_l_receiptdate,
-                                            v_l_shipinstruct,
-                                            v_l_shipmode,
-                                            v_l_comment,
-                                        ), _m8 in self.lineitem_by_l_orderkey_l_partkey[
-                                            (v_l_orderkey, v_l_partkey)
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        ), _m9 in self.customer_by_o_custkey_c_nationkey[
+                                            (v_o_custkey, v_c_nationkey)
                                         ].items():
                                             for (
-                                                v_l_partkey,
-                                                v_p_name,
-                                                v_p_mfgr,
-                                                v_p_brand,
-                                                v_p_type,
-                                                v_p_size,
-                                                v_p_container,
-                                                v_p_retailprice,
-                                                v_p_comment,
-                                            ), _m9 in self.part_by_l_partkey[
-                                                v_l_partkey
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            ), _m10 in self.nation_by_c_nationkey[
+                                                v_c_nationkey
                                             ].items():
                                                 _k = (
                                                     v_l_orderkey,
@@ -1569,11 +767,740 @@ class View:
                                                     v_n_regionkey,
                                                     v_n_comment,
                                                 )
-                                                _v = _p * _m4 * _m6 * _m8 * _m9
+                                                _v = _p * _m6 * _m7 * _m9 * _m10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
                                                 )
+
+    def _apply_customer(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 8:
+            raise ViewError(_arity_message("customer", 8, row))
+        (
+            v_o_custkey,
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_mktsegment,
+            v_c_comment,
+        ) = row
+        keep_customer = v_o_custkey is not None and v_c_nationkey is not None
+        store = self.customer_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("customer", row))
+        pending = self._pending
+        customer_by_o_custkey_c_nationkey = self.customer_by_o_custkey_c_nationkey
+        customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+        n0_root = self.n0_root
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_by_l_orderkey = self.n4_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        n6_by_o_custkey = self.n6_by_o_custkey
+        n6_count_by_o_custkey = self.n6_count_by_o_custkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom customer
+        if keep_customer:
+            _p = d
+            _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
+            if _grp is None:
+                customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {
+                    row: _p
+                }
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del customer_by_o_custkey_c_nationkey[
+                                (v_o_custkey, v_c_nationkey)
+                            ]
+            _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+            if _grp is None:
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+            else:
+                _o = _grp.get(v_o_custkey)
+                if _o is None:
+                    _grp[v_o_custkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_o_custkey] = _n
+                    else:
+                        del _grp[v_o_custkey]
+                        if not _grp:
+                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+            _w1 = nation_count_by_c_nationkey.get(v_c_nationkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n6_by_o_custkey.get(v_o_custkey)
+                if _grp is None:
+                    n6_by_o_custkey[v_o_custkey] = {(v_o_custkey, v_c_nationkey): _d2}
+                else:
+                    _o = _grp.get((v_o_custkey, v_c_nationkey))
+                    if _o is None:
+                        _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_o_custkey, v_c_nationkey)] = _n
+                        else:
+                            del _grp[(v_o_custkey, v_c_nationkey)]
+                            if not _grp:
+                                del n6_by_o_custkey[v_o_custkey]
+                _o = n6_count_by_o_custkey.get(v_o_custkey)
+                if _o is None:
+                    n6_count_by_o_custkey[v_o_custkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n6_count_by_o_custkey[v_o_custkey] = _n
+                    else:
+                        del n6_count_by_o_custkey[v_o_custkey]
+                _g5 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                if _g5:
+                    for v_l_orderkey, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
+                        _grp = n4_by_l_orderkey.get(v_l_orderkey)
+                        if _grp is None:
+                            n4_by_l_orderkey[v_l_orderkey] = {
+                                (v_l_orderkey, v_o_custkey): _d4
+                            }
+                        else:
+                            _o = _grp.get((v_l_orderkey, v_o_custkey))
+                            if _o is None:
+                                _grp[(v_l_orderkey, v_o_custkey)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                else:
+                                    del _grp[(v_l_orderkey, v_o_custkey)]
+                                    if not _grp:
+                                        del n4_by_l_orderkey[v_l_orderkey]
+                        _o = n4_count_by_l_orderkey.get(v_l_orderkey)
+                        if _o is None:
+                            n4_count_by_l_orderkey[v_l_orderkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n4_count_by_l_orderkey[v_l_orderkey] = _n
+                            else:
+                                del n4_count_by_l_orderkey[v_l_orderkey]
+                        _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w6 is not None:
+                            _d7 = _d4 * _w6
+                            _o = n0_root.get(v_l_orderkey)
+                            if _o is None:
+                                n0_root[v_l_orderkey] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[v_l_orderkey] = _n
+                                else:
+                                    del n0_root[v_l_orderkey]
+                            if pending is not None:
+                                for (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                ), _m8 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                                    for (
+                                        v_l_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                    ), _m9 in self.lineitem_by_l_orderkey_l_partkey[
+                                        (v_l_orderkey, v_l_partkey)
+                                    ].items():
+                                        for (
+                                            v_l_partkey,
+                                            v_p_name,
+                                            v_p_mfgr,
+                                            v_p_brand,
+                                            v_p_type,
+                                            v_p_size,
+                                            v_p_container,
+                                            v_p_retailprice,
+                                            v_p_comment,
+                                        ), _m10 in self.part_by_l_partkey[
+                                            v_l_partkey
+                                        ].items():
+                                            for (
+                                                v_l_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                            ), _m11 in self.orders_by_l_orderkey_o_custkey[
+                                                (v_l_orderkey, v_o_custkey)
+                                            ].items():
+                                                for (
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                ), _m12 in self.nation_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_l_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_l_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                        v_l_partkey,
+                                                        v_p_name,
+                                                        v_p_mfgr,
+                                                        v_p_brand,
+                                                        v_p_type,
+                                                        v_p_size,
+                                                        v_p_container,
+                                                        v_p_retailprice,
+                                                        v_p_comment,
+                                                        v_c_nationkey,
+                                                        v_n_name,
+                                                        v_n_regionkey,
+                                                        v_n_comment,
+                                                    )
+                                                    _v = _p * _m9 * _m10 * _m11 * _m12
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+    def _apply_part(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 9:
+            raise ViewError(_arity_message("part", 9, row))
+        (
+            v_l_partkey,
+            v_p_name,
+            v_p_mfgr,
+            v_p_brand,
+            v_p_type,
+            v_p_size,
+            v_p_container,
+            v_p_retailprice,
+            v_p_comment,
+        ) = row
+        keep_part = v_l_partkey is not None
+        store = self.part_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("part", row))
+        pending = self._pending
+        lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
+        n0_root = self.n0_root
+        n1_by_l_orderkey = self.n1_by_l_orderkey
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        part_by_l_partkey = self.part_by_l_partkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom part
+        if keep_part:
+            _p = d
+            _grp = part_by_l_partkey.get(v_l_partkey)
+            if _grp is None:
+                part_by_l_partkey[v_l_partkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del part_by_l_partkey[v_l_partkey]
+            _o = part_count_by_l_partkey.get(v_l_partkey)
+            if _o is None:
+                part_count_by_l_partkey[v_l_partkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    part_count_by_l_partkey[v_l_partkey] = _n
+                else:
+                    del part_count_by_l_partkey[v_l_partkey]
+            _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
+            if _g3:
+                for v_l_orderkey, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n1_by_l_orderkey[v_l_orderkey] = {
+                            (v_l_orderkey, v_l_partkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_l_orderkey, v_l_partkey))
+                        if _o is None:
+                            _grp[(v_l_orderkey, v_l_partkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_l_orderkey, v_l_partkey)] = _n
+                            else:
+                                del _grp[(v_l_orderkey, v_l_partkey)]
+                                if not _grp:
+                                    del n1_by_l_orderkey[v_l_orderkey]
+                    _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _o is None:
+                        n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n1_count_by_l_orderkey[v_l_orderkey] = _n
+                        else:
+                            del n1_count_by_l_orderkey[v_l_orderkey]
+                    _w4 = n4_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(v_l_orderkey)
+                        if _o is None:
+                            n0_root[v_l_orderkey] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[v_l_orderkey] = _n
+                            else:
+                                del n0_root[v_l_orderkey]
+                        if pending is not None:
+                            for (
+                                v_l_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
+                                (v_l_orderkey, v_l_partkey)
+                            ].items():
+                                for (
+                                    v_l_orderkey,
+                                    v_o_custkey,
+                                ), _m7 in self.n4_by_l_orderkey[v_l_orderkey].items():
+                                    for (
+                                        v_l_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                    ), _m8 in self.orders_by_l_orderkey_o_custkey[
+                                        (v_l_orderkey, v_o_custkey)
+                                    ].items():
+                                        for (
+                                            v_o_custkey,
+                                            v_c_nationkey,
+                                        ), _m9 in self.n6_by_o_custkey[
+                                            v_o_custkey
+                                        ].items():
+                                            for (
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            ), _m10 in self.customer_by_o_custkey_c_nationkey[
+                                                (v_o_custkey, v_c_nationkey)
+                                            ].items():
+                                                for (
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                ), _m11 in self.nation_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_l_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_l_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                        v_l_partkey,
+                                                        v_p_name,
+                                                        v_p_mfgr,
+                                                        v_p_brand,
+                                                        v_p_type,
+                                                        v_p_size,
+                                                        v_p_container,
+                                                        v_p_retailprice,
+                                                        v_p_comment,
+                                                        v_c_nationkey,
+                                                        v_n_name,
+                                                        v_n_regionkey,
+                                                        v_n_comment,
+                                                    )
+                                                    _v = _p * _m6 * _m8 * _m10 * _m11
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+    def _apply_nation(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 4:
+            raise ViewError(_arity_message("nation", 4, row))
+        v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment = row
+        keep_nation = v_c_nationkey is not None
+        store = self.nation_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("nation", row))
+        pending = self._pending
+        customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+        n0_root = self.n0_root
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_by_l_orderkey = self.n4_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        n6_by_o_custkey = self.n6_by_o_custkey
+        n6_count_by_o_custkey = self.n6_count_by_o_custkey
+        nation_by_c_nationkey = self.nation_by_c_nationkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom nation
+        if keep_nation:
+            _p = d
+            _grp = nation_by_c_nationkey.get(v_c_nationkey)
+            if _grp is None:
+                nation_by_c_nationkey[v_c_nationkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del nation_by_c_nationkey[v_c_nationkey]
+            _o = nation_count_by_c_nationkey.get(v_c_nationkey)
+            if _o is None:
+                nation_count_by_c_nationkey[v_c_nationkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    nation_count_by_c_nationkey[v_c_nationkey] = _n
+                else:
+                    del nation_count_by_c_nationkey[v_c_nationkey]
+            _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+            if _g3:
+                for v_o_custkey, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n6_by_o_custkey.get(v_o_custkey)
+                    if _grp is None:
+                        n6_by_o_custkey[v_o_custkey] = {
+                            (v_o_custkey, v_c_nationkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_o_custkey, v_c_nationkey))
+                        if _o is None:
+                            _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_o_custkey, v_c_nationkey)] = _n
+                            else:
+                                del _grp[(v_o_custkey, v_c_nationkey)]
+                                if not _grp:
+                                    del n6_by_o_custkey[v_o_custkey]
+                    _o = n6_count_by_o_custkey.get(v_o_custkey)
+                    if _o is None:
+                        n6_count_by_o_custkey[v_o_custkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n6_count_by_o_custkey[v_o_custkey] = _n
+                        else:
+                            del n6_count_by_o_custkey[v_o_custkey]
+                    _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                    if _g6:
+                        for v_l_orderkey, _w4 in _g6.items():
+                            _d5 = _d2 * _w4
+                            _grp = n4_by_l_orderkey.get(v_l_orderkey)
+                            if _grp is None:
+                                n4_by_l_orderkey[v_l_orderkey] = {
+                                    (v_l_orderkey, v_o_custkey): _d5
+                                }
+                            else:
+                                _o = _grp.get((v_l_orderkey, v_o_custkey))
+                                if _o is None:
+                                    _grp[(v_l_orderkey, v_o_custkey)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                    else:
+                                        del _grp[(v_l_orderkey, v_o_custkey)]
+                                        if not _grp:
+                                            del n4_by_l_orderkey[v_l_orderkey]
+                            _o = n4_count_by_l_orderkey.get(v_l_orderkey)
+                            if _o is None:
+                                n4_count_by_l_orderkey[v_l_orderkey] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n4_count_by_l_orderkey[v_l_orderkey] = _n
+                                else:
+                                    del n4_count_by_l_orderkey[v_l_orderkey]
+                            _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w7 is not None:
+                                _d8 = _d5 * _w7
+                                _o = n0_root.get(v_l_orderkey)
+                                if _o is None:
+                                    n0_root[v_l_orderkey] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n0_root[v_l_orderkey] = _n
+                                    else:
+                                        del n0_root[v_l_orderkey]
+                                if pending is not None:
+                                    for (
+                                        v_l_orderkey,
+                                        v_l_partkey,
+                                    ), _m9 in self.n1_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_l_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                        ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
+                                            (v_l_orderkey, v_l_partkey)
+                                        ].items():
+                                            for (
+                                                v_l_partkey,
+                                                v_p_name,
+                                                v_p_mfgr,
+                                                v_p_brand,
+                                                v_p_type,
+                                                v_p_size,
+                                                v_p_container,
+                                                v_p_retailprice,
+                                                v_p_comment,
+                                            ), _m11 in self.part_by_l_partkey[
+                                                v_l_partkey
+                                            ].items():
+                                                for (
+                                                    v_l_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                ), _m12 in self.orders_by_l_orderkey_o_custkey[
+                                                    (v_l_orderkey, v_o_custkey)
+                                                ].items():
+                                                    for (
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                    ), _m13 in self.customer_by_o_custkey_c_nationkey[
+                                                        (v_o_custkey, v_c_nationkey)
+                                                    ].items():
+                                                        _k = (
+                                                            v_l_orderkey,
+                                                            v_l_partkey,
+                                                            v_l_suppkey,
+                                                            v_l_linenumber,
+                                                            v_l_quantity,
+                                                            v_l_extendedprice,
+                                                            v_l_discount,
+                                                            v_l_tax,
+                                                            v_l_returnflag,
+                                                            v_l_linestatus,
+                                                            v_l_shipdate,
+                                                            v_l_commitdate,
+                                                            v_l_receiptdate,
+                                                            v_l_shipinstruct,
+                                                            v_l_shipmode,
+                                                            v_l_comment,
+                                                            v_l_orderkey,
+                                                            v_o_custkey,
+                                                            v_o_orderstatus,
+                                                            v_o_totalprice,
+                                                            v_o_orderdate,
+                                                            v_o_orderpriority,
+                                                            v_o_clerk,
+                                                            v_o_shippriority,
+                                                            v_o_comment,
+                                                            v_o_custkey,
+                                                            v_c_name,
+                                                            v_c_address,
+                                                            v_c_nationkey,
+                                                            v_c_phone,
+                                                            v_c_acctbal,
+                                                            v_c_mktsegment,
+                                                            v_c_comment,
+                                                            v_l_partkey,
+                                                            v_p_name,
+                                                            v_p_mfgr,
+                                                            v_p_brand,
+                                                            v_p_type,
+                                                            v_p_size,
+                                                            v_p_container,
+                                                            v_p_retailprice,
+                                                            v_p_comment,
+                                                            v_c_nationkey,
+                                                            v_n_name,
+                                                            v_n_regionkey,
+                                                            v_n_comment,
+                                                        )
+                                                        _v = (
+                                                            _p
+                                                            * _m10
+                                                            * _m11
+                                                            * _m12
+                                                            * _m13
+                                                        )
+                                                        _o = pending.get(_k)
+                                                        pending[_k] = (
+                                                            _v
+                                                            if _o is None
+                                                            else _o + _v
+                                                        )
 
     def _lookup(
         self,
@@ -1621,66 +1548,19 @@ class View:
         v_n_comment,
     ):
         """The payload of one output tuple, in O(1); None if absent."""
-        _m1 = self.n0_root.get(v_c_nationkey)
+        _m1 = self.n0_root.get(v_l_orderkey)
         if _m1 is None:
             return None
-        _g2 = self.n1_by_c_nationkey.get(v_c_nationkey)
+        _g2 = self.n1_by_l_orderkey.get(v_l_orderkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_o_custkey, v_c_nationkey))
+        _m3 = _g2.get((v_l_orderkey, v_l_partkey))
         if _m3 is None:
             return None
-        _g4 = self.customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
+        _g4 = self.lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
         if _g4 is None:
             return None
         _m5 = _g4.get(
-            (
-                v_o_custkey,
-                v_c_name,
-                v_c_address,
-                v_c_nationkey,
-                v_c_phone,
-                v_c_acctbal,
-                v_c_mktsegment,
-                v_c_comment,
-            )
-        )
-        if _m5 is None:
-            return None
-        _g6 = self.n3_by_o_custkey.get(v_o_custkey)
-        if _g6 is None:
-            return None
-        _m7 = _g6.get((v_l_orderkey, v_o_custkey))
-        if _m7 is None:
-            return None
-        _g8 = self.orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
-        if _g8 is None:
-            return None
-        _m9 = _g8.get(
-            (
-                v_l_orderkey,
-                v_o_custkey,
-                v_o_orderstatus,
-                v_o_totalprice,
-                v_o_orderdate,
-                v_o_orderpriority,
-                v_o_clerk,
-                v_o_shippriority,
-                v_o_comment,
-            )
-        )
-        if _m9 is None:
-            return None
-        _g10 = self.n5_by_l_orderkey.get(v_l_orderkey)
-        if _g10 is None:
-            return None
-        _m11 = _g10.get((v_l_orderkey, v_l_partkey))
-        if _m11 is None:
-            return None
-        _g12 = self.lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
-        if _g12 is None:
-            return None
-        _m13 = _g12.get(
             (
                 v_l_orderkey,
                 v_l_partkey,
@@ -1700,12 +1580,12 @@ class View:
                 v_l_comment,
             )
         )
-        if _m13 is None:
+        if _m5 is None:
             return None
-        _g14 = self.part_by_l_partkey.get(v_l_partkey)
-        if _g14 is None:
+        _g6 = self.part_by_l_partkey.get(v_l_partkey)
+        if _g6 is None:
             return None
-        _m15 = _g14.get(
+        _m7 = _g6.get(
             (
                 v_l_partkey,
                 v_p_name,
@@ -1718,6 +1598,53 @@ class View:
                 v_p_comment,
             )
         )
+        if _m7 is None:
+            return None
+        _g8 = self.n4_by_l_orderkey.get(v_l_orderkey)
+        if _g8 is None:
+            return None
+        _m9 = _g8.get((v_l_orderkey, v_o_custkey))
+        if _m9 is None:
+            return None
+        _g10 = self.orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
+        if _g10 is None:
+            return None
+        _m11 = _g10.get(
+            (
+                v_l_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            )
+        )
+        if _m11 is None:
+            return None
+        _g12 = self.n6_by_o_custkey.get(v_o_custkey)
+        if _g12 is None:
+            return None
+        _m13 = _g12.get((v_o_custkey, v_c_nationkey))
+        if _m13 is None:
+            return None
+        _g14 = self.customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
+        if _g14 is None:
+            return None
+        _m15 = _g14.get(
+            (
+                v_o_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_mktsegment,
+                v_c_comment,
+            )
+        )
         if _m15 is None:
             return None
         _g16 = self.nation_by_c_nationkey.get(v_c_nationkey)
@@ -1726,79 +1653,77 @@ class View:
         _m17 = _g16.get((v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment))
         if _m17 is None:
             return None
-        return _m5 * _m9 * _m13 * _m15 * _m17
+        return _m5 * _m7 * _m11 * _m15 * _m17
 
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        for v_c_nationkey, _m1 in self.n0_root.items():
-            for (v_o_custkey, v_c_nationkey), _m2 in self.n1_by_c_nationkey[
-                v_c_nationkey
+        for v_l_orderkey, _m1 in self.n0_root.items():
+            for (v_l_orderkey, v_l_partkey), _m2 in self.n1_by_l_orderkey[
+                v_l_orderkey
             ].items():
                 for (
-                    v_o_custkey,
-                    v_c_name,
-                    v_c_address,
-                    v_c_nationkey,
-                    v_c_phone,
-                    v_c_acctbal,
-                    v_c_mktsegment,
-                    v_c_comment,
-                ), _m3 in self.customer_by_o_custkey_c_nationkey[
-                    (v_o_custkey, v_c_nationkey)
+                    v_l_orderkey,
+                    v_l_partkey,
+                    v_l_suppkey,
+                    v_l_linenumber,
+                    v_l_quantity,
+                    v_l_extendedprice,
+                    v_l_discount,
+                    v_l_tax,
+                    v_l_returnflag,
+                    v_l_linestatus,
+                    v_l_shipdate,
+                    v_l_commitdate,
+                    v_l_receiptdate,
+                    v_l_shipinstruct,
+                    v_l_shipmode,
+                    v_l_comment,
+                ), _m3 in self.lineitem_by_l_orderkey_l_partkey[
+                    (v_l_orderkey, v_l_partkey)
                 ].items():
-                    for (v_l_orderkey, v_o_custkey), _m4 in self.n3_by_o_custkey[
-                        v_o_custkey
-                    ].items():
-                        for (
-                            v_l_orderkey,
-                            v_o_custkey,
-                            v_o_orderstatus,
-                            v_o_totalprice,
-                            v_o_orderdate,
-                            v_o_orderpriority,
-                            v_o_clerk,
-                            v_o_shippriority,
-                            v_o_comment,
-                        ), _m5 in self.orders_by_l_orderkey_o_custkey[
-                            (v_l_orderkey, v_o_custkey)
+                    for (
+                        v_l_partkey,
+                        v_p_name,
+                        v_p_mfgr,
+                        v_p_brand,
+                        v_p_type,
+                        v_p_size,
+                        v_p_container,
+                        v_p_retailprice,
+                        v_p_comment,
+                    ), _m4 in self.part_by_l_partkey[v_l_partkey].items():
+                        for (v_l_orderkey, v_o_custkey), _m5 in self.n4_by_l_orderkey[
+                            v_l_orderkey
                         ].items():
                             for (
                                 v_l_orderkey,
-                                v_l_partkey,
-                            ), _m6 in self.n5_by_l_orderkey[v_l_orderkey].items():
+                                v_o_custkey,
+                                v_o_orderstatus,
+                                v_o_totalprice,
+                                v_o_orderdate,
+                                v_o_orderpriority,
+                                v_o_clerk,
+                                v_o_shippriority,
+                                v_o_comment,
+                            ), _m6 in self.orders_by_l_orderkey_o_custkey[
+                                (v_l_orderkey, v_o_custkey)
+                            ].items():
                                 for (
-                                    v_l_orderkey,
-                                    v_l_partkey,
-                                    v_l_suppkey,
-                                    v_l_linenumber,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_tax,
-                                    v_l_returnflag,
-                                    v_l_linestatus,
-                                    v_l_shipdate,
-                                    v_l_commitdate,
-                                    v_l_receiptdate,
-                                    v_l_shipinstruct,
-                                    v_l_shipmode,
-                                    v_l_comment,
-                                ), _m7 in self.lineitem_by_l_orderkey_l_partkey[
-                                    (v_l_orderkey, v_l_partkey)
-                                ].items():
+                                    v_o_custkey,
+                                    v_c_nationkey,
+                                ), _m7 in self.n6_by_o_custkey[v_o_custkey].items():
                                     for (
-                                        v_l_partkey,
-                                        v_p_name,
-                                        v_p_mfgr,
-                                        v_p_brand,
-                                        v_p_type,
-                                        v_p_size,
-                                        v_p_container,
-                                        v_p_retailprice,
-                                        v_p_comment,
-                                    ), _m8 in self.part_by_l_partkey[
-                                        v_l_partkey
+                                        v_o_custkey,
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_mktsegment,
+                                        v_c_comment,
+                                    ), _m8 in self.customer_by_o_custkey_c_nationkey[
+                                        (v_o_custkey, v_c_nationkey)
                                     ].items():
                                         for (
                                             v_c_nationkey,
@@ -1855,7 +1780,7 @@ class View:
                                                 v_n_name,
                                                 v_n_regionkey,
                                                 v_n_comment,
-                                            ), _m3 * _m5 * _m7 * _m8 * _m9
+                                            ), _m3 * _m4 * _m6 * _m8 * _m9
 
     def rows(self):
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -2000,20 +1925,20 @@ class View:
                     "part_rows": self.part_rows,
                     "nation_rows": self.nation_rows,
                     "n0_root": self.n0_root,
-                    "n1_by_c_nationkey": self.n1_by_c_nationkey,
-                    "n1_count_by_c_nationkey": self.n1_count_by_c_nationkey,
-                    "customer_by_o_custkey_c_nationkey": self.customer_by_o_custkey_c_nationkey,
-                    "customer_c_nationkey_by_o_custkey": self.customer_c_nationkey_by_o_custkey,
-                    "n3_by_o_custkey": self.n3_by_o_custkey,
-                    "n3_count_by_o_custkey": self.n3_count_by_o_custkey,
-                    "orders_by_l_orderkey_o_custkey": self.orders_by_l_orderkey_o_custkey,
-                    "orders_o_custkey_by_l_orderkey": self.orders_o_custkey_by_l_orderkey,
-                    "n5_by_l_orderkey": self.n5_by_l_orderkey,
-                    "n5_count_by_l_orderkey": self.n5_count_by_l_orderkey,
+                    "n1_by_l_orderkey": self.n1_by_l_orderkey,
+                    "n1_count_by_l_orderkey": self.n1_count_by_l_orderkey,
                     "lineitem_by_l_orderkey_l_partkey": self.lineitem_by_l_orderkey_l_partkey,
                     "lineitem_l_orderkey_by_l_partkey": self.lineitem_l_orderkey_by_l_partkey,
                     "part_by_l_partkey": self.part_by_l_partkey,
                     "part_count_by_l_partkey": self.part_count_by_l_partkey,
+                    "n4_by_l_orderkey": self.n4_by_l_orderkey,
+                    "n4_count_by_l_orderkey": self.n4_count_by_l_orderkey,
+                    "orders_by_l_orderkey_o_custkey": self.orders_by_l_orderkey_o_custkey,
+                    "orders_l_orderkey_by_o_custkey": self.orders_l_orderkey_by_o_custkey,
+                    "n6_by_o_custkey": self.n6_by_o_custkey,
+                    "n6_count_by_o_custkey": self.n6_count_by_o_custkey,
+                    "customer_by_o_custkey_c_nationkey": self.customer_by_o_custkey_c_nationkey,
+                    "customer_o_custkey_by_c_nationkey": self.customer_o_custkey_by_c_nationkey,
                     "nation_by_c_nationkey": self.nation_by_c_nationkey,
                     "nation_count_by_c_nationkey": self.nation_count_by_c_nationkey,
                 },

@@ -59,15 +59,15 @@
 #   AND orders.o_custkey = customer.c_custkey
 #
 # GJT pair (T, N): * marks the nodes of N, "frontier" where enumeration stops.
-# *[l_suppkey] root
-# ├── *[l_suppkey]
-# │   ├── *partsupp(ps_partkey, l_suppkey, ps_availqty, ps_supplycost, ps_comment) leaf
-# │   └── *supplier(l_suppkey, s_name, s_address, s_nationkey, s_phone, s_acctbal, s_comment) leaf
-# └── *[o_orderkey, l_suppkey]
-#     ├── *lineitem(o_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment) leaf
-#     └── *[o_orderkey, o_custkey]
-#         ├── *orders(o_orderkey, o_custkey, o_orderstatus, o_totalprice, o_orderdate, o_orderpriority, o_clerk, o_shippriority, o_comment) leaf
-#         └── *customer(o_custkey, c_name, c_address, c_nationkey, c_phone, c_acctbal, c_mktsegment, c_comment) leaf
+# *[o_orderkey] root
+# ├── *[o_orderkey, l_suppkey]
+# │   ├── *lineitem(o_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment) leaf
+# │   └── *[l_suppkey]
+# │       ├── *partsupp(ps_partkey, l_suppkey, ps_availqty, ps_supplycost, ps_comment) leaf
+# │       └── *supplier(l_suppkey, s_name, s_address, s_nationkey, s_phone, s_acctbal, s_comment) leaf
+# └── *[o_orderkey, o_custkey]
+#     ├── *orders(o_orderkey, o_custkey, o_orderstatus, o_totalprice, o_orderdate, o_orderpriority, o_clerk, o_shippriority, o_comment) leaf
+#     └── *customer(o_custkey, c_name, c_address, c_nationkey, c_phone, c_acctbal, c_mktsegment, c_comment) leaf
 #
 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
@@ -215,9 +215,19 @@ class View:
         self.supplier_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_l_suppkey = (
+        self.n1_by_o_orderkey = {}  # n1 by the variables it shares with its parent
+        self.n1_count_by_o_orderkey = (
             {}
         )  # n1: total multiplicity by what it shares with its sibling
+        self.lineitem_by_o_orderkey_l_suppkey = (
+            {}
+        )  # lineitem by the variables it shares with its parent
+        self.lineitem_o_orderkey_by_l_suppkey = (
+            {}
+        )  # lineitem projected on o_orderkey, by what it shares with its sibling
+        self.n3_count_by_l_suppkey = (
+            {}
+        )  # n3: total multiplicity by what it shares with its sibling
         self.partsupp_by_l_suppkey = (
             {}
         )  # partsupp by the variables it shares with its parent
@@ -230,16 +240,6 @@ class View:
         self.supplier_count_by_l_suppkey = (
             {}
         )  # supplier: total multiplicity by what it shares with its sibling
-        self.n4_by_l_suppkey = {}  # n4 by the variables it shares with its parent
-        self.n4_count_by_l_suppkey = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.lineitem_by_o_orderkey_l_suppkey = (
-            {}
-        )  # lineitem by the variables it shares with its parent
-        self.lineitem_l_suppkey_by_o_orderkey = (
-            {}
-        )  # lineitem projected on l_suppkey, by what it shares with its sibling
         self.n6_by_o_orderkey = {}  # n6 by the variables it shares with its parent
         self.n6_count_by_o_orderkey = (
             {}
@@ -356,11 +356,8 @@ class View:
             raise ViewError(_absent_message("orders", row))
         pending = self._pending
         customer_count_by_o_custkey = self.customer_count_by_o_custkey
-        lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
         n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        n4_by_l_suppkey = self.n4_by_l_suppkey
-        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
+        n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
         n6_by_o_orderkey = self.n6_by_o_orderkey
         n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         orders_by_o_orderkey_o_custkey = self.orders_by_o_orderkey_o_custkey
@@ -431,56 +428,49 @@ class View:
                         n6_count_by_o_orderkey[v_o_orderkey] = _n
                     else:
                         del n6_count_by_o_orderkey[v_o_orderkey]
-                _g5 = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
-                if _g5:
-                    for v_l_suppkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
-                        _grp = n4_by_l_suppkey.get(v_l_suppkey)
-                        if _grp is None:
-                            n4_by_l_suppkey[v_l_suppkey] = {
-                                (v_o_orderkey, v_l_suppkey): _d4
-                            }
+                _w3 = n1_count_by_o_orderkey.get(v_o_orderkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_o_orderkey)
+                    if _o is None:
+                        n0_root[v_o_orderkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_o_orderkey] = _n
                         else:
-                            _o = _grp.get((v_o_orderkey, v_l_suppkey))
-                            if _o is None:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _d4
-                            else:
-                                _n = _o + _d4
-                                if _n:
-                                    _grp[(v_o_orderkey, v_l_suppkey)] = _n
-                                else:
-                                    del _grp[(v_o_orderkey, v_l_suppkey)]
-                                    if not _grp:
-                                        del n4_by_l_suppkey[v_l_suppkey]
-                        _o = n4_count_by_l_suppkey.get(v_l_suppkey)
-                        if _o is None:
-                            n4_count_by_l_suppkey[v_l_suppkey] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                n4_count_by_l_suppkey[v_l_suppkey] = _n
-                            else:
-                                del n4_count_by_l_suppkey[v_l_suppkey]
-                        _w6 = n1_count_by_l_suppkey.get(v_l_suppkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
-                            _o = n0_root.get(v_l_suppkey)
-                            if _o is None:
-                                n0_root[v_l_suppkey] = _d7
-                            else:
-                                _n = _o + _d7
-                                if _n:
-                                    n0_root[v_l_suppkey] = _n
-                                else:
-                                    del n0_root[v_l_suppkey]
-                            if pending is not None:
+                            del n0_root[v_o_orderkey]
+                    if pending is not None:
+                        for (v_o_orderkey, v_l_suppkey), _m5 in self.n1_by_o_orderkey[
+                            v_o_orderkey
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m6 in self.lineitem_by_o_orderkey_l_suppkey[
+                                (v_o_orderkey, v_l_suppkey)
+                            ].items():
                                 for (
                                     v_ps_partkey,
                                     v_l_suppkey,
                                     v_ps_availqty,
                                     v_ps_supplycost,
                                     v_ps_comment,
-                                ), _m8 in self.partsupp_by_l_suppkey[
+                                ), _m7 in self.partsupp_by_l_suppkey[
                                     v_l_suppkey
                                 ].items():
                                     for (
@@ -491,30 +481,59 @@ class View:
                                         v_s_phone,
                                         v_s_acctbal,
                                         v_s_comment,
-                                    ), _m9 in self.supplier_by_l_suppkey[
+                                    ), _m8 in self.supplier_by_l_suppkey[
                                         v_l_suppkey
                                     ].items():
                                         for (
-                                            v_o_orderkey,
-                                            v_l_partkey,
-                                            v_l_suppkey,
-                                            v_l_linenumber,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                            v_l_tax,
-                                            v_l_returnflag,
-                                            v_l_linestatus,
-                                            v_l_shipdate,
-                                            v_l_commitdate,
-                                            v_l_receiptdate,
-                                            v_l_shipinstruct,
-                                            v_l_shipmode,
-                                            v_l_comment,
-                                        ), _m10 in self.lineitem_by_o_orderkey_l_suppkey[
-                                            (v_o_orderkey, v_l_suppkey)
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        ), _m9 in self.customer_by_o_custkey[
+                                            v_o_custkey
                                         ].items():
-                                            for (
+                                            _k = (
+                                                v_o_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_ps_partkey,
+                                                v_l_suppkey,
+                                                v_ps_availqty,
+                                                v_ps_supplycost,
+                                                v_ps_comment,
+                                                v_l_suppkey,
+                                                v_s_name,
+                                                v_s_address,
+                                                v_s_nationkey,
+                                                v_s_phone,
+                                                v_s_acctbal,
+                                                v_s_comment,
                                                 v_o_custkey,
                                                 v_c_name,
                                                 v_c_address,
@@ -523,61 +542,10 @@ class View:
                                                 v_c_acctbal,
                                                 v_c_mktsegment,
                                                 v_c_comment,
-                                            ), _m11 in self.customer_by_o_custkey[
-                                                v_o_custkey
-                                            ].items():
-                                                _k = (
-                                                    v_o_orderkey,
-                                                    v_o_custkey,
-                                                    v_o_orderstatus,
-                                                    v_o_totalprice,
-                                                    v_o_orderdate,
-                                                    v_o_orderpriority,
-                                                    v_o_clerk,
-                                                    v_o_shippriority,
-                                                    v_o_comment,
-                                                    v_o_orderkey,
-                                                    v_l_partkey,
-                                                    v_l_suppkey,
-                                                    v_l_linenumber,
-                                                    v_l_quantity,
-                                                    v_l_extendedprice,
-                                                    v_l_discount,
-                                                    v_l_tax,
-                                                    v_l_returnflag,
-                                                    v_l_linestatus,
-                                                    v_l_shipdate,
-                                                    v_l_commitdate,
-                                                    v_l_receiptdate,
-                                                    v_l_shipinstruct,
-                                                    v_l_shipmode,
-                                                    v_l_comment,
-                                                    v_ps_partkey,
-                                                    v_l_suppkey,
-                                                    v_ps_availqty,
-                                                    v_ps_supplycost,
-                                                    v_ps_comment,
-                                                    v_l_suppkey,
-                                                    v_s_name,
-                                                    v_s_address,
-                                                    v_s_nationkey,
-                                                    v_s_phone,
-                                                    v_s_acctbal,
-                                                    v_s_comment,
-                                                    v_o_custkey,
-                                                    v_c_name,
-                                                    v_c_address,
-                                                    v_c_nationkey,
-                                                    v_c_phone,
-                                                    v_c_acctbal,
-                                                    v_c_mktsegment,
-                                                    v_c_comment,
-                                                )
-                                                _v = _p * _m8 * _m9 * _m10 * _m11
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
+                                            )
+                                            _v = _p * _m6 * _m7 * _m8 * _m9
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -610,11 +578,11 @@ class View:
             raise ViewError(_absent_message("lineitem", row))
         pending = self._pending
         lineitem_by_o_orderkey_l_suppkey = self.lineitem_by_o_orderkey_l_suppkey
-        lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
+        lineitem_o_orderkey_by_l_suppkey = self.lineitem_o_orderkey_by_l_suppkey
         n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        n4_by_l_suppkey = self.n4_by_l_suppkey
-        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
+        n1_by_o_orderkey = self.n1_by_o_orderkey
+        n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
+        n3_count_by_l_suppkey = self.n3_count_by_l_suppkey
         n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         if count:
             store[row] = count
@@ -642,27 +610,27 @@ class View:
                             del lineitem_by_o_orderkey_l_suppkey[
                                 (v_o_orderkey, v_l_suppkey)
                             ]
-            _grp = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
+            _grp = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                lineitem_l_suppkey_by_o_orderkey[v_o_orderkey] = {v_l_suppkey: _p}
+                lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {v_o_orderkey: _p}
             else:
-                _o = _grp.get(v_l_suppkey)
+                _o = _grp.get(v_o_orderkey)
                 if _o is None:
-                    _grp[v_l_suppkey] = _p
+                    _grp[v_o_orderkey] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[v_l_suppkey] = _n
+                        _grp[v_o_orderkey] = _n
                     else:
-                        del _grp[v_l_suppkey]
+                        del _grp[v_o_orderkey]
                         if not _grp:
-                            del lineitem_l_suppkey_by_o_orderkey[v_o_orderkey]
-            _w1 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                            del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
+            _w1 = n3_count_by_l_suppkey.get(v_l_suppkey)
             if _w1 is not None:
                 _d2 = _p * _w1
-                _grp = n4_by_l_suppkey.get(v_l_suppkey)
+                _grp = n1_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
-                    n4_by_l_suppkey[v_l_suppkey] = {(v_o_orderkey, v_l_suppkey): _d2}
+                    n1_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_l_suppkey): _d2}
                 else:
                     _o = _grp.get((v_o_orderkey, v_l_suppkey))
                     if _o is None:
@@ -674,28 +642,28 @@ class View:
                         else:
                             del _grp[(v_o_orderkey, v_l_suppkey)]
                             if not _grp:
-                                del n4_by_l_suppkey[v_l_suppkey]
-                _o = n4_count_by_l_suppkey.get(v_l_suppkey)
+                                del n1_by_o_orderkey[v_o_orderkey]
+                _o = n1_count_by_o_orderkey.get(v_o_orderkey)
                 if _o is None:
-                    n4_count_by_l_suppkey[v_l_suppkey] = _d2
+                    n1_count_by_o_orderkey[v_o_orderkey] = _d2
                 else:
                     _n = _o + _d2
                     if _n:
-                        n4_count_by_l_suppkey[v_l_suppkey] = _n
+                        n1_count_by_o_orderkey[v_o_orderkey] = _n
                     else:
-                        del n4_count_by_l_suppkey[v_l_suppkey]
-                _w3 = n1_count_by_l_suppkey.get(v_l_suppkey)
+                        del n1_count_by_o_orderkey[v_o_orderkey]
+                _w3 = n6_count_by_o_orderkey.get(v_o_orderkey)
                 if _w3 is not None:
                     _d4 = _d2 * _w3
-                    _o = n0_root.get(v_l_suppkey)
+                    _o = n0_root.get(v_o_orderkey)
                     if _o is None:
-                        n0_root[v_l_suppkey] = _d4
+                        n0_root[v_o_orderkey] = _d4
                     else:
                         _n = _o + _d4
                         if _n:
-                            n0_root[v_l_suppkey] = _n
+                            n0_root[v_o_orderkey] = _n
                         else:
-                            del n0_root[v_l_suppkey]
+                            del n0_root[v_o_orderkey]
                     if pending is not None:
                         for (
                             v_ps_partkey,
@@ -806,9 +774,12 @@ class View:
         if count < 0:
             raise ViewError(_absent_message("partsupp", row))
         pending = self._pending
+        lineitem_o_orderkey_by_l_suppkey = self.lineitem_o_orderkey_by_l_suppkey
         n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
+        n1_by_o_orderkey = self.n1_by_o_orderkey
+        n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
+        n3_count_by_l_suppkey = self.n3_count_by_l_suppkey
+        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
         partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
@@ -846,41 +817,58 @@ class View:
             _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
             if _w1 is not None:
                 _d2 = _p * _w1
-                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+                _o = n3_count_by_l_suppkey.get(v_l_suppkey)
                 if _o is None:
-                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
+                    n3_count_by_l_suppkey[v_l_suppkey] = _d2
                 else:
                     _n = _o + _d2
                     if _n:
-                        n1_count_by_l_suppkey[v_l_suppkey] = _n
+                        n3_count_by_l_suppkey[v_l_suppkey] = _n
                     else:
-                        del n1_count_by_l_suppkey[v_l_suppkey]
-                _w3 = n4_count_by_l_suppkey.get(v_l_suppkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_l_suppkey)
-                    if _o is None:
-                        n0_root[v_l_suppkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_l_suppkey] = _n
+                        del n3_count_by_l_suppkey[v_l_suppkey]
+                _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
+                if _g5:
+                    for v_o_orderkey, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
+                        _grp = n1_by_o_orderkey.get(v_o_orderkey)
+                        if _grp is None:
+                            n1_by_o_orderkey[v_o_orderkey] = {
+                                (v_o_orderkey, v_l_suppkey): _d4
+                            }
                         else:
-                            del n0_root[v_l_suppkey]
-                    if pending is not None:
-                        for (
-                            v_l_suppkey,
-                            v_s_name,
-                            v_s_address,
-                            v_s_nationkey,
-                            v_s_phone,
-                            v_s_acctbal,
-                            v_s_comment,
-                        ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
-                            for (
-                                v_o_orderkey,
-                                v_l_suppkey,
-                            ), _m6 in self.n4_by_l_suppkey[v_l_suppkey].items():
+                            _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                            if _o is None:
+                                _grp[(v_o_orderkey, v_l_suppkey)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                                else:
+                                    del _grp[(v_o_orderkey, v_l_suppkey)]
+                                    if not _grp:
+                                        del n1_by_o_orderkey[v_o_orderkey]
+                        _o = n1_count_by_o_orderkey.get(v_o_orderkey)
+                        if _o is None:
+                            n1_count_by_o_orderkey[v_o_orderkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n1_count_by_o_orderkey[v_o_orderkey] = _n
+                            else:
+                                del n1_count_by_o_orderkey[v_o_orderkey]
+                        _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                        if _w6 is not None:
+                            _d7 = _d4 * _w6
+                            _o = n0_root.get(v_o_orderkey)
+                            if _o is None:
+                                n0_root[v_o_orderkey] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[v_o_orderkey] = _n
+                                else:
+                                    del n0_root[v_o_orderkey]
+                            if pending is not None:
                                 for (
                                     v_o_orderkey,
                                     v_l_partkey,
@@ -898,78 +886,40 @@ class View:
                                     v_l_shipinstruct,
                                     v_l_shipmode,
                                     v_l_comment,
-                                ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
+                                ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
                                     (v_o_orderkey, v_l_suppkey)
                                 ].items():
                                     for (
-                                        v_o_orderkey,
-                                        v_o_custkey,
-                                    ), _m8 in self.n6_by_o_orderkey[
-                                        v_o_orderkey
+                                        v_l_suppkey,
+                                        v_s_name,
+                                        v_s_address,
+                                        v_s_nationkey,
+                                        v_s_phone,
+                                        v_s_acctbal,
+                                        v_s_comment,
+                                    ), _m9 in self.supplier_by_l_suppkey[
+                                        v_l_suppkey
                                     ].items():
                                         for (
                                             v_o_orderkey,
                                             v_o_custkey,
-                                            v_o_orderstatus,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
-                                            v_o_orderpriority,
-                                            v_o_clerk,
-                                            v_o_shippriority,
-                                            v_o_comment,
-                                        ), _m9 in self.orders_by_o_orderkey_o_custkey[
-                                            (v_o_orderkey, v_o_custkey)
+                                        ), _m10 in self.n6_by_o_orderkey[
+                                            v_o_orderkey
                                         ].items():
                                             for (
+                                                v_o_orderkey,
                                                 v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                            ), _m10 in self.customer_by_o_custkey[
-                                                v_o_custkey
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                            ), _m11 in self.orders_by_o_orderkey_o_custkey[
+                                                (v_o_orderkey, v_o_custkey)
                                             ].items():
-                                                _k = (
-                                                    v_o_orderkey,
-                                                    v_o_custkey,
-                                                    v_o_orderstatus,
-                                                    v_o_totalprice,
-                                                    v_o_orderdate,
-                                                    v_o_orderpriority,
-                                                    v_o_clerk,
-                                                    v_o_shippriority,
-                                                    v_o_comment,
-                                                    v_o_orderkey,
-                                                    v_l_partkey,
-                                                    v_l_suppkey,
-                                                    v_l_linenumber,
-                                                    v_l_quantity,
-                                                    v_l_extendedprice,
-                                                    v_l_discount,
-                                                    v_l_tax,
-                                                    v_l_returnflag,
-                                                    v_l_linestatus,
-                                                    v_l_shipdate,
-                                                    v_l_commitdate,
-                                                    v_l_receiptdate,
-                                                    v_l_shipinstruct,
-                                                    v_l_shipmode,
-                                                    v_l_comment,
-                                                    v_ps_partkey,
-                                                    v_l_suppkey,
-                                                    v_ps_availqty,
-                                                    v_ps_supplycost,
-                                                    v_ps_comment,
-                                                    v_l_suppkey,
-                                                    v_s_name,
-                                                    v_s_address,
-                                                    v_s_nationkey,
-                                                    v_s_phone,
-                                                    v_s_acctbal,
-                                                    v_s_comment,
+                                                for (
                                                     v_o_custkey,
                                                     v_c_name,
                                                     v_c_address,
@@ -978,12 +928,61 @@ class View:
                                                     v_c_acctbal,
                                                     v_c_mktsegment,
                                                     v_c_comment,
-                                                )
-                                                _v = _p * _m5 * _m7 * _m9 * _m10
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
+                                                ), _m12 in self.customer_by_o_custkey[
+                                                    v_o_custkey
+                                                ].items():
+                                                    _k = (
+                                                        v_o_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
+                                                        v_o_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_ps_partkey,
+                                                        v_l_suppkey,
+                                                        v_ps_availqty,
+                                                        v_ps_supplycost,
+                                                        v_ps_comment,
+                                                        v_l_suppkey,
+                                                        v_s_name,
+                                                        v_s_address,
+                                                        v_s_nationkey,
+                                                        v_s_phone,
+                                                        v_s_acctbal,
+                                                        v_s_comment,
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                    )
+                                                    _v = _p * _m8 * _m9 * _m11 * _m12
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
 
     def _apply_supplier(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1006,9 +1005,12 @@ class View:
         if count < 0:
             raise ViewError(_absent_message("supplier", row))
         pending = self._pending
+        lineitem_o_orderkey_by_l_suppkey = self.lineitem_o_orderkey_by_l_suppkey
         n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
+        n1_by_o_orderkey = self.n1_by_o_orderkey
+        n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
+        n3_count_by_l_suppkey = self.n3_count_by_l_suppkey
+        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
         supplier_by_l_suppkey = self.supplier_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
@@ -1046,39 +1048,58 @@ class View:
             _w1 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
             if _w1 is not None:
                 _d2 = _p * _w1
-                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+                _o = n3_count_by_l_suppkey.get(v_l_suppkey)
                 if _o is None:
-                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
+                    n3_count_by_l_suppkey[v_l_suppkey] = _d2
                 else:
                     _n = _o + _d2
                     if _n:
-                        n1_count_by_l_suppkey[v_l_suppkey] = _n
+                        n3_count_by_l_suppkey[v_l_suppkey] = _n
                     else:
-                        del n1_count_by_l_suppkey[v_l_suppkey]
-                _w3 = n4_count_by_l_suppkey.get(v_l_suppkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_l_suppkey)
-                    if _o is None:
-                        n0_root[v_l_suppkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_l_suppkey] = _n
+                        del n3_count_by_l_suppkey[v_l_suppkey]
+                _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
+                if _g5:
+                    for v_o_orderkey, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
+                        _grp = n1_by_o_orderkey.get(v_o_orderkey)
+                        if _grp is None:
+                            n1_by_o_orderkey[v_o_orderkey] = {
+                                (v_o_orderkey, v_l_suppkey): _d4
+                            }
                         else:
-                            del n0_root[v_l_suppkey]
-                    if pending is not None:
-                        for (
-                            v_ps_partkey,
-                            v_l_suppkey,
-                            v_ps_availqty,
-                            v_ps_supplycost,
-                            v_ps_comment,
-                        ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
-                            for (
-                                v_o_orderkey,
-                                v_l_suppkey,
-                            ), _m6 in self.n4_by_l_suppkey[v_l_suppkey].items():
+                            _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                            if _o is None:
+                                _grp[(v_o_orderkey, v_l_suppkey)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                                else:
+                                    del _grp[(v_o_orderkey, v_l_suppkey)]
+                                    if not _grp:
+                                        del n1_by_o_orderkey[v_o_orderkey]
+                        _o = n1_count_by_o_orderkey.get(v_o_orderkey)
+                        if _o is None:
+                            n1_count_by_o_orderkey[v_o_orderkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n1_count_by_o_orderkey[v_o_orderkey] = _n
+                            else:
+                                del n1_count_by_o_orderkey[v_o_orderkey]
+                        _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                        if _w6 is not None:
+                            _d7 = _d4 * _w6
+                            _o = n0_root.get(v_o_orderkey)
+                            if _o is None:
+                                n0_root[v_o_orderkey] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[v_o_orderkey] = _n
+                                else:
+                                    del n0_root[v_o_orderkey]
+                            if pending is not None:
                                 for (
                                     v_o_orderkey,
                                     v_l_partkey,
@@ -1096,78 +1117,38 @@ class View:
                                     v_l_shipinstruct,
                                     v_l_shipmode,
                                     v_l_comment,
-                                ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
+                                ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
                                     (v_o_orderkey, v_l_suppkey)
                                 ].items():
                                     for (
-                                        v_o_orderkey,
-                                        v_o_custkey,
-                                    ), _m8 in self.n6_by_o_orderkey[
-                                        v_o_orderkey
+                                        v_ps_partkey,
+                                        v_l_suppkey,
+                                        v_ps_availqty,
+                                        v_ps_supplycost,
+                                        v_ps_comment,
+                                    ), _m9 in self.partsupp_by_l_suppkey[
+                                        v_l_suppkey
                                     ].items():
                                         for (
                                             v_o_orderkey,
                                             v_o_custkey,
-                                            v_o_orderstatus,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
-                                            v_o_orderpriority,
-                                            v_o_clerk,
-                                            v_o_shippriority,
-                                            v_o_comment,
-                                        ), _m9 in self.orders_by_o_orderkey_o_custkey[
-                                            (v_o_orderkey, v_o_custkey)
+                                        ), _m10 in self.n6_by_o_orderkey[
+                                            v_o_orderkey
                                         ].items():
                                             for (
+                                                v_o_orderkey,
                                                 v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                            ), _m10 in self.customer_by_o_custkey[
-                                                v_o_custkey
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                            ), _m11 in self.orders_by_o_orderkey_o_custkey[
+                                                (v_o_orderkey, v_o_custkey)
                                             ].items():
-                                                _k = (
-                                                    v_o_orderkey,
-                                                    v_o_custkey,
-                                                    v_o_orderstatus,
-                                                    v_o_totalprice,
-                                                    v_o_orderdate,
-                                                    v_o_orderpriority,
-                                                    v_o_clerk,
-                                                    v_o_shippriority,
-                                                    v_o_comment,
-                                                    v_o_orderkey,
-                                                    v_l_partkey,
-                                                    v_l_suppkey,
-                                                    v_l_linenumber,
-                                                    v_l_quantity,
-                                                    v_l_extendedprice,
-                                                    v_l_discount,
-                                                    v_l_tax,
-                                                    v_l_returnflag,
-                                                    v_l_linestatus,
-                                                    v_l_shipdate,
-                                                    v_l_commitdate,
-                                                    v_l_receiptdate,
-                                                    v_l_shipinstruct,
-                                                    v_l_shipmode,
-                                                    v_l_comment,
-                                                    v_ps_partkey,
-                                                    v_l_suppkey,
-                                                    v_ps_availqty,
-                                                    v_ps_supplycost,
-                                                    v_ps_comment,
-                                                    v_l_suppkey,
-                                                    v_s_name,
-                                                    v_s_address,
-                                                    v_s_nationkey,
-                                                    v_s_phone,
-                                                    v_s_acctbal,
-                                                    v_s_comment,
+                                                for (
                                                     v_o_custkey,
                                                     v_c_name,
                                                     v_c_address,
@@ -1176,12 +1157,61 @@ class View:
                                                     v_c_acctbal,
                                                     v_c_mktsegment,
                                                     v_c_comment,
-                                                )
-                                                _v = _p * _m5 * _m7 * _m9 * _m10
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
+                                                ), _m12 in self.customer_by_o_custkey[
+                                                    v_o_custkey
+                                                ].items():
+                                                    _k = (
+                                                        v_o_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
+                                                        v_o_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_ps_partkey,
+                                                        v_l_suppkey,
+                                                        v_ps_availqty,
+                                                        v_ps_supplycost,
+                                                        v_ps_comment,
+                                                        v_l_suppkey,
+                                                        v_s_name,
+                                                        v_s_address,
+                                                        v_s_nationkey,
+                                                        v_s_phone,
+                                                        v_s_acctbal,
+                                                        v_s_comment,
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                    )
+                                                    _v = _p * _m8 * _m9 * _m11 * _m12
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1207,11 +1237,8 @@ class View:
         pending = self._pending
         customer_by_o_custkey = self.customer_by_o_custkey
         customer_count_by_o_custkey = self.customer_count_by_o_custkey
-        lineitem_l_suppkey_by_o_orderkey = self.lineitem_l_suppkey_by_o_orderkey
         n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        n4_by_l_suppkey = self.n4_by_l_suppkey
-        n4_count_by_l_suppkey = self.n4_count_by_l_suppkey
+        n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
         n6_by_o_orderkey = self.n6_by_o_orderkey
         n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
@@ -1276,56 +1303,50 @@ class View:
                             n6_count_by_o_orderkey[v_o_orderkey] = _n
                         else:
                             del n6_count_by_o_orderkey[v_o_orderkey]
-                    _g6 = lineitem_l_suppkey_by_o_orderkey.get(v_o_orderkey)
-                    if _g6:
-                        for v_l_suppkey, _w4 in _g6.items():
-                            _d5 = _d2 * _w4
-                            _grp = n4_by_l_suppkey.get(v_l_suppkey)
-                            if _grp is None:
-                                n4_by_l_suppkey[v_l_suppkey] = {
-                                    (v_o_orderkey, v_l_suppkey): _d5
-                                }
+                    _w4 = n1_count_by_o_orderkey.get(v_o_orderkey)
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(v_o_orderkey)
+                        if _o is None:
+                            n0_root[v_o_orderkey] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[v_o_orderkey] = _n
                             else:
-                                _o = _grp.get((v_o_orderkey, v_l_suppkey))
-                                if _o is None:
-                                    _grp[(v_o_orderkey, v_l_suppkey)] = _d5
-                                else:
-                                    _n = _o + _d5
-                                    if _n:
-                                        _grp[(v_o_orderkey, v_l_suppkey)] = _n
-                                    else:
-                                        del _grp[(v_o_orderkey, v_l_suppkey)]
-                                        if not _grp:
-                                            del n4_by_l_suppkey[v_l_suppkey]
-                            _o = n4_count_by_l_suppkey.get(v_l_suppkey)
-                            if _o is None:
-                                n4_count_by_l_suppkey[v_l_suppkey] = _d5
-                            else:
-                                _n = _o + _d5
-                                if _n:
-                                    n4_count_by_l_suppkey[v_l_suppkey] = _n
-                                else:
-                                    del n4_count_by_l_suppkey[v_l_suppkey]
-                            _w7 = n1_count_by_l_suppkey.get(v_l_suppkey)
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
-                                _o = n0_root.get(v_l_suppkey)
-                                if _o is None:
-                                    n0_root[v_l_suppkey] = _d8
-                                else:
-                                    _n = _o + _d8
-                                    if _n:
-                                        n0_root[v_l_suppkey] = _n
-                                    else:
-                                        del n0_root[v_l_suppkey]
-                                if pending is not None:
+                                del n0_root[v_o_orderkey]
+                        if pending is not None:
+                            for (
+                                v_o_orderkey,
+                                v_l_suppkey,
+                            ), _m6 in self.n1_by_o_orderkey[v_o_orderkey].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
+                                    (v_o_orderkey, v_l_suppkey)
+                                ].items():
                                     for (
                                         v_ps_partkey,
                                         v_l_suppkey,
                                         v_ps_availqty,
                                         v_ps_supplycost,
                                         v_ps_comment,
-                                    ), _m9 in self.partsupp_by_l_suppkey[
+                                    ), _m8 in self.partsupp_by_l_suppkey[
                                         v_l_suppkey
                                     ].items():
                                         for (
@@ -1336,30 +1357,23 @@ class View:
                                             v_s_phone,
                                             v_s_acctbal,
                                             v_s_comment,
-                                        ), _m10 in self.supplier_by_l_suppkey[
+                                        ), _m9 in self.supplier_by_l_suppkey[
                                             v_l_suppkey
                                         ].items():
                                             for (
                                                 v_o_orderkey,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_l_linenumber,
-                                                v_l_quantity,
-                                                v_l_extendedprice,
-                                                v_l_discount,
-                                                v_l_tax,
-                                                v_l_returnflag,
-                                                v_l_linestatus,
-                                                v_l_shipdate,
-                                                v_l_commitdate,
-                                                v_l_receiptdate,
-                                                v_l_shipinstruct,
-                                                v_l_shipmode,
-                                                v_l_comment,
-                                            ), _m11 in self.lineitem_by_o_orderkey_l_suppkey[
-                                                (v_o_orderkey, v_l_suppkey)
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                            ), _m10 in self.orders_by_o_orderkey_o_custkey[
+                                                (v_o_orderkey, v_o_custkey)
                                             ].items():
-                                                for (
+                                                _k = (
                                                     v_o_orderkey,
                                                     v_o_custkey,
                                                     v_o_orderstatus,
@@ -1369,61 +1383,48 @@ class View:
                                                     v_o_clerk,
                                                     v_o_shippriority,
                                                     v_o_comment,
-                                                ), _m12 in self.orders_by_o_orderkey_o_custkey[
-                                                    (v_o_orderkey, v_o_custkey)
-                                                ].items():
-                                                    _k = (
-                                                        v_o_orderkey,
-                                                        v_o_custkey,
-                                                        v_o_orderstatus,
-                                                        v_o_totalprice,
-                                                        v_o_orderdate,
-                                                        v_o_orderpriority,
-                                                        v_o_clerk,
-                                                        v_o_shippriority,
-                                                        v_o_comment,
-                                                        v_o_orderkey,
-                                                        v_l_partkey,
-                                                        v_l_suppkey,
-                                                        v_l_linenumber,
-                                                        v_l_quantity,
-                                                        v_l_extendedprice,
-                                                        v_l_discount,
-                                                        v_l_tax,
-                                                        v_l_returnflag,
-                                                        v_l_linestatus,
-                                                        v_l_shipdate,
-                                                        v_l_commitdate,
-                                                        v_l_receiptdate,
-                                                        v_l_shipinstruct,
-                                                        v_l_shipmode,
-                                                        v_l_comment,
-                                                        v_ps_partkey,
-                                                        v_l_suppkey,
-                                                        v_ps_availqty,
-                                                        v_ps_supplycost,
-                                                        v_ps_comment,
-                                                        v_l_suppkey,
-                                                        v_s_name,
-                                                        v_s_address,
-                                                        v_s_nationkey,
-                                                        v_s_phone,
-                                                        v_s_acctbal,
-                                                        v_s_comment,
-                                                        v_o_custkey,
-                                                        v_c_name,
-                                                        v_c_address,
-                                                        v_c_nationkey,
-                                                        v_c_phone,
-                                                        v_c_acctbal,
-                                                        v_c_mktsegment,
-                                                        v_c_comment,
-                                                    )
-                                                    _v = _p * _m9 * _m10 * _m11 * _m12
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
+                                                    v_o_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_ps_partkey,
+                                                    v_l_suppkey,
+                                                    v_ps_availqty,
+                                                    v_ps_supplycost,
+                                                    v_ps_comment,
+                                                    v_l_suppkey,
+                                                    v_s_name,
+                                                    v_s_address,
+                                                    v_s_nationkey,
+                                                    v_s_phone,
+                                                    v_s_acctbal,
+                                                    v_s_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                )
+                                                _v = _p * _m7 * _m8 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
 
     def _lookup(
         self,
@@ -1470,43 +1471,19 @@ class View:
         v_c_comment,
     ):
         """The payload of one output tuple, in O(1); None if absent."""
-        _m1 = self.n0_root.get(v_l_suppkey)
+        _m1 = self.n0_root.get(v_o_orderkey)
         if _m1 is None:
             return None
-        _g2 = self.partsupp_by_l_suppkey.get(v_l_suppkey)
+        _g2 = self.n1_by_o_orderkey.get(v_o_orderkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get(
-            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
-        )
+        _m3 = _g2.get((v_o_orderkey, v_l_suppkey))
         if _m3 is None:
             return None
-        _g4 = self.supplier_by_l_suppkey.get(v_l_suppkey)
+        _g4 = self.lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
         if _g4 is None:
             return None
         _m5 = _g4.get(
-            (
-                v_l_suppkey,
-                v_s_name,
-                v_s_address,
-                v_s_nationkey,
-                v_s_phone,
-                v_s_acctbal,
-                v_s_comment,
-            )
-        )
-        if _m5 is None:
-            return None
-        _g6 = self.n4_by_l_suppkey.get(v_l_suppkey)
-        if _g6 is None:
-            return None
-        _m7 = _g6.get((v_o_orderkey, v_l_suppkey))
-        if _m7 is None:
-            return None
-        _g8 = self.lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
-        if _g8 is None:
-            return None
-        _m9 = _g8.get(
             (
                 v_o_orderkey,
                 v_l_partkey,
@@ -1524,6 +1501,30 @@ class View:
                 v_l_shipinstruct,
                 v_l_shipmode,
                 v_l_comment,
+            )
+        )
+        if _m5 is None:
+            return None
+        _g6 = self.partsupp_by_l_suppkey.get(v_l_suppkey)
+        if _g6 is None:
+            return None
+        _m7 = _g6.get(
+            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
+        )
+        if _m7 is None:
+            return None
+        _g8 = self.supplier_by_l_suppkey.get(v_l_suppkey)
+        if _g8 is None:
+            return None
+        _m9 = _g8.get(
+            (
+                v_l_suppkey,
+                v_s_name,
+                v_s_address,
+                v_s_nationkey,
+                v_s_phone,
+                v_s_acctbal,
+                v_s_comment,
             )
         )
         if _m9 is None:
@@ -1569,51 +1570,51 @@ class View:
         )
         if _m15 is None:
             return None
-        return _m3 * _m5 * _m9 * _m13 * _m15
+        return _m5 * _m7 * _m9 * _m13 * _m15
 
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        for v_l_suppkey, _m1 in self.n0_root.items():
-            for (
-                v_ps_partkey,
-                v_l_suppkey,
-                v_ps_availqty,
-                v_ps_supplycost,
-                v_ps_comment,
-            ), _m2 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+        for v_o_orderkey, _m1 in self.n0_root.items():
+            for (v_o_orderkey, v_l_suppkey), _m2 in self.n1_by_o_orderkey[
+                v_o_orderkey
+            ].items():
                 for (
+                    v_o_orderkey,
+                    v_l_partkey,
                     v_l_suppkey,
-                    v_s_name,
-                    v_s_address,
-                    v_s_nationkey,
-                    v_s_phone,
-                    v_s_acctbal,
-                    v_s_comment,
-                ), _m3 in self.supplier_by_l_suppkey[v_l_suppkey].items():
-                    for (v_o_orderkey, v_l_suppkey), _m4 in self.n4_by_l_suppkey[
-                        v_l_suppkey
-                    ].items():
+                    v_l_linenumber,
+                    v_l_quantity,
+                    v_l_extendedprice,
+                    v_l_discount,
+                    v_l_tax,
+                    v_l_returnflag,
+                    v_l_linestatus,
+                    v_l_shipdate,
+                    v_l_commitdate,
+                    v_l_receiptdate,
+                    v_l_shipinstruct,
+                    v_l_shipmode,
+                    v_l_comment,
+                ), _m3 in self.lineitem_by_o_orderkey_l_suppkey[
+                    (v_o_orderkey, v_l_suppkey)
+                ].items():
+                    for (
+                        v_ps_partkey,
+                        v_l_suppkey,
+                        v_ps_availqty,
+                        v_ps_supplycost,
+                        v_ps_comment,
+                    ), _m4 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
                         for (
-                            v_o_orderkey,
-                            v_l_partkey,
                             v_l_suppkey,
-                            v_l_linenumber,
-                            v_l_quantity,
-                            v_l_extendedprice,
-                            v_l_discount,
-                            v_l_tax,
-                            v_l_returnflag,
-                            v_l_linestatus,
-                            v_l_shipdate,
-                            v_l_commitdate,
-                            v_l_receiptdate,
-                            v_l_shipinstruct,
-                            v_l_shipmode,
-                            v_l_comment,
-                        ), _m5 in self.lineitem_by_o_orderkey_l_suppkey[
-                            (v_o_orderkey, v_l_suppkey)
-                        ].items():
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                        ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
                             for (
                                 v_o_orderkey,
                                 v_o_custkey,
@@ -1689,7 +1690,7 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m2 * _m3 * _m5 * _m7 * _m8
+                                        ), _m3 * _m4 * _m5 * _m7 * _m8
 
     def rows(self):
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -1832,15 +1833,15 @@ class View:
                     "supplier_rows": self.supplier_rows,
                     "customer_rows": self.customer_rows,
                     "n0_root": self.n0_root,
-                    "n1_count_by_l_suppkey": self.n1_count_by_l_suppkey,
+                    "n1_by_o_orderkey": self.n1_by_o_orderkey,
+                    "n1_count_by_o_orderkey": self.n1_count_by_o_orderkey,
+                    "lineitem_by_o_orderkey_l_suppkey": self.lineitem_by_o_orderkey_l_suppkey,
+                    "lineitem_o_orderkey_by_l_suppkey": self.lineitem_o_orderkey_by_l_suppkey,
+                    "n3_count_by_l_suppkey": self.n3_count_by_l_suppkey,
                     "partsupp_by_l_suppkey": self.partsupp_by_l_suppkey,
                     "partsupp_count_by_l_suppkey": self.partsupp_count_by_l_suppkey,
                     "supplier_by_l_suppkey": self.supplier_by_l_suppkey,
                     "supplier_count_by_l_suppkey": self.supplier_count_by_l_suppkey,
-                    "n4_by_l_suppkey": self.n4_by_l_suppkey,
-                    "n4_count_by_l_suppkey": self.n4_count_by_l_suppkey,
-                    "lineitem_by_o_orderkey_l_suppkey": self.lineitem_by_o_orderkey_l_suppkey,
-                    "lineitem_l_suppkey_by_o_orderkey": self.lineitem_l_suppkey_by_o_orderkey,
                     "n6_by_o_orderkey": self.n6_by_o_orderkey,
                     "n6_count_by_o_orderkey": self.n6_count_by_o_orderkey,
                     "orders_by_o_orderkey_o_custkey": self.orders_by_o_orderkey_o_custkey,

@@ -31,7 +31,7 @@
 #   EXTRACT(YEAR FROM orders.o_orderdate)
 #
 # GJT pair (T, N): * marks the nodes of N, "frontier" where enumeration stops.
-# *[l_orderkey] root
+# *[s_suppkey] root
 # ├── *[s_suppkey, l_orderkey]
 # │   ├── *[s_suppkey, l_orderkey] frontier
 # │   │   └── [p_partkey, s_suppkey, l_orderkey]
@@ -39,10 +39,10 @@
 # │   │       │   ├── lineitem(l_orderkey, p_partkey, s_suppkey, _, _, _, _, _, _, _, _, _, _, _, _, _) leaf
 # │   │       │   └── part(p_partkey, _, _, _, _, _, _, _, _) leaf
 # │   │       └── partsupp(p_partkey, s_suppkey, _, _, _) leaf
-# │   └── *[s_suppkey, s_nationkey]
-# │       ├── *supplier(s_suppkey, _, _, s_nationkey, _, _, _) leaf
-# │       └── *nation(s_nationkey, n_name, _, _) leaf
-# └── *orders(l_orderkey, _, _, _, _, _, _, _, _) leaf
+# │   └── *orders(l_orderkey, _, _, _, _, _, _, _, _) leaf
+# └── *[s_suppkey, s_nationkey]
+#     ├── *supplier(s_suppkey, _, _, s_nationkey, _, _, _) leaf
+#     └── *nation(s_nationkey, n_name, _, _) leaf
 #
 # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by s_suppkey, s_nationkey, l_orderkey, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
@@ -147,14 +147,14 @@ class View:
         self.orders_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
-        self.n1_by_l_orderkey = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_l_orderkey = (
+        self.n1_by_s_suppkey = {}  # n1 by the variables it shares with its parent
+        self.n1_count_by_s_suppkey = (
             {}
         )  # n1: total multiplicity by what it shares with its sibling
         self.n2 = {}  # n2: its tuples
-        self.n2_l_orderkey_by_s_suppkey = (
+        self.n2_s_suppkey_by_l_orderkey = (
             {}
-        )  # n2 projected on l_orderkey, by what it shares with its sibling
+        )  # n2 projected on s_suppkey, by what it shares with its sibling
         self.n4_l_orderkey_by_p_partkey_s_suppkey = (
             {}
         )  # n4 projected on l_orderkey, by what it shares with its sibling
@@ -167,10 +167,16 @@ class View:
         self.partsupp_count_by_p_partkey_s_suppkey = (
             {}
         )  # partsupp: total multiplicity by what it shares with its sibling
-        self.n8_by_s_suppkey = {}  # n8 by the variables it shares with its parent
-        self.n8_count_by_s_suppkey = (
+        self.orders_by_l_orderkey = (
             {}
-        )  # n8: total multiplicity by what it shares with its sibling
+        )  # orders by the variables it shares with its parent
+        self.orders_count_by_l_orderkey = (
+            {}
+        )  # orders: total multiplicity by what it shares with its sibling
+        self.n9_by_s_suppkey = {}  # n9 by the variables it shares with its parent
+        self.n9_count_by_s_suppkey = (
+            {}
+        )  # n9: total multiplicity by what it shares with its sibling
         self.supplier = {}  # supplier: its tuples
         self.supplier_s_suppkey_by_s_nationkey = (
             {}
@@ -181,12 +187,6 @@ class View:
         self.nation_count_by_s_nationkey = (
             {}
         )  # nation: total multiplicity by what it shares with its sibling
-        self.orders_by_l_orderkey = (
-            {}
-        )  # orders by the variables it shares with its parent
-        self.orders_count_by_l_orderkey = (
-            {}
-        )  # orders: total multiplicity by what it shares with its sibling
         self._appliers = {
             "part": self._apply_part,
             "supplier": self._apply_supplier,
@@ -287,12 +287,12 @@ class View:
             self.lineitem_s_suppkey_l_orderkey_by_p_partkey
         )
         n0_root = self.n0_root
-        n1_by_l_orderkey = self.n1_by_l_orderkey
-        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n1_by_s_suppkey = self.n1_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
         n2 = self.n2
-        n2_l_orderkey_by_s_suppkey = self.n2_l_orderkey_by_s_suppkey
+        n2_s_suppkey_by_l_orderkey = self.n2_s_suppkey_by_l_orderkey
         n4_l_orderkey_by_p_partkey_s_suppkey = self.n4_l_orderkey_by_p_partkey_s_suppkey
-        n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
         orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
         part_count_by_p_partkey = self.part_count_by_p_partkey
         partsupp_count_by_p_partkey_s_suppkey = (
@@ -352,29 +352,29 @@ class View:
                                 n2[(v_s_suppkey, v_l_orderkey)] = _n
                             else:
                                 del n2[(v_s_suppkey, v_l_orderkey)]
-                        _grp = n2_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                        _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n2_l_orderkey_by_s_suppkey[v_s_suppkey] = {
-                                v_l_orderkey: _d5
+                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                v_s_suppkey: _d5
                             }
                         else:
-                            _o = _grp.get(v_l_orderkey)
+                            _o = _grp.get(v_s_suppkey)
                             if _o is None:
-                                _grp[v_l_orderkey] = _d5
+                                _grp[v_s_suppkey] = _d5
                             else:
                                 _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
-                                    _grp[v_l_orderkey] = _n
+                                    _grp[v_s_suppkey] = _n
                                 else:
-                                    del _grp[v_l_orderkey]
+                                    del _grp[v_s_suppkey]
                                     if not _grp:
-                                        del n2_l_orderkey_by_s_suppkey[v_s_suppkey]
-                        _w6 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                                        del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                        _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
                         if _w6 is not None:
                             _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
-                            _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                            _grp = n1_by_s_suppkey.get(v_s_suppkey)
                             if _grp is None:
-                                n1_by_l_orderkey[v_l_orderkey] = {
+                                n1_by_s_suppkey[v_s_suppkey] = {
                                     (v_s_suppkey, v_l_orderkey): _d7
                                 }
                             else:
@@ -392,26 +392,26 @@ class View:
                                     else:
                                         del _grp[(v_s_suppkey, v_l_orderkey)]
                                         if not _grp:
-                                            del n1_by_l_orderkey[v_l_orderkey]
-                            _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                            del n1_by_s_suppkey[v_s_suppkey]
+                            _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                             if _o is None:
-                                n1_count_by_l_orderkey[v_l_orderkey] = _d7
+                                n1_count_by_s_suppkey[v_s_suppkey] = _d7
                             else:
                                 _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
-                                    n1_count_by_l_orderkey[v_l_orderkey] = _n
+                                    n1_count_by_s_suppkey[v_s_suppkey] = _n
                                 else:
-                                    del n1_count_by_l_orderkey[v_l_orderkey]
-                            _w8 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                                    del n1_count_by_s_suppkey[v_s_suppkey]
+                            _w8 = n9_count_by_s_suppkey.get(v_s_suppkey)
                             if _w8 is not None:
                                 _d9 = (
                                     _d7[0] * _w8[0],
                                     _d7[1] * _w8[1],
                                     _d7[2] * _w8[2],
                                 )
-                                _o = n0_root.get(v_l_orderkey)
+                                _o = n0_root.get(v_s_suppkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d9
+                                    n0_root[v_s_suppkey] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -419,43 +419,43 @@ class View:
                                         _o[2] + _d9[2],
                                     )
                                     if _n[0]:
-                                        n0_root[v_l_orderkey] = _n
+                                        n0_root[v_s_suppkey] = _n
                                     else:
-                                        del n0_root[v_l_orderkey]
+                                        del n0_root[v_s_suppkey]
                                 if pending is not None:
                                     for (
-                                        v_s_suppkey,
-                                        v_s_nationkey,
-                                    ), _m10 in self.n8_by_s_suppkey[
-                                        v_s_suppkey
+                                        v_l_orderkey,
+                                        v_group2,
+                                    ), _m10 in self.orders_by_l_orderkey[
+                                        v_l_orderkey
                                     ].items():
-                                        _m11 = self.supplier[
-                                            (v_s_suppkey, v_s_nationkey)
-                                        ]
                                         for (
+                                            v_s_suppkey,
                                             v_s_nationkey,
-                                            v_n_name,
-                                        ), _m12 in self.nation_by_s_nationkey[
-                                            v_s_nationkey
+                                        ), _m11 in self.n9_by_s_suppkey[
+                                            v_s_suppkey
                                         ].items():
+                                            _m12 = self.supplier[
+                                                (v_s_suppkey, v_s_nationkey)
+                                            ]
                                             for (
-                                                v_l_orderkey,
-                                                v_group2,
-                                            ), _m13 in self.orders_by_l_orderkey[
-                                                v_l_orderkey
+                                                v_s_nationkey,
+                                                v_n_name,
+                                            ), _m13 in self.nation_by_s_nationkey[
+                                                v_s_nationkey
                                             ].items():
                                                 _k = (v_n_name, v_group2)
                                                 _v = (
                                                     _d5[0]
-                                                    * _m11[0]
+                                                    * _m10[0]
                                                     * _m12[0]
                                                     * _m13[0],
                                                     _d5[1]
-                                                    * _m11[1]
+                                                    * _m10[1]
                                                     * _m12[1]
                                                     * _m13[1],
                                                     _d5[2]
-                                                    * _m11[2]
+                                                    * _m10[2]
                                                     * _m12[2]
                                                     * _m13[2],
                                                 )
@@ -486,13 +486,10 @@ class View:
         _p = (d, d, d)
         pending = self._pending
         n0_root = self.n0_root
-        n1_by_l_orderkey = self.n1_by_l_orderkey
-        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
-        n2_l_orderkey_by_s_suppkey = self.n2_l_orderkey_by_s_suppkey
-        n8_by_s_suppkey = self.n8_by_s_suppkey
-        n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+        n9_by_s_suppkey = self.n9_by_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
         nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
-        orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
         supplier = self.supplier
         supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
         if count:
@@ -528,9 +525,9 @@ class View:
             _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _grp = n8_by_s_suppkey.get(v_s_suppkey)
+                _grp = n9_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n8_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
+                    n9_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
                 else:
                     _o = _grp.get((v_s_suppkey, v_s_nationkey))
                     if _o is None:
@@ -542,88 +539,59 @@ class View:
                         else:
                             del _grp[(v_s_suppkey, v_s_nationkey)]
                             if not _grp:
-                                del n8_by_s_suppkey[v_s_suppkey]
-                _o = n8_count_by_s_suppkey.get(v_s_suppkey)
+                                del n9_by_s_suppkey[v_s_suppkey]
+                _o = n9_count_by_s_suppkey.get(v_s_suppkey)
                 if _o is None:
-                    n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n9_count_by_s_suppkey[v_s_suppkey] = _d2
                 else:
                     _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
-                        n8_count_by_s_suppkey[v_s_suppkey] = _n
+                        n9_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
-                        del n8_count_by_s_suppkey[v_s_suppkey]
-                _g5 = n2_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                if _g5:
-                    for v_l_orderkey, _w3 in _g5.items():
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                        _grp = n1_by_l_orderkey.get(v_l_orderkey)
-                        if _grp is None:
-                            n1_by_l_orderkey[v_l_orderkey] = {
-                                (v_s_suppkey, v_l_orderkey): _d4
-                            }
+                        del n9_count_by_s_suppkey[v_s_suppkey]
+                _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n0_root.get(v_s_suppkey)
+                    if _o is None:
+                        n0_root[v_s_suppkey] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n0_root[v_s_suppkey] = _n
                         else:
-                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _d4
-                            else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
-                                if _n[0]:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
-                                else:
-                                    del _grp[(v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n1_by_l_orderkey[v_l_orderkey]
-                        _o = n1_count_by_l_orderkey.get(v_l_orderkey)
-                        if _o is None:
-                            n1_count_by_l_orderkey[v_l_orderkey] = _d4
-                        else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
-                            if _n[0]:
-                                n1_count_by_l_orderkey[v_l_orderkey] = _n
-                            else:
-                                del n1_count_by_l_orderkey[v_l_orderkey]
-                        _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
-                            _o = n0_root.get(v_l_orderkey)
-                            if _o is None:
-                                n0_root[v_l_orderkey] = _d7
-                            else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
-                                if _n[0]:
-                                    n0_root[v_l_orderkey] = _n
-                                else:
-                                    del n0_root[v_l_orderkey]
-                            if pending is not None:
-                                _m8 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                            del n0_root[v_s_suppkey]
+                    if pending is not None:
+                        for (v_s_suppkey, v_l_orderkey), _m5 in self.n1_by_s_suppkey[
+                            v_s_suppkey
+                        ].items():
+                            _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                            for (
+                                v_l_orderkey,
+                                v_group2,
+                            ), _m7 in self.orders_by_l_orderkey[v_l_orderkey].items():
                                 for (
                                     v_s_nationkey,
                                     v_n_name,
-                                ), _m9 in self.nation_by_s_nationkey[
+                                ), _m8 in self.nation_by_s_nationkey[
                                     v_s_nationkey
                                 ].items():
-                                    for (
-                                        v_l_orderkey,
-                                        v_group2,
-                                    ), _m10 in self.orders_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        _k = (v_n_name, v_group2)
-                                        _v = (
-                                            _p[0] * _m8[0] * _m9[0] * _m10[0],
-                                            _p[1] * _m8[1] * _m9[1] * _m10[1],
-                                            _p[2] * _m8[2] * _m9[2] * _m10[2],
+                                    _k = (v_n_name, v_group2)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m7[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m7[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m7[2] * _m8[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
                                         )
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                    )
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -657,12 +625,12 @@ class View:
             self.lineitem_s_suppkey_l_orderkey_by_p_partkey
         )
         n0_root = self.n0_root
-        n1_by_l_orderkey = self.n1_by_l_orderkey
-        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n1_by_s_suppkey = self.n1_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
         n2 = self.n2
-        n2_l_orderkey_by_s_suppkey = self.n2_l_orderkey_by_s_suppkey
+        n2_s_suppkey_by_l_orderkey = self.n2_s_suppkey_by_l_orderkey
         n4_l_orderkey_by_p_partkey_s_suppkey = self.n4_l_orderkey_by_p_partkey_s_suppkey
-        n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
         orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
         part_count_by_p_partkey = self.part_count_by_p_partkey
         partsupp_count_by_p_partkey_s_suppkey = (
@@ -729,27 +697,27 @@ class View:
                             n2[(v_s_suppkey, v_l_orderkey)] = _n
                         else:
                             del n2[(v_s_suppkey, v_l_orderkey)]
-                    _grp = n2_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n2_l_orderkey_by_s_suppkey[v_s_suppkey] = {v_l_orderkey: _d4}
+                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d4}
                     else:
-                        _o = _grp.get(v_l_orderkey)
+                        _o = _grp.get(v_s_suppkey)
                         if _o is None:
-                            _grp[v_l_orderkey] = _d4
+                            _grp[v_s_suppkey] = _d4
                         else:
                             _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                             if _n[0]:
-                                _grp[v_l_orderkey] = _n
+                                _grp[v_s_suppkey] = _n
                             else:
-                                del _grp[v_l_orderkey]
+                                del _grp[v_s_suppkey]
                                 if not _grp:
-                                    del n2_l_orderkey_by_s_suppkey[v_s_suppkey]
-                    _w5 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                    _w5 = orders_count_by_l_orderkey.get(v_l_orderkey)
                     if _w5 is not None:
                         _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
-                        _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                        _grp = n1_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n1_by_l_orderkey[v_l_orderkey] = {
+                            n1_by_s_suppkey[v_s_suppkey] = {
                                 (v_s_suppkey, v_l_orderkey): _d6
                             }
                         else:
@@ -763,51 +731,55 @@ class View:
                                 else:
                                     del _grp[(v_s_suppkey, v_l_orderkey)]
                                     if not _grp:
-                                        del n1_by_l_orderkey[v_l_orderkey]
-                        _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                        del n1_by_s_suppkey[v_s_suppkey]
+                        _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                         if _o is None:
-                            n1_count_by_l_orderkey[v_l_orderkey] = _d6
+                            n1_count_by_s_suppkey[v_s_suppkey] = _d6
                         else:
                             _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                n1_count_by_l_orderkey[v_l_orderkey] = _n
+                                n1_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
-                                del n1_count_by_l_orderkey[v_l_orderkey]
-                        _w7 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                                del n1_count_by_s_suppkey[v_s_suppkey]
+                        _w7 = n9_count_by_s_suppkey.get(v_s_suppkey)
                         if _w7 is not None:
                             _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
-                            _o = n0_root.get(v_l_orderkey)
+                            _o = n0_root.get(v_s_suppkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d8
+                                n0_root[v_s_suppkey] = _d8
                             else:
                                 _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
-                                    n0_root[v_l_orderkey] = _n
+                                    n0_root[v_s_suppkey] = _n
                                 else:
-                                    del n0_root[v_l_orderkey]
+                                    del n0_root[v_s_suppkey]
                             if pending is not None:
                                 for (
-                                    v_s_suppkey,
-                                    v_s_nationkey,
-                                ), _m9 in self.n8_by_s_suppkey[v_s_suppkey].items():
-                                    _m10 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                    v_l_orderkey,
+                                    v_group2,
+                                ), _m9 in self.orders_by_l_orderkey[
+                                    v_l_orderkey
+                                ].items():
                                     for (
+                                        v_s_suppkey,
                                         v_s_nationkey,
-                                        v_n_name,
-                                    ), _m11 in self.nation_by_s_nationkey[
-                                        v_s_nationkey
+                                    ), _m10 in self.n9_by_s_suppkey[
+                                        v_s_suppkey
                                     ].items():
+                                        _m11 = self.supplier[
+                                            (v_s_suppkey, v_s_nationkey)
+                                        ]
                                         for (
-                                            v_l_orderkey,
-                                            v_group2,
-                                        ), _m12 in self.orders_by_l_orderkey[
-                                            v_l_orderkey
+                                            v_s_nationkey,
+                                            v_n_name,
+                                        ), _m12 in self.nation_by_s_nationkey[
+                                            v_s_nationkey
                                         ].items():
                                             _k = (v_n_name, v_group2)
                                             _v = (
-                                                _d4[0] * _m10[0] * _m11[0] * _m12[0],
-                                                _d4[1] * _m10[1] * _m11[1] * _m12[1],
-                                                _d4[2] * _m10[2] * _m11[2] * _m12[2],
+                                                _d4[0] * _m9[0] * _m11[0] * _m12[0],
+                                                _d4[1] * _m9[1] * _m11[1] * _m12[1],
+                                                _d4[2] * _m9[2] * _m11[2] * _m12[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -835,12 +807,12 @@ class View:
         _p = (d, d, d * round(c_partsupp_ps_supplycost * 100))
         pending = self._pending
         n0_root = self.n0_root
-        n1_by_l_orderkey = self.n1_by_l_orderkey
-        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n1_by_s_suppkey = self.n1_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
         n2 = self.n2
-        n2_l_orderkey_by_s_suppkey = self.n2_l_orderkey_by_s_suppkey
+        n2_s_suppkey_by_l_orderkey = self.n2_s_suppkey_by_l_orderkey
         n4_l_orderkey_by_p_partkey_s_suppkey = self.n4_l_orderkey_by_p_partkey_s_suppkey
-        n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
         orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
         partsupp_count_by_p_partkey_s_suppkey = (
             self.partsupp_count_by_p_partkey_s_suppkey
@@ -877,27 +849,27 @@ class View:
                             n2[(v_s_suppkey, v_l_orderkey)] = _n
                         else:
                             del n2[(v_s_suppkey, v_l_orderkey)]
-                    _grp = n2_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n2_l_orderkey_by_s_suppkey[v_s_suppkey] = {v_l_orderkey: _d2}
+                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d2}
                     else:
-                        _o = _grp.get(v_l_orderkey)
+                        _o = _grp.get(v_s_suppkey)
                         if _o is None:
-                            _grp[v_l_orderkey] = _d2
+                            _grp[v_s_suppkey] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[v_l_orderkey] = _n
+                                _grp[v_s_suppkey] = _n
                             else:
-                                del _grp[v_l_orderkey]
+                                del _grp[v_s_suppkey]
                                 if not _grp:
-                                    del n2_l_orderkey_by_s_suppkey[v_s_suppkey]
-                    _w4 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                    _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
                     if _w4 is not None:
                         _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                        _grp = n1_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n1_by_l_orderkey[v_l_orderkey] = {
+                            n1_by_s_suppkey[v_s_suppkey] = {
                                 (v_s_suppkey, v_l_orderkey): _d5
                             }
                         else:
@@ -911,51 +883,53 @@ class View:
                                 else:
                                     del _grp[(v_s_suppkey, v_l_orderkey)]
                                     if not _grp:
-                                        del n1_by_l_orderkey[v_l_orderkey]
-                        _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                        del n1_by_s_suppkey[v_s_suppkey]
+                        _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                         if _o is None:
-                            n1_count_by_l_orderkey[v_l_orderkey] = _d5
+                            n1_count_by_s_suppkey[v_s_suppkey] = _d5
                         else:
                             _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
-                                n1_count_by_l_orderkey[v_l_orderkey] = _n
+                                n1_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
-                                del n1_count_by_l_orderkey[v_l_orderkey]
-                        _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                                del n1_count_by_s_suppkey[v_s_suppkey]
+                        _w6 = n9_count_by_s_suppkey.get(v_s_suppkey)
                         if _w6 is not None:
                             _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
-                            _o = n0_root.get(v_l_orderkey)
+                            _o = n0_root.get(v_s_suppkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d7
+                                n0_root[v_s_suppkey] = _d7
                             else:
                                 _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
-                                    n0_root[v_l_orderkey] = _n
+                                    n0_root[v_s_suppkey] = _n
                                 else:
-                                    del n0_root[v_l_orderkey]
+                                    del n0_root[v_s_suppkey]
                             if pending is not None:
                                 for (
-                                    v_s_suppkey,
-                                    v_s_nationkey,
-                                ), _m8 in self.n8_by_s_suppkey[v_s_suppkey].items():
-                                    _m9 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                    v_l_orderkey,
+                                    v_group2,
+                                ), _m8 in self.orders_by_l_orderkey[
+                                    v_l_orderkey
+                                ].items():
                                     for (
+                                        v_s_suppkey,
                                         v_s_nationkey,
-                                        v_n_name,
-                                    ), _m10 in self.nation_by_s_nationkey[
-                                        v_s_nationkey
-                                    ].items():
+                                    ), _m9 in self.n9_by_s_suppkey[v_s_suppkey].items():
+                                        _m10 = self.supplier[
+                                            (v_s_suppkey, v_s_nationkey)
+                                        ]
                                         for (
-                                            v_l_orderkey,
-                                            v_group2,
-                                        ), _m11 in self.orders_by_l_orderkey[
-                                            v_l_orderkey
+                                            v_s_nationkey,
+                                            v_n_name,
+                                        ), _m11 in self.nation_by_s_nationkey[
+                                            v_s_nationkey
                                         ].items():
                                             _k = (v_n_name, v_group2)
                                             _v = (
-                                                _d2[0] * _m9[0] * _m10[0] * _m11[0],
-                                                _d2[1] * _m9[1] * _m10[1] * _m11[1],
-                                                _d2[2] * _m9[2] * _m10[2] * _m11[2],
+                                                _d2[0] * _m8[0] * _m10[0] * _m11[0],
+                                                _d2[1] * _m8[1] * _m10[1] * _m11[1],
+                                                _d2[2] * _m8[2] * _m10[2] * _m11[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -985,7 +959,10 @@ class View:
         _p = (d, d, d)
         pending = self._pending
         n0_root = self.n0_root
-        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n1_by_s_suppkey = self.n1_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+        n2_s_suppkey_by_l_orderkey = self.n2_s_suppkey_by_l_orderkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
         orders_by_l_orderkey = self.orders_by_l_orderkey
         orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
         if count:
@@ -1018,43 +995,77 @@ class View:
                     orders_count_by_l_orderkey[v_l_orderkey] = _n
                 else:
                     del orders_count_by_l_orderkey[v_l_orderkey]
-            _w1 = n1_count_by_l_orderkey.get(v_l_orderkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n0_root.get(v_l_orderkey)
-                if _o is None:
-                    n0_root[v_l_orderkey] = _d2
-                else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                    if _n[0]:
-                        n0_root[v_l_orderkey] = _n
+            _g3 = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+            if _g3:
+                for v_s_suppkey, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n1_by_s_suppkey[v_s_suppkey] = {
+                            (v_s_suppkey, v_l_orderkey): _d2
+                        }
                     else:
-                        del n0_root[v_l_orderkey]
-                if pending is not None:
-                    for (v_s_suppkey, v_l_orderkey), _m3 in self.n1_by_l_orderkey[
-                        v_l_orderkey
-                    ].items():
-                        _m4 = self.n2[(v_s_suppkey, v_l_orderkey)]
-                        for (v_s_suppkey, v_s_nationkey), _m5 in self.n8_by_s_suppkey[
-                            v_s_suppkey
-                        ].items():
-                            _m6 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                        if _o is None:
+                            _grp[(v_s_suppkey, v_l_orderkey)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                            else:
+                                del _grp[(v_s_suppkey, v_l_orderkey)]
+                                if not _grp:
+                                    del n1_by_s_suppkey[v_s_suppkey]
+                    _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n1_count_by_s_suppkey[v_s_suppkey] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_s_suppkey[v_s_suppkey] = _n
+                        else:
+                            del n1_count_by_s_suppkey[v_s_suppkey]
+                    _w4 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_s_suppkey)
+                        if _o is None:
+                            n0_root[v_s_suppkey] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_s_suppkey] = _n
+                            else:
+                                del n0_root[v_s_suppkey]
+                        if pending is not None:
+                            _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
                             for (
+                                v_s_suppkey,
                                 v_s_nationkey,
-                                v_n_name,
-                            ), _m7 in self.nation_by_s_nationkey[v_s_nationkey].items():
-                                _k = (v_n_name, v_group2)
-                                _v = (
-                                    _p[0] * _m4[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m4[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m4[2] * _m6[2] * _m7[2],
-                                )
-                                _o = pending.get(_k)
-                                pending[_k] = (
-                                    _v
-                                    if _o is None
-                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                                )
+                            ), _m7 in self.n9_by_s_suppkey[v_s_suppkey].items():
+                                _m8 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                for (
+                                    v_s_nationkey,
+                                    v_n_name,
+                                ), _m9 in self.nation_by_s_nationkey[
+                                    v_s_nationkey
+                                ].items():
+                                    _k = (v_n_name, v_group2)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m6[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m6[2] * _m8[2] * _m9[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
 
     def _apply_nation(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1072,14 +1083,11 @@ class View:
         _p = (d, d, d)
         pending = self._pending
         n0_root = self.n0_root
-        n1_by_l_orderkey = self.n1_by_l_orderkey
-        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
-        n2_l_orderkey_by_s_suppkey = self.n2_l_orderkey_by_s_suppkey
-        n8_by_s_suppkey = self.n8_by_s_suppkey
-        n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+        n9_by_s_suppkey = self.n9_by_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
         nation_by_s_nationkey = self.nation_by_s_nationkey
         nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
-        orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
         supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
         if count:
             store[row] = count
@@ -1115,9 +1123,9 @@ class View:
             if _g3:
                 for v_s_suppkey, _w1 in _g3.items():
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _grp = n8_by_s_suppkey.get(v_s_suppkey)
+                    _grp = n9_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n8_by_s_suppkey[v_s_suppkey] = {
+                        n9_by_s_suppkey[v_s_suppkey] = {
                             (v_s_suppkey, v_s_nationkey): _d2
                         }
                     else:
@@ -1131,102 +1139,64 @@ class View:
                             else:
                                 del _grp[(v_s_suppkey, v_s_nationkey)]
                                 if not _grp:
-                                    del n8_by_s_suppkey[v_s_suppkey]
-                    _o = n8_count_by_s_suppkey.get(v_s_suppkey)
+                                    del n9_by_s_suppkey[v_s_suppkey]
+                    _o = n9_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n9_count_by_s_suppkey[v_s_suppkey] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n8_count_by_s_suppkey[v_s_suppkey] = _n
+                            n9_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
-                            del n8_count_by_s_suppkey[v_s_suppkey]
-                    _g6 = n2_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g6:
-                        for v_l_orderkey, _w4 in _g6.items():
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                            _grp = n1_by_l_orderkey.get(v_l_orderkey)
-                            if _grp is None:
-                                n1_by_l_orderkey[v_l_orderkey] = {
-                                    (v_s_suppkey, v_l_orderkey): _d5
-                                }
+                            del n9_count_by_s_suppkey[v_s_suppkey]
+                    _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_s_suppkey)
+                        if _o is None:
+                            n0_root[v_s_suppkey] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_s_suppkey] = _n
                             else:
-                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                                else:
-                                    _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                del n0_root[v_s_suppkey]
+                        if pending is not None:
+                            for (
+                                v_s_suppkey,
+                                v_l_orderkey,
+                            ), _m6 in self.n1_by_s_suppkey[v_s_suppkey].items():
+                                _m7 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                                for (
+                                    v_l_orderkey,
+                                    v_group2,
+                                ), _m8 in self.orders_by_l_orderkey[
+                                    v_l_orderkey
+                                ].items():
+                                    _m9 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                    _k = (v_n_name, v_group2)
+                                    _v = (
+                                        _p[0] * _m7[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m7[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m7[2] * _m8[2] * _m9[2],
                                     )
-                                    if _n[0]:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
-                                    else:
-                                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                                        if not _grp:
-                                            del n1_by_l_orderkey[v_l_orderkey]
-                            _o = n1_count_by_l_orderkey.get(v_l_orderkey)
-                            if _o is None:
-                                n1_count_by_l_orderkey[v_l_orderkey] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
-                                if _n[0]:
-                                    n1_count_by_l_orderkey[v_l_orderkey] = _n
-                                else:
-                                    del n1_count_by_l_orderkey[v_l_orderkey]
-                            _w7 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
-                                )
-                                _o = n0_root.get(v_l_orderkey)
-                                if _o is None:
-                                    n0_root[v_l_orderkey] = _d8
-                                else:
-                                    _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
                                     )
-                                    if _n[0]:
-                                        n0_root[v_l_orderkey] = _n
-                                    else:
-                                        del n0_root[v_l_orderkey]
-                                if pending is not None:
-                                    _m9 = self.n2[(v_s_suppkey, v_l_orderkey)]
-                                    _m10 = self.supplier[(v_s_suppkey, v_s_nationkey)]
-                                    for (
-                                        v_l_orderkey,
-                                        v_group2,
-                                    ), _m11 in self.orders_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        _k = (v_n_name, v_group2)
-                                        _v = (
-                                            _p[0] * _m9[0] * _m10[0] * _m11[0],
-                                            _p[1] * _m9[1] * _m10[1] * _m11[1],
-                                            _p[2] * _m9[2] * _m10[2] * _m11[2],
-                                        )
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
 
     def _lookup(self, v_n_name, v_group2, v_s_suppkey, v_s_nationkey, v_l_orderkey):
         """The payload of one output tuple, in O(1); None if absent."""
-        _m1 = self.n0_root.get(v_l_orderkey)
+        _m1 = self.n0_root.get(v_s_suppkey)
         if _m1 is None:
             return None
-        _g2 = self.n1_by_l_orderkey.get(v_l_orderkey)
+        _g2 = self.n1_by_s_suppkey.get(v_s_suppkey)
         if _g2 is None:
             return None
         _m3 = _g2.get((v_s_suppkey, v_l_orderkey))
@@ -1235,31 +1205,31 @@ class View:
         _m4 = self.n2.get((v_s_suppkey, v_l_orderkey))
         if _m4 is None:
             return None
-        _g5 = self.n8_by_s_suppkey.get(v_s_suppkey)
+        _g5 = self.orders_by_l_orderkey.get(v_l_orderkey)
         if _g5 is None:
             return None
-        _m6 = _g5.get((v_s_suppkey, v_s_nationkey))
+        _m6 = _g5.get((v_l_orderkey, v_group2))
         if _m6 is None:
             return None
-        _m7 = self.supplier.get((v_s_suppkey, v_s_nationkey))
-        if _m7 is None:
+        _g7 = self.n9_by_s_suppkey.get(v_s_suppkey)
+        if _g7 is None:
             return None
-        _g8 = self.nation_by_s_nationkey.get(v_s_nationkey)
-        if _g8 is None:
+        _m8 = _g7.get((v_s_suppkey, v_s_nationkey))
+        if _m8 is None:
             return None
-        _m9 = _g8.get((v_s_nationkey, v_n_name))
+        _m9 = self.supplier.get((v_s_suppkey, v_s_nationkey))
         if _m9 is None:
             return None
-        _g10 = self.orders_by_l_orderkey.get(v_l_orderkey)
+        _g10 = self.nation_by_s_nationkey.get(v_s_nationkey)
         if _g10 is None:
             return None
-        _m11 = _g10.get((v_l_orderkey, v_group2))
+        _m11 = _g10.get((v_s_nationkey, v_n_name))
         if _m11 is None:
             return None
         return (
-            _m4[0] * _m7[0] * _m9[0] * _m11[0],
-            _m4[1] * _m7[1] * _m9[1] * _m11[1],
-            _m4[2] * _m7[2] * _m9[2] * _m11[2],
+            _m4[0] * _m6[0] * _m9[0] * _m11[0],
+            _m4[1] * _m6[1] * _m9[1] * _m11[1],
+            _m4[2] * _m6[2] * _m9[2] * _m11[2],
         )
 
     def _group_row(self, v_n_name, v_group2, p, e=None):
@@ -1352,22 +1322,22 @@ class View:
                     "orders_rows": self.orders_rows,
                     "nation_rows": self.nation_rows,
                     "n0_root": self.n0_root,
-                    "n1_by_l_orderkey": self.n1_by_l_orderkey,
-                    "n1_count_by_l_orderkey": self.n1_count_by_l_orderkey,
+                    "n1_by_s_suppkey": self.n1_by_s_suppkey,
+                    "n1_count_by_s_suppkey": self.n1_count_by_s_suppkey,
                     "n2": self.n2,
-                    "n2_l_orderkey_by_s_suppkey": self.n2_l_orderkey_by_s_suppkey,
+                    "n2_s_suppkey_by_l_orderkey": self.n2_s_suppkey_by_l_orderkey,
                     "n4_l_orderkey_by_p_partkey_s_suppkey": self.n4_l_orderkey_by_p_partkey_s_suppkey,
                     "lineitem_s_suppkey_l_orderkey_by_p_partkey": self.lineitem_s_suppkey_l_orderkey_by_p_partkey,
                     "part_count_by_p_partkey": self.part_count_by_p_partkey,
                     "partsupp_count_by_p_partkey_s_suppkey": self.partsupp_count_by_p_partkey_s_suppkey,
-                    "n8_by_s_suppkey": self.n8_by_s_suppkey,
-                    "n8_count_by_s_suppkey": self.n8_count_by_s_suppkey,
+                    "orders_by_l_orderkey": self.orders_by_l_orderkey,
+                    "orders_count_by_l_orderkey": self.orders_count_by_l_orderkey,
+                    "n9_by_s_suppkey": self.n9_by_s_suppkey,
+                    "n9_count_by_s_suppkey": self.n9_count_by_s_suppkey,
                     "supplier": self.supplier,
                     "supplier_s_suppkey_by_s_nationkey": self.supplier_s_suppkey_by_s_nationkey,
                     "nation_by_s_nationkey": self.nation_by_s_nationkey,
                     "nation_count_by_s_nationkey": self.nation_count_by_s_nationkey,
-                    "orders_by_l_orderkey": self.orders_by_l_orderkey,
-                    "orders_count_by_l_orderkey": self.orders_count_by_l_orderkey,
                     "_result": self._result,
                 },
             }
