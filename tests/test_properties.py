@@ -233,11 +233,9 @@ KNOWN_BUGS = {
 
 
 def _refusal_kind(message: str) -> str:
-    """The refusal message with names and numbers blanked (for the tally)."""
-    first = message.splitlines()[0]
-    first = re.sub(r"line \d+, column \d+: ", "", first)
-    first = re.sub(r"\b(a\d\.)?\w+\b(?=[ ,)]*(<|>|=|\)|,))", "_", first)
-    return first[:90]
+    """The refusal message without its query-specific details (for the tally)."""
+    first = re.sub(r"line \d+, column \d+: ", "", message.splitlines()[0])
+    return re.split(r": |; ", first, maxsplit=1)[0][:90]
 
 
 def _check_query(text: str, push: bool, seed: int) -> None:
