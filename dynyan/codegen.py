@@ -24,6 +24,7 @@ No SQL text reaches the module except through `repr` of parsed values.
 from __future__ import annotations
 
 import builtins
+import functools
 import datetime
 import hashlib
 import keyword
@@ -37,7 +38,7 @@ import jinja2
 
 from .errors import DynyanError, UnsupportedQueryError
 from .ir import FLIPPED, AggRef, Lit, Op, Ref, Var
-from .plan import Plan
+from .plan import Plan, complexity
 
 log = logging.getLogger("dynyan.render")
 _BUILTINS = set(dir(builtins))
@@ -730,6 +731,7 @@ def oneline(text: str) -> str:
 TEMPLATE_FILTERS = {"comment": comment, "oneline": oneline}
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -1043,7 +1045,7 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         "source": source,
         "sql": query.sql,
         "plan": str(plan),
-        "complexity": _complexity(plan),
+        "complexity": complexity(plan),
         "relations": relations,
         "columns": tuple_literal([py(o.name) for o in query.outputs]),
         "structures": layout.structures(),
@@ -1243,9 +1245,3 @@ def _repeated_output_checks(query) -> list[str]:
         else:
             first[o.expr.name] = i
     return checks
-
-
-def _complexity(plan: Plan) -> str:
-    from .plan import complexity
-
-    return complexity(plan)

@@ -312,12 +312,6 @@ def _initial(query: Query) -> _State:
     return _State(b, edges, points, tuple(query.predicates))
 
 
-def is_acyclic(query: Query) -> bool:
-    out: list = []
-    _reduce(_initial(query), frozenset(), out, [], [1])
-    return len(out[0][0].edges) == 1 and not out[0][0].unplaced
-
-
 def _cycle_message(query: Query, state: _State) -> str:
     atoms = [query.atoms[e] for e in sorted(state.edges) if state.edges[e]]
     names = ", ".join(a.alias for a in atoms)

@@ -1239,10 +1239,8 @@ def _in(fe, node):
 
 
 def _between(fe, node):
-    value = fe.expr(node.this)
     low = _comparison("ge")(fe, exp.GTE(this=node.this, expression=node.args["low"]))
     high = _comparison("le")(fe, exp.LTE(this=node.this, expression=node.args["high"]))
-    del value
     return Op("and", (low, high))
 
 
