@@ -25,34 +25,42 @@ def read_query(path: str, schema: str | None) -> tuple[str, str | None]:
     by a `-- schema: PATH` comment line (relative to the query), else
     `schema.sql` beside it, else the nearest `tpch/schema.sql` above it.
     """
-    try:
-        sql = Path(path).read_text()
-    except OSError as err:
-        raise SqlError(f"cannot read {path}: {err.strerror}") from None
+    sql = read_text(path, path)
     if schema is not None:
-        try:
-            return sql, Path(schema).read_text()
-        except OSError as err:
-            raise SqlError(f"cannot read schema {schema}: {err.strerror}") from None
+        return sql, read_text(schema, f"schema {schema}")
     if "create table" in sql.lower():
         return sql, None
     here = Path(path).resolve().parent
     named = re.search(r"^--\s*schema:\s*(\S+)", sql, flags=re.MULTILINE)
     if named:
         schema_path = here / named.group(1)
-        try:
-            return sql, schema_path.read_text()
-        except OSError as err:
-            raise SqlError(
-                f"cannot read schema {named.group(1)} named in {path}: {err.strerror}"
-            ) from None
+        return sql, read_text(schema_path, f"schema {named.group(1)} named in {path}")
     candidates = [here / "schema.sql"] + [
         p / "tpch" / "schema.sql" for p in [here, *here.parents]
     ]
     for candidate in candidates:
         if candidate.is_file():
-            return sql, candidate.read_text()
+            return sql, read_text(candidate, f"schema {candidate}")
     return sql, None
+
+
+def read_text(path, what: str) -> str:
+    """The UTF-8 text of a file (newlines as `read_text` gives them), or a
+    one-line SqlError saying why not."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise SqlError(f"cannot read {what}: {err.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        col = err.start - data.rfind(b"\n", 0, err.start)
+        raise SqlError(
+            f"cannot read {what}: not UTF-8 text (byte 0x{data[err.start]:02x} "
+            f"at line {line}, column {col})"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def display_path(path: str) -> str:

@@ -37,7 +37,7 @@ import black
 import jinja2
 
 from .errors import DynyanError, UnsupportedQueryError
-from .ir import FLIPPED, AggRef, Lit, Op, Ref, Var
+from .ir import FLIPPED, AggRef, Lit, Op, Ref, Var, var_refs
 from .plan import Plan, complexity
 
 log = logging.getLogger("dynyan.render")
@@ -218,8 +218,43 @@ class Expressions:
         if op == "like":
             return self._like(a[0], e.args[1].value)
         if op == "anti":  # the key is not (yet) in the inner view's result
-            return f"({tup(a[1:])} not in self.{self.anti[e.args[0].value]})"
+            keys = f"self.{self.anti[e.args[0].value]}"
+            if e.args[0].value.startswith("in_"):
+                # x NOT IN (subquery), SQL's three-valued logic: TRUE when the
+                # subquery is empty; else NULL (dropped) when x is NULL or the
+                # subquery gives a NULL; else x is not among its values.
+                (x,) = a[1:]
+                return (
+                    f"(not {keys} or ({x} is not None and None not in {keys}"
+                    f" and {x} not in {keys}))"
+                )
+            # NOT EXISTS (… WHERE inner = outer …): NULL = anything is never
+            # true, so an outer key with a NULL matches no inner row.
+            nulls = " or ".join(f"{x} is None" for x in a[1:])
+            return f"({nulls} or {tup(a[1:])} not in {keys})"
         raise RenderError(f"no Python for operator {op}")
+
+    def condition(self, e, env, negate: bool = False) -> str:
+        """Python that is true exactly when SQL condition `e` is TRUE (with
+        `negate`: FALSE); a comparison with a NULL (None) is neither."""
+        if isinstance(e, Op) and e.op == "not":
+            return self.condition(e.args[0], env, not negate)
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            joint = e.op if not negate else {"and": "or", "or": "and"}[e.op]
+            if joint == "or":
+                parts = [self.condition(a, env, negate) for a in e.args]
+                return "(" + " or ".join(parts) + ")"
+            parts = [self.condition(a, env, negate) for a in e.args if _logical(a)]
+            plain = [a for a in e.args if not _logical(a)]  # NULL checks once
+        else:
+            parts, plain = [], [e]
+        guards = dict.fromkeys(
+            f"{self.render(x, env)} is not None" for a in plain for x in _leaves(a)
+        )
+        tests = [self.render(a, env) for a in plain]
+        if negate:
+            tests = [f"not {t}" for t in tests]
+        return "(" + " and ".join([*guards, *tests, *parts]) + ")"
 
     def _like(self, subject: str, pattern: str) -> str:
         if "_" not in pattern:
@@ -239,6 +274,19 @@ class Expressions:
         self.constants.append((name, f"re.compile({py(regex)}, re.DOTALL)"))
         self.uses_re = True
         return f"({name}.fullmatch({subject}) is not None)"
+
+
+def _logical(e) -> bool:
+    return isinstance(e, Op) and e.op in ("and", "or", "not")
+
+
+def _leaves(e):
+    """The column and variable references of an expression (may be NULL)."""
+    if isinstance(e, (Ref, Var)):
+        yield e
+    elif isinstance(e, Op) and e.op != "anti":
+        for a in e.args:
+            yield from _leaves(a)
 
 
 # --- layout: what each node keeps ----------------------------------------------------
@@ -326,12 +374,15 @@ def _theta(node, parent_vars) -> _Theta | None:
                 f"inequality {p} does not fit its join tree edge"
             )
         oriented.append((child, other, op, k, p))
-    child, parent = oriented[0][0], oriented[0][1]
+    ranged = [o for o in oriented if o[2] != "ne"] or oriented
+    child, parent = ranged[0][0], ranged[0][1]
     bounds, extra = [], []
     seen_dirs = set()
     for c, o, op, k, p in oriented:
         direction = "lo" if op in ("gt", "ge") else "hi"
-        if (c, o) == (child, parent) and direction not in seen_dirs:
+        if op == "ne":  # not a range: checked entry by entry
+            extra.append(p)
+        elif (c, o) == (child, parent) and direction not in seen_dirs:
             seen_dirs.add(direction)
             bounds.append((op, k))
         else:
@@ -635,6 +686,8 @@ def _path_steps(
                 "d": d,
                 "d_new": fresh("d"),
                 "mul": ring.mul(d, w),
+                "nonzero_w": ring.count(w),
+                "psum": "sum" if ring.width == 1 else "_psum",
             }
             local = layout.var_local.__getitem__
             if theta is not None:
@@ -706,6 +759,7 @@ def _path_steps(
                 "loops": loops,
                 "depth": depth,
                 "key": emit["key"],
+                "residual": emit["residual"],
                 "value": ring.mul(anchor, *mults),
                 "add": ring.add("_o", "_v"),
             }
@@ -761,9 +815,123 @@ def _factor(expressions: Expressions, expr, scale: int | None, env) -> str:
     return f"round({text})" if scale == 0 else f"round({text} * {10 ** scale})"
 
 
-def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
+def _join_vars(query, atom) -> list[str]:
+    """The atom's variables that join (with another atom or in an inequality).
+    SQL: NULL never joins, so a row with None in one of them takes no part in
+    the atom (it still counts in the relation)."""
+    derived = dict(atom.derived)
+    return [
+        v
+        for v in atom.vars
+        if v not in derived
+        and (
+            sum(v in a.vars for a in query.atoms) > 1
+            or any(v in p.vars for p in query.predicates)
+        )
+    ]
+
+
+# Value checks: the Python classes a column's values must have where the
+# module computes with them (compares, adds, multiplies) after its first
+# change. Exact classes, so `x.__class__ in _NUM` is one set lookup; bool is
+# an int in Python (and in these sums); DATE excludes datetime.datetime, whose
+# comparison with a date raises. Column type -> (set name, the kind `_classes`
+# knows, description).
+_CHECK_SETS = {
+    "int": ("_NUM", "number", "a number"),
+    "float": ("_NUM", "number", "a number"),
+    "str": ("_STR", "str", "a str"),
+    "date": ("_DATE", "date", "a datetime.date"),
+}
+
+
+def _value_checks(query) -> dict[int, dict[int, bool]]:
+    """Per atom (by index): the columns whose class matters once the atom
+    takes a row (its condition holds) -> whether None is fine there.
+
+    Everything else about a value is hashed or compared before the first
+    change of an update, where an error is harmless. These are used after it:
+    inequality columns (sorted and range-summed on), MIN/MAX arguments (kept
+    in a sorted multiset), variables of a SELECT/HAVING expression (computed
+    on each delta) or of a condition on result rows (which guards None), and
+    the columns of a payload factor that is summed in floats (DOUBLE:
+    `d * 'x'` is 'x') or computed after the first change (a relation with
+    several atoms). A row with None in a join column is not taken (see
+    `_join_vars`), so it is not checked."""
+    computed: dict[str, bool] = {}  # variable -> None is fine wherever it is used
+    for c in getattr(query, "residual", ()):
+        for v in var_refs(c):
+            computed[v.name] = True
+    for p in query.predicates:
+        for v in p.vars:
+            computed[v] = False
+    for o in query.outputs:
+        if not isinstance(o.expr, Var):
+            for v in var_refs(o.expr):
+                computed[v.name] = False
+    if query.having is not None:
+        for v in var_refs(query.having):
+            computed[v.name] = False
+    for a in query.aggregates:
+        if a.kind in ("min", "max") and a.arg in query.extra_vars:
+            computed[a.arg] = False
+    out: dict[int, dict[int, bool]] = {}
+    for i, atom in enumerate(query.atoms):
+        cols: dict[int, bool] = {}
+        for c, v in enumerate(atom.variables):
+            if v in computed and atom.variables.index(v) == c:
+                cols[c] = computed[v]
+        many = sum(a.relation == atom.relation for a in query.atoms) > 1
+        for channel in query.channels:
+            for (a, expr), scale in zip(channel.factors, channel.factor_scales):
+                if a == i and (scale is None or many):
+                    for r in _refs(expr):
+                        cols[r.column] = False
+        if cols:
+            out[i] = cols
+    return out
+
+
+def _subquery_value_checks(plan: Plan) -> dict[str, set[int]]:
+    """Per base relation: the columns its subqueries' inner views check (at
+    any depth). An outer view that reads the relation too checks them before
+    its first change (it forwards the row to the inner views after it)."""
+    out: dict[str, set[int]] = {}
+    for _, sub in plan.subplans:
+        for i, cols in _value_checks(sub.query).items():
+            out.setdefault(sub.query.atoms[i].relation, set()).update(cols)
+        for rel, cols in _subquery_value_checks(sub).items():
+            out.setdefault(rel, set()).update(cols)
+    return out
+
+
+def _type_check(rel, checked: dict[int, bool], loaded: dict[int, str], sets: dict):
+    """The value check of some columns of `rel` (`checked`: column -> None is
+    fine), as {"cond": true when every value has its column's class, "spec":
+    the columns for `_type_error`}, or None. Adds the class sets it uses to
+    `sets` (name -> the kinds `_classes` unites)."""
+    conds, spec = [], []
+    for c in sorted(checked):
+        kind = rel.types[c] if c < len(rel.types) else None
+        if kind not in _CHECK_SETS:
+            continue
+        name, kinds, what = _CHECK_SETS[kind]
+        kinds = (kinds,)
+        if checked[c]:
+            name, kinds, what = name + "_OR_NULL", kinds + ("none",), what + " or None"
+        sets[name] = kinds
+        conds.append(f"{loaded.get(c, f'row[{c}]')}.__class__ in {name}")
+        spec.append(tuple_literal([str(c), py(rel.columns[c]), name, py(what)]))
+    if not conds:
+        return None
+    return {"cond": " and ".join(conds), "spec": tuple_literal(spec)}
+
+
+def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets):
     """Per atom of relation `rel_name`: which columns to load from the row, its
-    filter, its payload, and the path that carries its delta to the root."""
+    filter, the check of the values it computes with (`checks`: see
+    `_value_checks`; class sets it uses go to `sets`), its payload, and the
+    path that carries its delta to the root."""
     plan = layout.plan
     query = plan.query
     blocks = []
@@ -787,16 +955,10 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
         needed_cols |= {r.column for _, e, _ in factors for r in _refs(e)}
         # SQL: NULL never joins. A row whose join variable is NULL (None)
         # takes no part in this atom (it still counts in the relation).
-        shared = [
-            v
-            for v in atom.vars
-            if v not in dict(atom.derived)
-            and (
-                sum(v in a.vars for a in query.atoms) > 1
-                or any(v in p.vars for p in query.predicates)
-            )
-        ]
+        shared = _join_vars(query, atom)
         needed_cols |= {atom.variables.index(v) for v in shared}
+        checked = checks.get(node.atom, {})
+        needed_cols |= set(checked)
         locals_, env, seen = [], {}, set()
         for c, v in enumerate(atom.variables):
             if v is not None and v not in seen:
@@ -822,7 +984,8 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
             for v, e in atom.derived
         ]
         conds = [f"{layout.var_local[v]} is not None" for v in shared]
-        conds += [expressions.render(f, env) for f in atom.filters]
+        if atom.filters:
+            conds.append(expressions.condition(Op("and", atom.filters), env))
         cond = " and ".join(conds) or None
         if ring.width == 1:
             payload = "d"
@@ -842,6 +1005,12 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit):
             {
                 "name": info.name,
                 "loads": loads,
+                "type_check": _type_check(
+                    query.relation(rel_name),
+                    checked,
+                    {i: locals_[i] for i in wanted},
+                    sets,
+                ),
                 "keep": names.new(f"keep_{info.name}") if cond else None,
                 "cond": cond,
                 "payload": payload,
@@ -970,16 +1139,11 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     """The module's source for `plan`, black-formatted and compile-checked
     (`inner`: raw text of a subquery's view, to be nested in its outer module)."""
     query = plan.query
-    if query.predicates and query.channels:
-        raise UnsupportedQueryError(
-            "SUM/AVG over inequality joins are not supported yet (COUNT is): "
-            + ", ".join(map(str, query.predicates))
-        )
     names = Names()
     layout = _Layout(plan, names)
     expressions = Expressions()
     ring = Ring(1 + len(query.channels))
-    materialized = bool(plan.widened) or bool(query.extra_vars)
+    materialized = bool(plan.widened or query.extra_vars or query.residual)
     key_vars = list(plan.n_vars)
     key_locals = layout.local(key_vars)
     group_locals = layout.local(query.output_vars)
@@ -999,17 +1163,34 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         else tuple_literal(outputs)
     )
 
+    emit = {"key": emit_key, "residual": None}
+    if query.residual:
+        emit["residual"] = " and ".join(
+            expressions.condition(c, layout.var_local) for c in query.residual
+        )
     subviews, forwards = _subviews(plan, names, source)
     antis = _anti_joins(plan, names, expressions)
     virtual = {name for name, _ in plan.subplans} - set(antis)
     base = [r for r in query.relations if r.name not in virtual]
     base += [r for r in _inner_relations(plan) if r not in base]
 
+    value_checks = _value_checks(query)
+    inner_checks = _subquery_value_checks(plan)
+    class_sets: dict[str, tuple[str, ...]] = {}  # for the value checks
     relations = []
     for rel in [r for r in query.relations if r.name in virtual] + base:
+        # A subquery's result is computed from checked values: no checks.
+        checks = {} if rel.name in virtual else value_checks
         leaves = _leaf_blocks(
-            layout, ring, expressions, rel.name, names, {"key": emit_key}
+            layout, ring, expressions, rel.name, names, emit, checks, class_sets
         )
+        # Columns its inner views check, when the outer view changes first
+        # (it reads the relation too, or it forwards to several inner views).
+        # None is let through: the inner view's condition may drop it.
+        checked = dict.fromkeys(inner_checks.get(rel.name, ()), True)
+        if not leaves and len(forwards.get(rel.name, [])) < 2:
+            checked = {}
+        type_check = _type_check(rel, checked, {}, class_sets)
         count = leaves[0]["count"] if len(leaves) == 1 else None
         relations.append(
             {
@@ -1024,6 +1205,7 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
                 "leaves": leaves,
                 "reunpack": len(leaves) > 1,
                 "virtual": rel.name in virtual,
+                "type_check": type_check,
                 "forwards": forwards.get(rel.name, []),
                 "anti_indexes": [
                     a for a in antis.values() if a["relation"] == rel.name
@@ -1042,6 +1224,7 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     loops, mults, inner_depth = _enum_loops(layout, set(), _Counter())
     checks, check_payload = _lookup(layout, ring)
     context = {
+        "inner": inner,  # a subquery's view: raises the outer module's ViewError
         "source": source,
         "sql": query.sql,
         "plan": str(plan),
@@ -1093,6 +1276,12 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         "checks": checks,
         "check_payload": check_payload,
         "constants": expressions.constants,
+        "type_checks": bool(class_sets),
+        "class_sets": [
+            (name, ", ".join(map(py, kinds)))
+            for name, kinds in sorted(class_sets.items())
+        ],
+        "date_checks": any("date" in kinds for kinds in class_sets.values()),
         "sorted_runtime": any(
             x.kind in ("sorted", "rangesum") for x in layout.structures()
         ),
@@ -1101,7 +1290,8 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
             for a in query.aggregates
         ),
         "helpers": sorted(expressions.helpers),
-        "uses_datetime": expressions.uses_datetime,
+        "uses_datetime": expressions.uses_datetime
+        or any("date" in kinds for kinds in class_sets.values()),
         "uses_re": expressions.uses_re,
     }
     methods = {r["name"]: r["method"] for r in relations}
@@ -1123,7 +1313,10 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         a["apply"] = methods[a["relation"]]
     context["antis"] = list(antis.values())
     context["subviews"] = subviews
+    context["state_entries"] = _state_entries(context)
+    context["layout_id"] = _LAYOUT_PLACEHOLDER
     text = _environment().get_template("module.py.jinja").render(**context)
+    text = text.replace(_LAYOUT_PLACEHOLDER, py(_layout_id(text, context, query)), 1)
     if inner:
         return text
     try:
@@ -1135,6 +1328,60 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
             f"generated code is invalid ({err}); this is a dynyan bug"
         ) from err
     return formatted
+
+
+# Bump when the meaning of a snapshot's parts changes in a way the layout
+# description below does not show (e.g. how payloads or multisets are kept).
+SNAPSHOT_FORMAT = 1
+_LAYOUT_PLACEHOLDER = '"<dynyan layout id>"'
+
+
+def _state_entries(context) -> list[tuple[str, str]]:
+    """The parts of a snapshot: (key literal, expression of the View)."""
+    attrs = [r["store"] for r in context["relations"] if r["store"]]
+    attrs += [s.attr for s in context["structures"]]
+    if context["dedupe"] or context["distinct_changes"]:
+        attrs.append("_distinct_rows")
+    if context["materialized"]:
+        attrs.append("_result")
+    entries = [(py(a), f"self.{a}") for a in attrs]
+    entries += [
+        (py(f"sub:{sub['attr']}"), f"self.{sub['attr']}.snapshot()")
+        for sub in context["subviews"]
+    ]
+    for anti in context["antis"]:
+        entries += [(py(a), f"self.{a}") for a in (anti["keyset"], anti["rows"])]
+    return entries
+
+
+def _layout_id(text: str, context, query) -> str:
+    """A hash of what a snapshot's state means: its parts and the structure
+    each is (kind, key and entry variables, order), the payload's channels,
+    the multisets, and the code of the module's helper classes whose objects
+    are in the state (`_SortedGroup`, `_RangeSum`: compared as syntax trees,
+    so formatting does not count). A subquery's view checks its own part."""
+    import ast
+
+    tree = ast.parse(text)
+    helpers = [
+        ast.dump(node)
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and node.name not in ("View", "ViewError")
+    ]
+    parts = [
+        f"format {SNAPSHOT_FORMAT}",
+        "state " + " ".join(name for name, _ in context["state_entries"]),
+        *(
+            f"structure {s.attr} {s.kind} key={s.key} entry={s.entry} order={s.order}"
+            for s in context["structures"]
+        ),
+        f"payload width {context['ring'].width} scales "
+        + " ".join(str(c.scale) for c in query.channels),
+        "multisets " + " ".join(context["multisets"]),
+        f"materialized {context['materialized']} grouped {context['grouped']}",
+        *helpers,
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def _anti_joins(plan: Plan, names: Names, expressions: Expressions) -> dict:
@@ -1162,6 +1409,10 @@ def _anti_joins(plan: Plan, names: Names, expressions: Expressions) -> dict:
                     "columns": key,
                     "key": tup([f"row[{c}]" for c in key]),
                     "single": len(key) == 1,
+                    # NOT IN: the subquery's emptiness and NULLs decide for
+                    # every row (SQL's three-valued logic); NOT EXISTS: an
+                    # inner key with a NULL matches nothing.
+                    "not_in": name.startswith("in_"),
                 }
                 expressions.anti[name] = antis[name]["keyset"]
     relations = [a["relation"] for a in antis.values()]

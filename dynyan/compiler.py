@@ -2,27 +2,45 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import linecache
 import sys
 import types
 
+from .errors import UnsupportedQueryError
 from .plan import Plan, complexity, plan_query
+
+
+@contextlib.contextmanager
+def _nesting_limit():
+    """Parsing, planning and rendering recurse over the query's expressions:
+    one nested too deeply (hundreds of ANDs) is refused, not a traceback."""
+    try:
+        yield
+    except RecursionError:
+        raise UnsupportedQueryError(
+            "query too deeply nested (hundreds of nested conditions or terms); "
+            "simplify the expression"
+        ) from None
 
 
 def compile_query(sql: str, schema: str | None = None) -> Plan:
     """Parse and plan `sql`; the plan carries its query."""
     from .sql import parse_query  # sqlglot: only when compiling
 
-    return plan_query(parse_query(sql, schema))
+    with _nesting_limit():
+        return plan_query(parse_query(sql, schema))
 
 
 def compile_sql(sql: str, schema: str | None = None, source: str = "<string>") -> str:
     """The generated module's source for `sql`."""
     from .codegen import render_module  # black and jinja2: only when compiling
 
-    return render_module(compile_query(sql, schema), source=source)
+    plan = compile_query(sql, schema)
+    with _nesting_limit():
+        return render_module(plan, source=source)
 
 
 def load(sql: str, schema: str | None = None) -> types.ModuleType:

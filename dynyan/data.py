@@ -20,12 +20,15 @@ TPC-DS fact tables contain NULLs (``None`` on replay).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from dynyan.errors import PipelineError
 
@@ -135,9 +138,13 @@ def generate(
     if is_complete(target) and not force:
         return target
     exe = tpcgen_executable()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
+    with staging_dir(target) as tmp:
+        _run_tpcgen(exe, benchmark, sf, tmp, quiet)
+    return target
+
+
+def _run_tpcgen(exe: Path, benchmark: str, sf: float, tmp: Path, quiet: bool) -> None:
+    """Write every table of ``benchmark`` and the marker into ``tmp``."""
     tables = TABLES[benchmark]
     cmd = [
         str(exe),
@@ -159,7 +166,6 @@ def generate(
     except OSError as exc:
         raise PipelineError(f"could not run {exe}: {exc}") from exc
     if proc.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
         detail = proc.stderr.decode(errors="replace").strip().splitlines()[-3:]
         raise PipelineError(
             f"tpcgen-cli failed for {benchmark} SF {sf:g} (exit {proc.returncode}): "
@@ -169,7 +175,6 @@ def generate(
     for table in tables:
         files = sorted((tmp / table).glob("*.parquet"))
         if not files:
-            shutil.rmtree(tmp, ignore_errors=True)
             raise PipelineError(f"tpcgen-cli wrote no Parquet file for table {table}")
         counts[table] = sum(_parquet_rows(f) for f in files)
     marker = {
@@ -179,10 +184,62 @@ def generate(
         "tables": counts,
     }
     (tmp / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
-    if target.exists():
-        shutil.rmtree(target)
-    os.replace(tmp, target)
-    return target
+
+
+@contextlib.contextmanager
+def staging_dir(target: str | Path) -> Iterator[Path]:
+    """A fresh hidden ``.<name>.tmp-<pid>`` directory beside ``target`` to build it in.
+
+    When the block ends normally the directory replaces ``target`` (by a
+    rename); if the block raises, it is removed. First removes the temporary directories of ``target`` that
+    processes no longer alive left behind (a build killed with SIGKILL never
+    cleans up); those of running processes (concurrent builds) are kept.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging_dirs(target)
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        yield tmp
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def remove_stale_staging_dirs(target: str | Path) -> list[Path]:
+    """Remove the ``.<name>.tmp-<pid>`` directories beside ``target`` whose
+    process is gone; return them."""
+    target = Path(target)
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.tmp-(\d+)$")
+    removed = []
+    try:
+        siblings = list(target.parent.iterdir())
+    except OSError:
+        return removed
+    for path in siblings:
+        m = pattern.match(path.name)
+        if m and path.is_dir() and not path.is_symlink():
+            pid = int(m.group(1))
+            if pid != os.getpid() and not _pid_alive(pid):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists (another user's); else: cannot tell
+        return True
+    return True
 
 
 def table_rows(directory: str | Path) -> dict[str, int]:

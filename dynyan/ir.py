@@ -288,6 +288,16 @@ class Query:
     # Subqueries compiled as inner views: (virtual relation name, its query).
     # Their results are relations of this query, fed by their deltas.
     subqueries: tuple[tuple[str, "Query"], ...] = ()
+    # Conditions across tables that fit no join tree edge (e.g. `<>`, OR):
+    # checked on each row of the widened result before it is materialised.
+    residual: tuple[object, ...] = ()
+
+    @property
+    def residual_vars(self) -> tuple[str, ...]:
+        """Variables the residual conditions read, not output otherwise."""
+        seen = dict.fromkeys(v.name for c in self.residual for v in var_refs(c))
+        before = set(self.output_vars) | set(self.extra_vars)
+        return tuple(v for v in seen if v not in before)
 
     @property
     def extra_vars(self) -> tuple[str, ...]:
@@ -298,7 +308,7 @@ class Query:
     @property
     def plan_vars(self) -> tuple[str, ...]:
         """The variables the (T, N)-representation must output."""
-        return self.output_vars + self.extra_vars
+        return self.output_vars + self.extra_vars + self.residual_vars
 
     @property
     def output_vars(self) -> tuple[str, ...]:
@@ -320,6 +330,7 @@ class Query:
         lines = [head + ", ".join(map(str, self.outputs))]
         lines += [f"  atom {a}" for a in self.atoms]
         lines += [f"  where {p}" for p in self.predicates]
+        lines += [f"  on each result row: {c}" for c in self.residual]
         if self.grouped:
             lines.append("  group by " + (", ".join(self.group_vars) or "()"))
             lines += [

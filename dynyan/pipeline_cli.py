@@ -120,19 +120,29 @@ def cmd_stream_build(args) -> int:
     manifest = streams.build_stream(
         source, out, relations, spec, query=args.query, force=args.force, log=log
     )
-    _print_manifest(out, manifest)
+    print_manifest(out, manifest)
     return 0
 
 
-def _print_manifest(out, m) -> None:
+def print_manifest(out, m) -> None:
+    """The summary of a stream's manifest (``dynyan stream info``): Spark-built
+    streams name their dataset, synthetic ones their generator."""
     params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
+    src = m["source"]
+    generator = src.get("generator")
     print(
-        f"{out}: {m['events']:,} events, variant {m['variant']}"
+        f"{out}: {m['events']:,} events, "
+        + (f"{generator} generator, " if generator else "")
+        + f"variant {m['variant']}"
         + (f" ({params})" if params else "")
         + f", seed {m['seed']}, {m['chunks']} chunk(s) of <= {m['chunk_events']:,}"
     )
-    src = m["source"]
-    print(f"  source: {src['benchmark']} SF {src['scale_factor']:g} ({src['path']})")
+    if src.get("scale_factor") is not None:
+        print(
+            f"  source: {src['benchmark']} SF {src['scale_factor']:g} ({src['path']})"
+        )
+    elif m.get("query"):
+        print(f"  source: {src.get('benchmark')}, for {m['query']}")
     if m.get("static"):
         print(
             f"  static (loaded first): {', '.join(m['static'])}, {m['static_events']:,} events"
@@ -144,23 +154,28 @@ def _print_manifest(out, m) -> None:
 
 
 def cmd_stream_validate(args) -> int:
+    check_stream(args.stream)
+    return 0
+
+
+def check_stream(directory) -> None:
+    """Validate a stream and print the report; a PipelineError if it is invalid."""
     from dynyan import streams
 
     t = time.perf_counter()
-    report = streams.validate_stream(args.stream)
+    report = streams.validate_stream(directory)
     print(report)
     print(f"  checked in {time.perf_counter() - t:.1f} s")
     if not report.ok:
         raise PipelineError(
-            f"stream {args.stream} is invalid ({len(report.problems)} problem(s) above)"
+            f"stream {directory} is invalid ({len(report.problems)} problem(s) above)"
         )
-    return 0
 
 
 def cmd_stream_info(args) -> int:
     from dynyan import streams
 
-    _print_manifest(args.stream, streams.read_manifest(args.stream))
+    print_manifest(args.stream, streams.read_manifest(args.stream))
     return 0
 
 
@@ -304,7 +319,7 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text.replace("_", ""))
     except ValueError:
@@ -314,17 +329,30 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def data_dir_option(p) -> None:
+    p.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="where datasets and streams live (default: $DYNYAN_DATA_DIR or ./data)",
+    )
+
+
+def chunk_events_option(p) -> None:
+    from dynyan.streams import DEFAULT_CHUNK_EVENTS
+
+    p.add_argument(
+        "--chunk-events",
+        type=positive_int,
+        default=DEFAULT_CHUNK_EVENTS,
+        metavar="N",
+        help="events per chunk (seq range per file), default %(default)s",
+    )
+
+
 def add_commands(subparsers) -> None:
     """Register ``data``, ``stream``, ``replay`` and ``demo`` on the CLI's subparsers."""
     from dynyan import streams as _streams_mod  # cheap: no pyspark import
     from dynyan.replay import DEFAULT_BATCH, ENGINES
-
-    def data_dir_option(p):
-        p.add_argument(
-            "--data-dir",
-            metavar="DIR",
-            help="where datasets and streams live (default: $DYNYAN_DATA_DIR or ./data)",
-        )
 
     # data
     p = subparsers.add_parser(
@@ -375,7 +403,7 @@ def add_commands(subparsers) -> None:
     b.add_argument("--variant", choices=_streams_mod.VARIANTS, default="insert")
     b.add_argument(
         "--window",
-        type=_positive_int,
+        type=positive_int,
         help=f"window variant: tuples stay live for this many later inserts (default {_streams_mod.DEFAULT_WINDOW})",
     )
     b.add_argument(
@@ -391,13 +419,7 @@ def add_commands(subparsers) -> None:
         help="relations inserted first and never deleted (default: nation, region, date_dim if read)",
     )
     b.add_argument("--no-static", action="store_true", help="stream every relation")
-    b.add_argument(
-        "--chunk-events",
-        type=_positive_int,
-        default=_streams_mod.DEFAULT_CHUNK_EVENTS,
-        metavar="N",
-        help="events per chunk (seq range per file), default %(default)s",
-    )
+    chunk_events_option(b)
     b.add_argument("--out", metavar="DIR", help="default: DATA_DIR/streams/<name>")
     b.add_argument("--force", action="store_true", help="rebuild / replace DIR")
     data_dir_option(b)
@@ -427,11 +449,13 @@ def add_commands(subparsers) -> None:
     r.add_argument(
         "--schema",
         metavar="FILE",
-        help="schema for a .sql QUERY without CREATE TABLEs (default: the stream's benchmark schema)",
+        help="schema for a .sql QUERY without CREATE TABLEs (default: as for `dynyan "
+        "compile`: a `-- schema: PATH` line, schema.sql beside QUERY, tpch/schema.sql "
+        "above it; else the stream's benchmark schema)",
     )
     r.add_argument(
         "--batch",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_BATCH,
         help="events per batch (default %(default)s)",
     )
@@ -444,7 +468,7 @@ def add_commands(subparsers) -> None:
     r.add_argument("--checkpoint", metavar="DIR", help="write checkpoints into DIR")
     r.add_argument(
         "--every",
-        type=_positive_int,
+        type=positive_int,
         metavar="K",
         help="checkpoint every K events (and at the end)",
     )
@@ -461,7 +485,7 @@ def add_commands(subparsers) -> None:
     )
     r.add_argument(
         "--limit",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="stop after about N events (at a batch boundary); resumable",
     )
@@ -494,13 +518,13 @@ def add_commands(subparsers) -> None:
         "--sf", type=_positive_float, default=DEMO_SF, help="default %(default)s"
     )
     d.add_argument(
-        "--window", type=_positive_int, default=DEMO_WINDOW, help="default %(default)s"
+        "--window", type=positive_int, default=DEMO_WINDOW, help="default %(default)s"
     )
     d.add_argument("--seed", type=int, default=DEMO_SEED, help="default %(default)s")
     d.add_argument("--query", metavar="Q.sql", help=f"default {DEMO_QUERY}")
     d.add_argument("--schema", metavar="FILE", help="default tpch/schema.sql")
     d.add_argument(
-        "--batch", type=_positive_int, default=DEFAULT_BATCH, help="default %(default)s"
+        "--batch", type=positive_int, default=DEFAULT_BATCH, help="default %(default)s"
     )
     d.add_argument("--engine", choices=ENGINES, default="arrow")
     d.add_argument(

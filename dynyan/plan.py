@@ -33,7 +33,7 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from .errors import CyclicQueryError, UnsupportedQueryError
-from .ir import Predicate, Query
+from .ir import Lit, Op, Predicate, Query, Var
 
 log = logging.getLogger("dynyan.plan")
 
@@ -325,7 +325,26 @@ def _cycle_message(query: Query, state: _State) -> str:
 
 
 def plan_query(query: Query) -> Plan:
-    """Search GJT pairs for `query` and return the cheapest."""
+    """Search GJT pairs for `query` and return the cheapest. A `<>` that fits
+    no tree edge is checked on the rows of the query without it instead."""
+    try:
+        return _plan_query(query)
+    except UnsupportedQueryError:
+        ne = [p for p in query.predicates if p.op == "ne"]
+        if not ne:
+            raise
+    rest = tuple(p for p in query.predicates if p.op != "ne")
+    residual = tuple(Op("ne", (Var(p.left), _shifted(p.right, p.offset))) for p in ne)
+    return _plan_query(
+        replace(query, predicates=rest, residual=query.residual + residual)
+    )
+
+
+def _shifted(var: str, offset):
+    return Op("add", (Var(var), Lit(offset))) if offset else Var(var)
+
+
+def _plan_query(query: Query) -> Plan:
     # Acyclicity first, for a clear refusal that names the cycle.
     probe: list = []
     _reduce(_initial(query), frozenset(), probe, [], [1])
@@ -507,19 +526,33 @@ def complexity(plan: Plan) -> str:
     else:
         update = "non-simple GJT: O(|db| + |u|) per update in the worst case"
     theta = [n for n in plan.nodes if n.predicates]
-    if theta:
+    ranged = [n for n in theta if any(p.op != "ne" for p in n.predicates)]
+    if ranged:
         update += ", O(log |db|) more per inequality edge on the path"
-        several = [n for n in theta if len({p.vars for p in n.predicates}) > 1]
-        if several:
-            return update + (
-                "; an edge compares several column pairs, so enumeration filters "
-                "(delay no longer constant)"
-            )
+    notes = []
+    if any(p.op == "ne" for n in theta for p in n.predicates):
+        notes.append(
+            "a <> on an edge is checked entry by entry: updates through it scan "
+            "the key's group and enumeration skips the equal entries"
+        )
+    elif any(len({p.vars for p in n.predicates}) > 1 for n in theta):
+        notes.append("an edge compares several column pairs, so enumeration filters")
+    residual = plan.query.residual
+    if residual:
+        notes.append(
+            ", ".join(map(str, residual)) + " fits no tree edge: checked on each "
+            "row of the query without it, whose result is materialised (memory "
+            "proportional to that result)"
+        )
     if plan.widened:
-        return update + (
-            "; not free-connex: output widened by "
+        notes.append(
+            "not free-connex: output widened by "
             + ", ".join(plan.widened)
             + ", the projected result is materialised (memory proportional to the "
             "result) and maintained from the widened query's deltas"
         )
-    return update + "; enumeration with constant delay"
+    if not notes:
+        return update + "; enumeration with constant delay"
+    if not (residual or plan.widened):
+        notes[-1] += " (delay no longer constant)"
+    return "; ".join([update, *notes])

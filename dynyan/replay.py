@@ -80,26 +80,15 @@ def load_query(
 ) -> Query:
     """Load a query as a View module.
 
-    ``target`` is a ``.sql`` file (compiled with ``dynyan.load``; if it has no
-    CREATE TABLE statements, the schema comes from ``schema`` or the
-    benchmark's default schema file), a ``.py`` file (imported), or a dotted
-    module name (imported).
+    ``target`` is a ``.sql`` file (compiled with ``dynyan.load``, its schema
+    resolved as ``read_sql_query`` says), a ``.py`` file (imported), or a
+    dotted module name (imported).
     """
     path = Path(target)
     if path.suffix == ".sql":
         if not path.is_file():
             raise PipelineError(f"query file {path} does not exist")
-        sql = path.read_text()
-        schema_text = None
-        if schema is not None or not _CREATE_TABLE.search(sql):
-            schema_path = (
-                Path(schema) if schema is not None else default_schema(benchmark)
-            )
-            if not schema_path.is_file():
-                raise PipelineError(
-                    f"schema file {schema_path} does not exist (give one with --schema)"
-                )
-            schema_text = schema_path.read_text()
+        sql, schema_text = read_sql_query(path, schema, benchmark)
         import dynyan
 
         source = dynyan.compile_sql(sql, schema=schema_text)
@@ -126,6 +115,32 @@ def load_query(
             f"{target!r} is neither a .sql/.py file nor an importable module ({exc})"
         ) from exc
     return Query(str(target), module, _ckpt.module_fingerprint(module))
+
+
+def read_sql_query(
+    path: str | Path,
+    schema: str | Path | None = None,
+    benchmark: str | None = None,
+) -> tuple[str, str | None]:
+    """The query text and the schema text to compile it with.
+
+    Resolved as ``dynyan compile`` does (``dynyan.cli.read_query``): ``schema``,
+    else none if the query has CREATE TABLEs, else the file named by a
+    ``-- schema: PATH`` line, ``schema.sql`` beside the query (e.g.
+    queries/gcq/schema.sql) or the nearest ``tpch/schema.sql`` above it; only
+    if that finds nothing, the default schema of ``benchmark`` (the stream's).
+    """
+    from dynyan.cli import read_query
+
+    sql, schema_text = read_query(str(path), None if schema is None else str(schema))
+    if schema_text is None and not _CREATE_TABLE.search(sql):
+        schema_path = default_schema(benchmark)
+        if not schema_path.is_file():
+            raise PipelineError(
+                f"schema file {schema_path} does not exist (give one with --schema)"
+            )
+        schema_text = schema_path.read_text()
+    return sql, schema_text
 
 
 # --------------------------------------------------------------------------

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import OptimizeError, ParseError, SqlglotError
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.qualify import qualify
 
 from .errors import SqlError, UnsupportedQueryError
@@ -32,6 +34,7 @@ from .ir import (
     Channel,
     COMPARISONS,
     FLIPPED,
+    INFIX,
     Atom,
     Lit,
     Op,
@@ -46,6 +49,10 @@ from .ir import (
 )
 
 DIALECT = "duckdb"
+
+# sqlglot warns before falling back to parsing a statement it does not know
+# as a raw command; we refuse such statements with our own one-line error.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 # sqlglot type -> the Python type a row value has (DESIGN.md §4).
 TYPES = {
@@ -89,8 +96,19 @@ def _sql_error(message: str, node: exp.Expression | None = None) -> SqlError:
 
 
 def _parse(text: str, what: str) -> list[exp.Expression]:
+    dialect = Dialect.get_or_raise(DIALECT)
     try:
-        return [s for s in sqlglot.parse(text, read=DIALECT) if s is not None]
+        tokens = dialect.tokenize(text)
+    except TokenError as err:
+        raise _token_error(err, text, what) from None
+    # sqlglot skips an empty list item (`a INTEGER,, b INTEGER`); SQL does not.
+    for prev, token in zip(tokens, tokens[1:]):
+        if prev.token_type == token.token_type == sqlglot.TokenType.COMMA:
+            raise SqlError(
+                f"syntax error in {what}: two commas in a row", token.line, token.col
+            )
+    try:
+        return [s for s in dialect.parser().parse(tokens, text) if s is not None]
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
         desc = first.get("description", str(err)).split(". Line")[0]
@@ -99,6 +117,17 @@ def _parse(text: str, what: str) -> list[exp.Expression]:
         ) from None
     except SqlglotError as err:
         raise SqlError(f"cannot parse {what}: {err}") from None
+
+
+def _token_error(err: TokenError, text: str, what: str) -> SqlError:
+    """One line with a position: sqlglot's message quotes the text around the
+    fault (over several lines); its cause says "Missing ' from LINE:OFFSET"."""
+    m = re.fullmatch(r"Missing (\S+) from (\d+):(\d+)", str(err.__cause__ or ""))
+    if m is None:
+        return SqlError(f"syntax error in {what}: cannot split it into tokens")
+    quote, line, offset = m.group(1), int(m.group(2)), int(m.group(3))
+    col = offset - text.rfind("\n", 0, offset)
+    return SqlError(f"syntax error in {what}: no closing {quote}", line, col)
 
 
 def _relation(create: exp.Create) -> Relation:
@@ -110,6 +139,8 @@ def _relation(create: exp.Create) -> Relation:
     name = schema.this.name.lower()
     columns, types, scales = [], [], []
     for col in schema.expressions:
+        if isinstance(col, exp.Identifier):
+            raise _sql_error(f"column {name}.{col.name} has no type", col)
         if not isinstance(col, exp.ColumnDef):
             continue  # constraints such as PRIMARY KEY (...)
         kind = col.args.get("kind")
@@ -123,6 +154,8 @@ def _relation(create: exp.Create) -> Relation:
         columns.append(col.name.lower())
         types.append(TYPES[type_name])
         scales.append(_scale(kind))
+    if not columns:
+        raise _sql_error(f"table {name} declares no column", create)
     if len(set(columns)) != len(columns):
         raise _sql_error(f"table {name} declares a column twice", create)
     return Relation(name, tuple(columns), tuple(types), tuple(scales))
@@ -148,7 +181,22 @@ def parse_schema(text: str) -> dict[str, Relation]:
             if rel.name in relations:
                 raise _sql_error(f"table {rel.name} is declared twice", stmt)
             relations[rel.name] = rel
+        elif _is_raw_create(stmt):
+            raise _raw_create_error(stmt)
     return relations
+
+
+def _is_raw_create(stmt: exp.Expression) -> bool:
+    """A CREATE sqlglot could not parse (it keeps such statements as text)."""
+    return isinstance(stmt, exp.Command) and stmt.name.upper() == "CREATE"
+
+
+def _raw_create_error(stmt: exp.Command) -> UnsupportedQueryError:
+    text = " ".join(str(stmt.args.get("expression") or "").split())[:40]
+    return UnsupportedQueryError(
+        f"cannot read CREATE {text}: "
+        "only CREATE TABLE name (column type, ...) is supported"
+    )
 
 
 def parse_query(sql: str, schema: str | None = None) -> Query:
@@ -166,6 +214,8 @@ def parse_query(sql: str, schema: str | None = None) -> Query:
             relations[rel.name] = rel
         elif isinstance(stmt, exp.Query):
             selects.append(stmt)
+        elif _is_raw_create(stmt):
+            raise _raw_create_error(stmt)
         else:
             raise _unsupported(
                 "only CREATE TABLE statements and one SELECT are allowed", stmt
@@ -186,6 +236,8 @@ _UNSUPPORTED_ARGS = {
     "limit": "LIMIT",
     "offset": "OFFSET",
     "with": "WITH (common table expressions)",
+    "with_": "WITH (common table expressions)",  # sqlglot's newer name
+    "sample": "TABLESAMPLE (a view maintains the whole result)",
     "windows": "WINDOW",
     "qualify": "QUALIFY",
 }
@@ -206,10 +258,12 @@ class _Frontend:
             )
         self.relations = dict(self.relations)  # subqueries add virtual relations
         self.subqueries: list[tuple[str, Query]] = []
-        select = self._unnest(select.copy())
         for arg, what in _UNSUPPORTED_ARGS.items():
             if select.args.get(arg):
                 raise _unsupported(f"{what} is not supported", select.args[arg])
+        for node in select.find_all(exp.TableSample):
+            raise _unsupported(f"{_UNSUPPORTED_ARGS['sample']} is not supported", node)
+        select = self._unnest(select.copy())
         for node in select.find_all(exp.AggFunc):
             if not isinstance(node, _AGGREGATES):
                 raise _unsupported(
@@ -434,12 +488,23 @@ class _Frontend:
     # -- checks that give better messages than qualify would --
 
     def _check_tables(self, select: exp.Select) -> None:
+        seen = set()
         for table in select.find_all(exp.Table):
-            if table.name.lower() not in self.relations:
+            # A schema-qualified name (other.r) is not a declared table.
+            if table.name.lower() not in self.relations or table.args.get("db"):
                 known = ", ".join(sorted(self.relations)) or "none"
+                name = ".".join(part.name for part in table.parts)
                 raise _sql_error(
-                    f"unknown table {table.name} (declared tables: {known})", table
+                    f"unknown table {name} (declared tables: {known})", table
                 )
+            alias = (table.alias or table.name).lower()
+            if alias in seen and not table.alias:
+                raise _sql_error(
+                    f"table {alias} appears twice in FROM: give each an alias "
+                    f"(FROM {alias} {alias}1, {alias} {alias}2)",
+                    table,
+                )
+            seen.add(alias)
 
     def _check_columns(self, select: exp.Select) -> None:
         tables: dict[str, str] = {}
@@ -505,10 +570,10 @@ class _Frontend:
         conds = []
         where = select.args.get("where")
         if where is not None:
-            conds.append(self.expr(where.this))
+            conds.append(self.condition(where.this))
         for join in select.args.get("joins") or []:
             if join.args.get("on") is not None:
-                conds.append(self.expr(join.args["on"]))
+                conds.append(self.condition(join.args["on"]))
         return [c for cond in conds for c in conjuncts(cond)]
 
     # -- expressions --
@@ -516,10 +581,26 @@ class _Frontend:
     def expr(self, node: exp.Expression):
         convert = _CONVERTERS.get(type(node))
         if convert is None:
+            if isinstance(node, exp.AggFunc):
+                raise _unsupported(
+                    "an aggregate is not allowed in WHERE, ON or GROUP BY "
+                    "(filter groups with HAVING)",
+                    node,
+                )
             raise _unsupported(
                 f"{type(node).__name__} expressions are not supported", node
             )
-        return convert(self, node)
+        ir = convert(self, node)
+        if isinstance(ir, Op):
+            _typed(self.type_of, ir, node)
+        return ir
+
+    def condition(self, node: exp.Expression):
+        """`expr(node)` for a WHERE, ON or HAVING condition, which must be
+        true or false (DuckDB also reads a number as one, not a string)."""
+        ir = self.expr(node)
+        _check_condition(self.type_of(ir), ir, node)
+        return ir
 
     def column(self, node: exp.Column) -> Ref:
         atom = self.aliases[node.table.lower()]
@@ -528,24 +609,14 @@ class _Frontend:
         return Ref(atom, rel.columns.index(name), f"{node.table.lower()}.{name}")
 
     def type_of(self, e) -> str | None:
-        """The Python type of an expression's value, where it is clear."""
+        """The Python type of an expression's value (None for NULL); raises
+        `_ExprError` for operands that do not fit (see `_op_type`)."""
+        return _type(e, self._leaf_type)
+
+    def _leaf_type(self, e) -> str | None:
         if isinstance(e, Ref):
             return self.atom_relations[e.atom].types[e.column]
-        if isinstance(e, Lit):
-            return {bool: "bool", int: "int", float: "float", str: "str"}.get(
-                type(e.value), "date" if isinstance(e.value, datetime.date) else None
-            )
-        if e.op in ("add_days", "add_months"):
-            return "date"
-        if e.op in ("add", "sub", "mul", "div", "mod", "neg", "year", "month", "day"):
-            return "float" if e.op == "div" else "int"
-        if e.op in ("concat", "substr", "upper", "lower"):
-            return "str"
-        if e.op == "abs":
-            return self.type_of(e.args[0])
-        if e.op == "case":
-            return self.type_of(e.args[1])
-        return "bool"
+        return _lit_type(e)
 
     # -- assembling the GCQ --
 
@@ -588,7 +659,7 @@ class _Frontend:
         else:
             converted = [grouping.convert(e.unalias()) for e in outputs_sql]
             having = select.args.get("having")
-            having = grouping.convert(having.this) if having is not None else None
+            having = grouping.condition(having.this) if having is not None else None
             output_refs = grouping.column_keys()
         theta_refs = [r for c in theta for r in refs(c)]
         used = {(a.atom, a.column) for p in join_pairs for a in p}
@@ -601,27 +672,26 @@ class _Frontend:
         var_of = {m: names[root] for root, members in classes.items() for m in members}
         derived = grouping.derived_vars(set(var_of.values())) if grouping else {}
 
-        predicates = []
+        predicates, residual = [], []
         for cond in theta:
             pred = self._predicate(cond, var_of)
+            cond_vars = (
+                pred.vars if pred else {var_of[(r.atom, r.column)] for r in refs(cond)}
+            )
             home = next(
                 (
                     i
                     for i in range(n)
-                    if pred.vars <= {v for (a, _), v in var_of.items() if a == i}
+                    if cond_vars <= {v for (a, _), v in var_of.items() if a == i}
                 ),
                 None,
             )
-            if home is None:
+            if home is not None:  # every variable lives in one atom: a local filter
+                local[home].append(self._localize(cond, home, var_of))
+            elif pred is not None:
                 predicates.append(pred)
-            else:  # both variables live in one atom: a local filter there
-                cols = {v: c for (a, c), v in sorted(var_of.items()) if a == home}
-                left, right = self._ref(home, cols[pred.left]), self._ref(
-                    home, cols[pred.right]
-                )
-                if pred.offset:
-                    right = Op("add", (right, Lit(pred.offset)))
-                local[home].append(Op(pred.op, (left, right)))
+            else:  # fits no tree edge: checked on each row of the widened result
+                residual.append(_to_vars(cond, var_of))
 
         atoms = []
         for i, rel in enumerate(self.atom_relations):
@@ -676,6 +746,7 @@ class _Frontend:
             tuple(outputs),
             distinct,
             select.sql(dialect=DIALECT, pretty=True),
+            residual=tuple(residual),
             **extra,
         )
 
@@ -702,37 +773,20 @@ class _Frontend:
         return names
 
     def _check_types(self, e) -> None:
-        """Refuse comparisons between values Python cannot compare."""
-        if not isinstance(e, Op):
-            return
-        for arg in e.args:
-            self._check_types(arg)
-        if e.op in COMPARISONS:
-            left, right = (self.type_of(a) for a in e.args)
-            numeric = {"int", "float", "bool"}
-            if (
-                left
-                and right
-                and left != right
-                and not (left in numeric and right in numeric)
-            ):
-                raise UnsupportedQueryError(
-                    f"type mismatch: cannot compare {e.args[0]} ({left}) with {e.args[1]} ({right})"
-                )
+        """Refuse operands that do not fit, e.g. values Python cannot compare
+        (`expr` has checked every converted expression already)."""
+        self.type_of(e)
 
-    def _predicate(self, cond, var_of) -> Predicate:
-        """`a op b ± k` across two tables, in the normal form of Predicate."""
-        if isinstance(cond, Op) and cond.op == "ne":
-            raise UnsupportedQueryError(
-                f"{cond}: <> between tables is not supported (only <, <=, >, >=)"
-            )
-        sides = [_affine(a) for a in cond.args] if isinstance(cond, Op) else [None]
-        if cond.op not in COMPARISONS or cond.op == "eq" or None in sides:
-            raise UnsupportedQueryError(
-                f"condition {cond} spans several tables; supported across tables: "
-                "column = column, and column <, <=, >, >= column ± constant"
-            )
+    def _predicate(self, cond, var_of) -> Predicate | None:
+        """`a op b ± k` across two tables (op one of <> < <= > >=), in the
+        normal form of Predicate; None for other conditions (OR, expressions),
+        which fit no edge."""
         self._check_types(cond)
+        if not isinstance(cond, Op) or cond.op not in COMPARISONS:
+            return None
+        sides = [_affine(a) for a in cond.args]
+        if cond.op == "eq" or None in sides:
+            return None
         (left, k_left), (right, k_right) = sides
         return Predicate(
             var_of[(left.atom, left.column)],
@@ -740,6 +794,17 @@ class _Frontend:
             var_of[(right.atom, right.column)],
             k_right - k_left,
         )
+
+    def _localize(self, cond, home: int, var_of):
+        """`cond` over the columns of atom `home` that hold its variables."""
+        cols = {v: c for (a, c), v in sorted(var_of.items()) if a == home}
+        if isinstance(cond, Ref):
+            return self._ref(home, cols[var_of[(cond.atom, cond.column)]])
+        if isinstance(cond, Op):
+            return Op(
+                cond.op, tuple(self._localize(a, home, var_of) for a in cond.args)
+            )
+        return cond
 
 
 def _affine(e) -> tuple[Ref, int | float] | None:
@@ -800,31 +865,36 @@ def _in_conjunction(node: exp.Expression, where: exp.Where) -> bool:
 
 def _output_type(query: Query, expr) -> str:
     """The type of a subquery's output column, for the relation it becomes."""
-    if isinstance(expr, Var):
-        for atom in query.atoms:
-            rel = query.relation(atom.relation)
-            for column, var in enumerate(atom.variables):
-                if var == expr.name:
-                    return rel.types[column]
-        return "int"  # a derived variable (EXTRACT …)
-    if isinstance(expr, AggRef):
-        agg = query.aggregates[expr.index]
-        if agg.kind in ("count", "count_distinct"):
-            return "int"
-        if agg.kind in ("min", "max"):
-            return _output_type(query, Var(agg.arg))
-        scales = [query.channels[c - 1].scale if c else 0 for _, c in agg.terms]
-        exact_ints = all(sc == 0 for sc in scales) and all(
-            isinstance(k, int) for k, _ in agg.terms
-        )
-        return "int" if exact_ints and agg.kind == "sum" else "float"
-    if isinstance(expr, Lit):
-        return {bool: "bool", int: "int", float: "float", str: "str"}.get(
-            type(expr.value), "date"
-        )
-    if expr.op in ("concat", "substr", "upper", "lower"):
-        return "str"
-    return "float"
+
+    def column_type(atom: Atom, e) -> str | None:
+        rel = query.relation(atom.relation)
+        return rel.types[e.column] if isinstance(e, Ref) else _lit_type(e)
+
+    def leaf(e) -> str | None:
+        if isinstance(e, Var):
+            for atom in query.atoms:
+                rel = query.relation(atom.relation)
+                for column, var in enumerate(atom.variables):
+                    if var == e.name:
+                        return rel.types[column]
+                for var, derived in atom.derived:  # EXTRACT(…), SUBSTRING(…)
+                    if var == e.name:
+                        return _type(derived, lambda x: column_type(atom, x))
+            return None
+        if isinstance(e, AggRef):
+            agg = query.aggregates[e.index]
+            if agg.kind in ("count", "count_distinct"):
+                return "int"
+            if agg.kind in ("min", "max"):
+                return leaf(Var(agg.arg))
+            scales = [query.channels[c - 1].scale if c else 0 for _, c in agg.terms]
+            exact_ints = all(sc == 0 for sc in scales) and all(
+                isinstance(k, int) for k, _ in agg.terms
+            )
+            return "int" if exact_ints and agg.kind == "sum" else "float"
+        return _lit_type(e)
+
+    return _type(expr, leaf) or "float"  # NULL: any type
 
 
 # --- GROUP BY and aggregates -------------------------------------------------
@@ -833,7 +903,9 @@ _AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
 
 
 def _is_grouped(select: exp.Select) -> bool:
-    return bool(select.args.get("group")) or any(
+    """GROUP BY, an aggregate in SELECT, or HAVING (SQL groups the whole
+    input then: `SELECT a FROM r HAVING …` is refused as `a` is not grouped)."""
+    return any(select.args.get(arg) for arg in ("group", "having")) or any(
         e.find(exp.AggFunc) for e in select.expressions
     )
 
@@ -927,7 +999,28 @@ class _Grouping:
             raise _unsupported(
                 f"{type(node).__name__} is not supported around aggregates", node
             )
-        return convert(self, node)
+        ir = convert(self, node)
+        _typed(self.type_of, ir, node)
+        return ir
+
+    def condition(self, node: exp.Expression):
+        """The HAVING condition: true or false, as in WHERE."""
+        ir = self.convert(node)
+        _check_condition(self.type_of(ir), ir, node)
+        return ir
+
+    def type_of(self, e) -> str | None:
+        return _type(e, self._leaf_type)
+
+    def _leaf_type(self, e) -> str | None:
+        if isinstance(e, _GroupKey):
+            return self.fe.type_of(self.keys[e.index])
+        if isinstance(e, AggRef):
+            agg = self.aggregates[e.index]
+            if agg.kind in ("min", "max"):
+                return self.fe.type_of(self.args[int(agg.arg.removeprefix("#arg"))])
+            return "int" if agg.kind in ("count", "count_distinct") else "float"
+        return self.fe._leaf_type(e)
 
     def _aggregate(self, node: exp.AggFunc) -> AggRef:
         text = node.sql(dialect=DIALECT)
@@ -1053,6 +1146,14 @@ def _grouped_binary(op: str) -> Callable:
     return lambda g, node: Op(op, (g.convert(node.this), g.convert(node.expression)))
 
 
+def _grouped_comparison(op: str) -> Callable:
+    def convert(g, node):
+        left, right = g.convert(node.this), g.convert(node.expression)
+        return Op(op, _coerce_dates(left, right, g.type_of, node))
+
+    return convert
+
+
 _GROUPED_CONVERTERS: dict[type, Callable] = {
     exp.Paren: lambda g, node: g.convert(node.this),
     exp.Add: _grouped_binary("add"),
@@ -1060,12 +1161,12 @@ _GROUPED_CONVERTERS: dict[type, Callable] = {
     exp.Mul: _grouped_binary("mul"),
     exp.Div: _grouped_binary("div"),
     exp.Mod: _grouped_binary("mod"),
-    exp.EQ: _grouped_binary("eq"),
-    exp.NEQ: _grouped_binary("ne"),
-    exp.LT: _grouped_binary("lt"),
-    exp.LTE: _grouped_binary("le"),
-    exp.GT: _grouped_binary("gt"),
-    exp.GTE: _grouped_binary("ge"),
+    exp.EQ: _grouped_comparison("eq"),
+    exp.NEQ: _grouped_comparison("ne"),
+    exp.LT: _grouped_comparison("lt"),
+    exp.LTE: _grouped_comparison("le"),
+    exp.GT: _grouped_comparison("gt"),
+    exp.GTE: _grouped_comparison("ge"),
     exp.And: _grouped_binary("and"),
     exp.Or: _grouped_binary("or"),
     exp.Not: lambda g, node: Op("not", (g.convert(node.this),)),
@@ -1080,6 +1181,132 @@ def _vars(e) -> list[Var]:
     if isinstance(e, Op):
         return [v for a in e.args for v in _vars(a)]
     return []
+
+
+# --- expression types ----------------------------------------------------------
+#
+# Every converted expression is typed bottom-up, so that operands the
+# generated Python would reject at run time (or combine unlike SQL: `'1' = 1`
+# never matches) are refused at compile time, where the query says it.
+
+NUMERIC = {"int", "float", "bool"}
+_DATE_ARITHMETIC = (
+    "DATE arithmetic is not supported; supported: DATE ± INTERVAL 'n' "
+    "DAY|WEEK|MONTH|YEAR and comparisons of dates"
+)
+
+
+class _ExprError(UnsupportedQueryError):
+    """An expression the type check refuses; `_typed` adds where it is."""
+
+
+def _lit_type(e) -> str | None:
+    if not isinstance(e, Lit) or e.value is None:
+        return None
+    if isinstance(e.value, datetime.date):
+        return "date"
+    return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(e.value))
+
+
+def _type(e, leaf: Callable) -> str | None:
+    """The type ("int", "float", "bool", "str", "date"; None: unknown, NULL)
+    of `e`, whose non-operator leaves `leaf` types."""
+    if not isinstance(e, Op):
+        return leaf(e)
+    return _op_type(e, [_type(a, leaf) for a in e.args])
+
+
+def _typed(type_of: Callable, e, node: exp.Expression) -> str | None:
+    """`type_of(e)`, a refusal located at `node`."""
+    try:
+        return type_of(e)
+    except _ExprError as err:
+        raise _unsupported(str(err), node) from None
+
+
+def _check_condition(t: str | None, e, node: exp.Expression) -> None:
+    if t is not None and t not in NUMERIC:
+        raise _unsupported(
+            f"type mismatch: {e} ({t}) is not a condition (true or false)", node
+        )
+
+
+def _check_comparable(a, ta: str | None, b, tb: str | None) -> None:
+    if ta and tb and ta != tb and not (ta in NUMERIC and tb in NUMERIC):
+        raise _ExprError(f"type mismatch: cannot compare {a} ({ta}) with {b} ({tb})")
+
+
+def _op_type(e: Op, types: list) -> str | None:
+    """The type of operator `e` over arguments of `types`; `_ExprError` for
+    operands that do not fit (DuckDB refuses them, or converts them in ways
+    the generated Python does not)."""
+    op, args = e.op, e.args
+
+    def need(kinds: set, what: str, *positions: int) -> None:
+        for i in positions:
+            if types[i] is not None and types[i] not in kinds:
+                raise _ExprError(f"type mismatch: {what}, got {args[i]} ({types[i]})")
+
+    if op in COMPARISONS or op == "in":
+        for b, tb in zip(args[1:], types[1:]):
+            _check_comparable(args[0], types[0], b, tb)
+        return "bool"
+    if op in ("add", "sub", "mul", "div", "mod"):
+        if "date" in types:
+            raise _ExprError(_DATE_ARITHMETIC)
+        need(NUMERIC, f"{INFIX[op]} needs numbers", 0, 1)
+        divisor = args[1]
+        if (
+            op in ("div", "mod")
+            and isinstance(divisor, Lit)
+            and type(divisor.value) in (int, float)
+            and divisor.value == 0
+        ):
+            raise _ExprError("division by zero")
+        return "float" if op == "div" or "float" in types else "int"
+    if op in ("neg", "abs"):
+        need(NUMERIC, f"{'ABS' if op == 'abs' else 'unary -'} needs a number", 0)
+        return types[0]
+    if op in ("and", "or", "not"):
+        need(NUMERIC, f"{op.upper()} needs conditions", *range(len(args)))
+        return "bool"
+    if op == "like":
+        need({"str"}, "LIKE needs a string", 0)
+        return "bool"
+    if op in ("year", "month", "day"):
+        need({"date"}, "EXTRACT needs a DATE", 0)
+        return "int"
+    if op in ("substr", "upper", "lower"):
+        need({"str"}, f"{op.upper()} needs a string", 0)
+        return "str"
+    if op == "case":
+        need(NUMERIC, "CASE WHEN needs conditions", *range(0, len(args) - 1, 2))
+        results = [t for t in types[1:-1:2] + types[-1:] if t is not None]
+        if results and all(t in NUMERIC for t in results):
+            return next((t for t in ("float", "int") if t in results), "bool")
+        if len(set(results)) > 1:
+            raise _ExprError(
+                "type mismatch: CASE results of different types "
+                f"({', '.join(dict.fromkeys(results))})"
+            )
+        return results[0] if results else None
+    if op in ("add_days", "add_months"):
+        return "date"
+    if op == "concat":
+        return "str"  # rendered as str(a) + str(b), as DuckDB casts to VARCHAR
+    return "bool"  # anti
+
+
+def _coerce_dates(left, right, type_of: Callable, node: exp.Expression):
+    """DuckDB casts a string literal compared with a DATE to a date."""
+    for a, b in ((left, right), (right, left)):
+        if type_of(a) == "date" and isinstance(b, Lit) and isinstance(b.value, str):
+            try:
+                date = Lit(datetime.date.fromisoformat(b.value))
+            except ValueError:
+                raise _sql_error(f"invalid date {b.value!r}", node) from None
+            left, right = (date, right) if b is left else (left, date)
+    return left, right
 
 
 # --- sqlglot node -> IR, one small converter per node type -------------------
@@ -1192,19 +1419,7 @@ def shift_date(value: datetime.date, op: str, amount: int) -> datetime.date:
 def _comparison(op: str) -> Callable:
     def convert(fe, node):
         left, right = fe.expr(node.this), fe.expr(node.expression)
-        # DuckDB casts a string literal compared with a DATE to a date.
-        for a, b in ((left, right), (right, left)):
-            if (
-                fe.type_of(a) == "date"
-                and isinstance(b, Lit)
-                and isinstance(b.value, str)
-            ):
-                try:
-                    date = Lit(datetime.date.fromisoformat(b.value))
-                except ValueError:
-                    raise _sql_error(f"invalid date {b.value!r}", node) from None
-                left, right = (date, right) if b is left else (left, date)
-        return Op(op, (left, right))
+        return Op(op, _coerce_dates(left, right, fe.type_of, node))
 
     return convert
 
@@ -1230,11 +1445,7 @@ def _in(fe, node):
     if not all(isinstance(v, Lit) for v in values):
         raise _unsupported("IN needs a list of literals", node)
     value = fe.expr(node.this)
-    if fe.type_of(value) == "date":
-        values = [
-            Lit(datetime.date.fromisoformat(v.value)) if isinstance(v.value, str) else v
-            for v in values
-        ]
+    values = [_coerce_dates(value, v, fe.type_of, node)[1] for v in values]
     return Op("in", (value, *values))
 
 

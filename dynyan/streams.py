@@ -285,7 +285,36 @@ def build_stream(
     source_marker = json.loads((source / _data.MARKER).read_text())
     static = _static_relations(rels, spec.static)
     identity = _identity(source_marker, rels, spec, static)
+    existing = cached_manifest(out, identity, force, log)
+    if existing is not None:
+        return existing
 
+    t0 = time.perf_counter()
+    if spark is None:
+        log("starting Spark (local[2])")
+        spark = spark_session()
+    rows = _data.table_rows(source)
+    with _data.staging_dir(out) as tmp:
+        _write_events(spark, source, tmp, rels, static, spec, rows, log)
+        manifest = _make_manifest(
+            tmp, source, source_marker, rels, static, spec, identity
+        )
+        manifest["query"] = query
+        manifest["build_seconds"] = round(time.perf_counter() - t0, 3)
+        write_manifest(tmp, manifest)
+    log(
+        f"stream {out}: {manifest['events']:,} events in "
+        f"{manifest['build_seconds']:.1f} s"
+    )
+    return manifest
+
+
+def cached_manifest(
+    out: Path, identity: dict, force: bool, log: Callable[[str], None]
+) -> dict | None:
+    """The manifest of the stream in ``out`` if it has ``identity`` (a cache
+    hit, never with ``force``), else None: build it. Raises if ``out`` holds
+    another stream or other files, unless ``force``."""
     existing = _read_manifest_or_none(out)
     if existing is not None:
         if existing.get("identity") == identity and not force:
@@ -299,34 +328,7 @@ def build_stream(
         raise PipelineError(
             f"{out} exists and is not a stream; use --force to replace it"
         )
-
-    t0 = time.perf_counter()
-    if spark is None:
-        log("starting Spark (local[2])")
-        spark = spark_session()
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    rows = _data.table_rows(source)
-    try:
-        _write_events(spark, source, tmp, rels, static, spec, rows, log)
-        manifest = _make_manifest(
-            tmp, source, source_marker, rels, static, spec, identity
-        )
-        manifest["query"] = query
-        manifest["build_seconds"] = round(time.perf_counter() - t0, 3)
-        _write_json_atomic(tmp / MANIFEST, manifest)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    log(
-        f"stream {out}: {manifest['events']:,} events in "
-        f"{manifest['build_seconds']:.1f} s"
-    )
-    return manifest
+    return None
 
 
 def _static_relations(rels, requested) -> tuple[str, ...]:
@@ -559,6 +561,11 @@ def _make_manifest(tmp, source, source_marker, rels, static, spec, identity) -> 
     }
 
 
+def write_manifest(directory: Path, manifest: dict) -> None:
+    """Write ``directory/manifest.json`` (fsync'ed; last, once the data is there)."""
+    _write_json_atomic(directory / MANIFEST, manifest)
+
+
 def _write_json_atomic(path: Path, obj) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as fh:
@@ -710,8 +717,7 @@ class Stream:
     @property
     def stream_id(self) -> str:
         """Hash of the manifest's identity: checkpoints refuse another stream."""
-        blob = json.dumps(self.manifest["identity"], sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        return stream_id(self.manifest)
 
     def select(self, wanted: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
         """Map a query's ``RELATIONS`` (any case) onto stream relations/columns."""
@@ -795,6 +801,12 @@ def _read_columns(path: Path, columns):
 
 def read_manifest(directory: str | Path) -> dict:
     return Stream(directory).manifest
+
+
+def stream_id(manifest: dict) -> str:
+    """Short SHA-256 of a manifest's ``identity`` (``Stream.stream_id``)."""
+    blob = json.dumps(manifest["identity"], sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------

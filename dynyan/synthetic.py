@@ -28,18 +28,16 @@ with ``seq``, ``op`` and the columns), so ``dynyan replay``,
 
 CLI (``add_commands(subparsers)`` registers ``synthetic``)::
 
-    dynyan stream synthetic gcq --query gcq1                   # 12k inserts
-    dynyan stream synthetic gcq --query gcq4 --variant window --window 2000
-    dynyan stream synthetic fraud --events 20000 --validate
+    dynyan synthetic gcq --query gcq1                   # 12k inserts
+    dynyan synthetic gcq --query gcq4 --variant window --window 2000
+    dynyan synthetic fraud --events 20000 --validate
+    dynyan replay queries/gcq/gcq1.sql data/streams/synthetic-gcq1-insert-n12000-s42
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import random
-import shutil
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -340,6 +338,7 @@ def write_stream(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from dynyan import data as _data
     from dynyan import streams as _streams
 
     log = log or (lambda msg: None)
@@ -347,19 +346,9 @@ def write_stream(
         raise PipelineError(f"chunk_events must be >= 1, got {chunk_events}")
     out = Path(out)
     identity = {**identity, "chunk_events": chunk_events}
-    existing = _read_json(out / _streams.MANIFEST)
+    existing = _streams.cached_manifest(out, identity, force, log)
     if existing is not None:
-        if existing.get("identity") == identity and not force:
-            log(f"stream {out} is up to date (cached)")
-            return existing
-        if not force:
-            raise PipelineError(
-                f"{out} already holds a different stream; choose another --out or use --force"
-            )
-    elif out.exists() and any(out.iterdir()) and not force:
-        raise PipelineError(
-            f"{out} exists and is not a stream; use --force to replace it"
-        )
+        return existing
 
     t0 = time.perf_counter()
     arrow_types = {rel: [_arrow_type(pa, t) for t in types[rel]] for rel in columns}
@@ -379,12 +368,9 @@ def write_stream(
         ops.append(op)
         rows.append(row)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
     relations = {}
     chunks = 0
-    try:
+    with _data.staging_dir(out) as tmp:
         for rel, cols in columns.items():
             seqs, ops, rows = per_rel[rel]
             lo = 0
@@ -441,13 +427,7 @@ def write_stream(
             "identity": identity,
             "build_seconds": round(time.perf_counter() - t0, 3),
         }
-        _write_json(tmp / _streams.MANIFEST, manifest)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        _streams.write_manifest(tmp, manifest)
     log(f"stream {out}: {len(events):,} events in {manifest['build_seconds']:.2f} s")
     return manifest
 
@@ -461,27 +441,11 @@ def _arrow_type(pa, name: str):
     raise PipelineError(f"unsupported column type {name!r} (int64 or decimal128(p, s))")
 
 
-def _read_json(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _write_json(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as fh:
-        json.dump(obj, fh, indent=2)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def stream_id(manifest: dict) -> str:
     """The same id ``dynyan.streams.Stream.stream_id`` computes."""
-    blob = json.dumps(manifest["identity"], sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
+    from dynyan.streams import stream_id as _stream_id
+
+    return _stream_id(manifest)
 
 
 # --------------------------------------------------------------------------
@@ -615,29 +579,24 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _print_summary(out: Path, m: dict) -> None:
-    params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
-    print(
-        f"{out}: {m['events']:,} events, {m['source'].get('generator')} generator, "
-        f"variant {m['variant']}"
-        + (f" ({params})" if params else "")
-        + f", seed {m['seed']}, {m['chunks']} chunk(s) of <= {m['chunk_events']:,}"
+def _build(args, label: str, build: Callable[..., dict], **options) -> int:
+    """Write the stream to --out (default: DATA_DIR/streams/synthetic-<label>)
+    with ``build``, print its summary (as ``dynyan stream info``) and, with
+    --validate, check it (as ``dynyan stream validate``)."""
+    from dynyan.pipeline_cli import check_stream, print_manifest
+
+    out = Path(args.out) if args.out else default_stream_dir(label, args.data_dir)
+    manifest = build(
+        out,
+        seed=args.seed,
+        chunk_events=args.chunk_events,
+        force=args.force,
+        log=_say,
+        **options,
     )
-    for rel, info in m["relations"].items():
-        print(f"  {rel:24s} +{info['inserts']:>11,} -{info['deletes']:>11,}")
-
-
-def _finish(args, out: Path, manifest: dict) -> int:
-    _print_summary(out, manifest)
+    print_manifest(out, manifest)
     if args.validate:
-        from dynyan import streams as _streams
-
-        report = _streams.validate_stream(out)
-        print(report)
-        if not report.ok:
-            raise PipelineError(
-                f"stream {out} is invalid ({len(report.problems)} problem(s) above)"
-            )
+        check_stream(out)
     return 0
 
 
@@ -648,26 +607,18 @@ def cmd_synthetic_gcq(args) -> int:
     label = f"{name}-{args.variant}"
     if args.variant == "window":
         label += f"-w{args.window}"
-    out = (
-        Path(args.out)
-        if args.out
-        else default_stream_dir(f"{label}-n{n}-s{args.seed}", args.data_dir)
-    )
-    manifest = build_gcq_stream(
-        out,
-        name,
+    return _build(
+        args,
+        f"{label}-n{n}-s{args.seed}",
+        build_gcq_stream,
+        query=name,
         events=n,
         variant=args.variant,
         window=args.window,
-        seed=args.seed,
         domain=args.domain,
         key_domain=args.key_domain,
         relations=relations,
-        chunk_events=args.chunk_events,
-        force=args.force,
-        log=_say,
     )
-    return _finish(args, out, manifest)
 
 
 def cmd_synthetic_fraud(args) -> int:
@@ -675,25 +626,17 @@ def cmd_synthetic_fraud(args) -> int:
     label = f"fraud-n{args.events}-a{args.accounts}" + (
         "-nodel" if window is None else f"-w{window}s"
     )
-    out = (
-        Path(args.out)
-        if args.out
-        else default_stream_dir(f"{label}-s{args.seed}", args.data_dir)
-    )
-    manifest = build_fraud_stream(
-        out,
+    return _build(
+        args,
+        f"{label}-s{args.seed}",
+        build_fraud_stream,
         events=args.events,
-        seed=args.seed,
         accounts=args.accounts,
         mean_gap=args.mean_gap,
         large_fraction=args.large_fraction,
         medium_fraction=args.medium_fraction,
         window_seconds=window,
-        chunk_events=args.chunk_events,
-        force=args.force,
-        log=_say,
     )
-    return _finish(args, out, manifest)
 
 
 def add_commands(subparsers, name: str = "synthetic") -> None:
@@ -702,36 +645,17 @@ def add_commands(subparsers, name: str = "synthetic") -> None:
     Works at the top level (``dynyan synthetic …``) and under ``stream``
     (``dynyan stream synthetic …``): pass the ``stream`` command's subparsers.
     """
-    import argparse
-
-    def positive_int(text: str) -> int:
-        try:
-            value = int(text.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"must be >= 1: {text}")
-        return value
+    from dynyan.pipeline_cli import chunk_events_option, data_dir_option, positive_int
 
     def common(p):
         p.add_argument(
             "--seed", type=int, default=DEFAULT_SEED, help="default %(default)s"
         )
-        p.add_argument(
-            "--chunk-events",
-            type=positive_int,
-            default=DEFAULT_CHUNK_EVENTS,
-            metavar="N",
-            help="events per chunk (seq range per file), default %(default)s",
-        )
+        chunk_events_option(p)
         p.add_argument(
             "--out", metavar="DIR", help="default: DATA_DIR/streams/synthetic-<label>"
         )
-        p.add_argument(
-            "--data-dir",
-            metavar="DIR",
-            help="default: $DYNYAN_DATA_DIR or ./data",
-        )
+        data_dir_option(p)
         p.add_argument("--force", action="store_true", help="replace DIR")
         p.add_argument(
             "--validate",
@@ -835,21 +759,12 @@ def add_commands(subparsers, name: str = "synthetic") -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m dynyan.synthetic gcq|fraud …`` (the same as ``dynyan … synthetic``)."""
-    import argparse
+    """``python -m dynyan.synthetic gcq|fraud …`` (the same as ``dynyan synthetic …``)."""
     import sys
 
-    from dynyan.errors import DynyanError
+    from dynyan.cli import main as cli_main
 
-    parser = argparse.ArgumentParser(prog="python -m dynyan.synthetic")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    add_commands(sub)
-    args = parser.parse_args(["synthetic", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return args.func(args)
-    except DynyanError as err:
-        print(f"dynyan: error: {err}", file=sys.stderr)
-        return 2
+    return cli_main(["synthetic", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

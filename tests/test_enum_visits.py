@@ -1,21 +1,20 @@
 """Enumeration touches only tuples that contribute to the result.
 
 Black-box and time-independent: run `view.enumerate()` (and `view.rows()`)
-under `sys.settrace` and count the Python line events executed in every frame
-other than this file's. The count is deterministic, so adding 10,000 dangling
-tuples (tuples that join with nothing, or only part of the way) must leave it
-exactly unchanged. A view that scans a relation or filters at enumeration
-time would execute lines per dangling tuple and fail.
+under `sys.settrace` and count the Python line events executed in the
+generated module's frames (tests/tracing.py). The count is deterministic, so
+adding 10,000 dangling tuples (tuples that join with nothing, or only part of
+the way) must leave it exactly unchanged. A view that scans a relation or
+filters at enumeration time would execute lines per dangling tuple and fail.
 """
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 
 import pytest
 
-THIS_FILE = __file__
+from tracing import count_lines
 
 TWO_WAY = """
 CREATE TABLE r (a INTEGER NOT NULL, b INTEGER NOT NULL);
@@ -41,32 +40,6 @@ def load(sql: str):
     import dynyan  # a missing compiler is a failure, not a skip
 
     return dynyan.load(sql)
-
-
-def count_lines(fn) -> tuple[int, object]:
-    """Line events executed outside this file while running `fn()`."""
-    count = 0
-
-    def local(frame, event, arg):
-        nonlocal count
-        if event == "line":
-            count += 1
-        return local
-
-    def global_(frame, event, arg):
-        # Only the generated module's own lines: not this file, and not
-        # whatever else the interpreter happens to run (GC callbacks, caches).
-        if not frame.f_code.co_filename.startswith("<dynyan"):
-            return None
-        return local
-
-    old = sys.gettrace()
-    sys.settrace(global_)
-    try:
-        result = fn()
-    finally:
-        sys.settrace(old)
-    return count, result
 
 
 def visits(view) -> tuple[int, int, Counter]:

@@ -26,7 +26,7 @@ import pytest
 
 from dynyan import checkpoint, data, replay, streams
 from dynyan.cli import main as cli_main
-from dynyan.errors import PipelineError
+from dynyan.errors import DynyanError, PipelineError
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "queries" / "tpch"
@@ -591,3 +591,112 @@ def test_demo_runs_end_to_end_and_rebuilds_the_same_stream(
         a = pq.read_table(window_stream / rel).drop_columns(["chunk"]).sort_by("seq")
         b = pq.read_table(demo_stream / rel).drop_columns(["chunk"]).sort_by("seq")
         assert a.equals(b), rel
+
+
+# --------------------------------------------------------------------------
+# synthetic streams through the stream commands (no Spark)
+
+GCQ = ROOT / "queries" / "gcq"
+
+
+@pytest.fixture(scope="module")
+def gcq_stream(tmp_path_factory):
+    """A small GCQ1 window stream (inserts and deletes) from dynyan.synthetic."""
+    from dynyan import synthetic
+
+    out = tmp_path_factory.mktemp("synthetic") / "gcq1"
+    synthetic.build_gcq_stream(
+        out,
+        "gcq1",
+        events=150,
+        variant="window",
+        window=60,
+        seed=5,
+        domain=50,
+        chunk_events=64,
+    )
+    return out
+
+
+def test_stream_info_describes_a_synthetic_stream(gcq_stream, capsys):
+    assert cli_main(["stream", "info", str(gcq_stream)]) == 0
+    out = capsys.readouterr().out
+    assert "240 events, gcq generator, variant window (window=60" in out
+    assert "source: synthetic, for queries/gcq/gcq1.sql" in out
+    assert " SF " not in out
+
+
+def test_replay_compiles_a_query_with_the_schema_beside_it(
+    gcq_stream, tmp_path, capsys
+):
+    """queries/gcq/gcq1.sql has no CREATE TABLE: its tables come from
+    queries/gcq/schema.sql (as for `dynyan compile`), not from the TPC-H schema."""
+    rows_file = tmp_path / "rows.pkl"
+    code = cli_main(
+        [
+            "replay",
+            str(GCQ / "gcq1.sql"),
+            str(gcq_stream),
+            "--batch",
+            "7",
+            "--no-progress",
+            "--save-rows",
+            str(rows_file),
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    rows = pickle.loads(rows_file.read_bytes())
+    assert rows and rows == duckdb_rows(gcq_stream, GCQ / "gcq1.sql")
+    # a `-- schema: PATH` line is followed too; --schema overrides both
+    query = tmp_path / "q.sql"
+    query.write_text(
+        f"-- schema: {os.path.relpath(GCQ / 'schema.sql', tmp_path)}\n"
+        + (GCQ / "gcq1.sql").read_text()
+    )
+    gcq1 = replay.load_query(GCQ / "gcq1.sql", benchmark="tpch")
+    assert (
+        replay.load_query(query, benchmark="tpch").View.RELATIONS
+        == {
+            "r": ("a", "b", "c"),
+            "s": ("d", "e", "f", "k"),
+            "t": ("g", "h", "i", "k"),
+        }
+        == gcq1.View.RELATIONS
+    )
+    with pytest.raises(DynyanError, match="unknown table r"):
+        replay.load_query(GCQ / "gcq1.sql", schema=ROOT / "tpch" / "schema.sql")
+
+
+def test_a_build_removes_temporary_directories_of_killed_builds(tmp_path):
+    """A build killed with SIGKILL leaves `.NAME.tmp-PID`; the next build of
+    NAME removes it, but not one whose process is still running."""
+    from dynyan import synthetic
+
+    out = tmp_path / "s"
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, signal, sys\n"
+            "from dynyan import data\n"
+            "with data.staging_dir(sys.argv[1]) as tmp:\n"
+            "    (tmp / 'r').mkdir(parents=True)\n"
+            "    os.kill(os.getpid(), signal.SIGKILL)\n",
+            str(out),
+        ],
+        cwd=ROOT,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(".s.tmp-") and (left / "r").is_dir()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        running = tmp_path / f".s.tmp-{alive.pid}"
+        running.mkdir()
+        synthetic.build_gcq_stream(out, "gcq2", events=20)
+        assert not left.exists() and running.is_dir()
+        assert streams.read_manifest(out)["events"] == 20
+    finally:
+        alive.kill()
+        alive.wait()

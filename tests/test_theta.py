@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 import traceback
 from collections import Counter
 from pathlib import Path
@@ -38,6 +37,7 @@ from differential import (
     norm_bag,
     run_differential,
 )
+import tracing
 from dynyan import synthetic
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -366,26 +366,7 @@ THIS_FILE = __file__
 
 def count_lines(fn):
     """Line events executed outside this file while running `fn()`."""
-    count = 0
-
-    def local(frame, event, arg):
-        nonlocal count
-        if event == "line":
-            count += 1
-        return local
-
-    def global_(frame, event, arg):
-        if frame.f_code.co_filename == THIS_FILE:
-            return None
-        return local
-
-    old = sys.gettrace()
-    sys.settrace(global_)
-    try:
-        result = fn()
-    finally:
-        sys.settrace(old)
-    return count, result
+    return tracing.count_lines(fn, lambda filename: filename != THIS_FILE)
 
 
 def enum_visits(view):
@@ -397,14 +378,19 @@ def enum_visits(view):
 def _build(name, core, dangling, n):
     """A view with the `core` rows and `n` dangling rows (half before the
     core, half after) from `dangling(i)` -> (relation, row)."""
-    view = module_of(name).View()
+    return fill(module_of(name).View(), core, dangling, n)
+
+
+def fill(view, core, extra, n):
+    """Give `view` the `core` rows ({relation: rows}, one update each) and `n`
+    rows from `extra(i)` -> (relation, row), half before the core, half after."""
     half = n // 2
     for i in range(half):
-        view.insert(*dangling(i))
+        view.insert(*extra(i))
     for rel, rows in core.items():
         view.update(rel, rows)
     for i in range(half, n):
-        view.insert(*dangling(i))
+        view.insert(*extra(i))
     return view
 
 

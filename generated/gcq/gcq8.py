@@ -43,9 +43,29 @@ def _absent_message(relation, row):
     )
 
 
+def _classes(*kinds):
+    """The exact classes of the values of a checked column (see _type_error)."""
+    known = {"number": (int, float, bool), "str": (str,), "none": (type(None),)}
+    return frozenset(c for kind in kinds for c in known[kind])
+
+
+_NUM = _classes("number")
+
+
+def _type_error(relation, row, spec):
+    """The TypeError for a row with a value of the wrong class in a column
+    the view computes with; `spec`: (position, column, classes, description)."""
+    for i, column, classes, what in spec:
+        if row[i].__class__ not in classes:
+            return TypeError(
+                f"{relation}.{column} must be {what}, got {row[i]!r} in {row!r}"
+            )
+    return TypeError(f"bad value in {row!r}")
+
+
 class _SortedGroup:
-    """Tuples with multiplicities, ordered on one variable for range scans
-    (an index on an inequality edge)."""
+    """Tuples with payloads, ordered on one variable for range scans (an
+    index on an inequality edge)."""
 
     __slots__ = ("mults", "order")
 
@@ -54,23 +74,25 @@ class _SortedGroup:
         self.order = SortedKeyList(key=itemgetter(0))
 
     def add(self, value, entry, d):
-        """Change entry's multiplicity by d; returns whether any entry is left."""
+        """Add payload d to entry's; returns whether any entry is left."""
         old = self.mults.get(entry)
         if old is None:
             self.mults[entry] = d
             self.order.add((value, entry))
-        elif old + d:
-            self.mults[entry] = old + d
         else:
-            del self.mults[entry]
-            self.order.remove((value, entry))
+            new = old + d
+            if new:
+                self.mults[entry] = new
+            else:
+                del self.mults[entry]
+                self.order.remove((value, entry))
         return bool(self.mults)
 
     def get(self, entry):
         return self.mults.get(entry)
 
     def scan(self, lo, lo_incl, hi, hi_incl):
-        """(entry, multiplicity) with lo <(=) value <(=) hi, in order."""
+        """(entry, payload) with lo <(=) value <(=) hi, in order."""
         mults = self.mults
         for _, entry in self.order.irange_key(lo, hi, (lo_incl, hi_incl)):
             yield entry, mults[entry]
@@ -83,69 +105,112 @@ class _SortedGroup:
         self.order = SortedKeyList(state[1], key=itemgetter(0))
 
 
-class _RangeSum:
-    """Weights at sorted values with sums over value ranges: sorted blocks
-    with per-block totals, O(sqrt n) per operation."""
+class _RangeNode:
+    """A node of a _RangeSum tree: sorted keys and the payload under each (a
+    leaf: values and their payloads; inside: each child's largest value and
+    total payload, with the children in `kids`)."""
 
-    __slots__ = ("values", "weights", "totals", "maxes")
-    LOAD = 64
+    __slots__ = ("keys", "sums", "kids")
+
+    def __init__(self, keys, sums, kids=None):
+        self.keys, self.sums, self.kids = keys, sums, kids
+
+
+class _RangeSum:
+    """Payloads at sorted values with sums over value ranges: a B-tree whose
+    nodes keep each child's total, O(log n) per operation (a node scans at
+    most 2 * FANOUT sums in C, there are log_FANOUT(n) levels)."""
+
+    __slots__ = ("root",)
+    FANOUT = 64
 
     def __init__(self):
-        self.values, self.weights, self.totals, self.maxes = [], [], [], []
+        self.root = _RangeNode([], [])
 
-    def add(self, value, w):
-        """Add weight w at value; returns whether any weight is left."""
-        maxes = self.maxes
-        if not maxes:
-            self.values.append([value])
-            self.weights.append([w])
-            self.totals.append(w)
-            maxes.append(value)
-            return True
-        i = bisect_left(maxes, value)
-        if i == len(maxes):
-            i -= 1
-        values, weights = self.values[i], self.weights[i]
-        j = bisect_left(values, value)
-        if j < len(values) and values[j] == value:
-            if weights[j] + w:
-                weights[j] += w
+    def add(self, value, d):
+        """Add payload d at value; returns whether any payload is left."""
+        path = []
+        node = self.root
+        while node.kids is not None:
+            keys = node.keys
+            i = bisect_left(keys, value)
+            if i == len(keys):
+                i -= 1
+            path.append((node, i))
+            sums = node.sums
+            sums[i] = sums[i] + d
+            node = node.kids[i]
+        keys, sums = node.keys, node.sums
+        j = bisect_left(keys, value)
+        if j < len(keys) and keys[j] == value:
+            new = sums[j] + d
+            if new:
+                sums[j] = new
             else:
-                del values[j], weights[j]
-                if not values:
-                    del self.values[i], self.weights[i], self.totals[i], maxes[i]
-                    return bool(maxes)
+                del keys[j], sums[j]
         else:
-            values.insert(j, value)
-            weights.insert(j, w)
-        self.totals[i] += w
-        maxes[i] = values[-1]
-        if len(values) > 2 * self.LOAD:
-            half = len(values) // 2
-            self.values[i + 1 : i + 1] = [values[half:]]
-            self.weights[i + 1 : i + 1] = [weights[half:]]
-            del values[half:], weights[half:]
-            self.totals[i] = sum(weights)
-            self.totals.insert(i + 1, sum(self.weights[i + 1]))
-            maxes[i] = values[-1]
-            maxes.insert(i + 1, self.values[i + 1][-1])
-        return True
+            keys.insert(j, value)
+            sums.insert(j, d)
+        if path:  # drop emptied nodes, split full ones, keep largest values
+            child = node
+            for parent, i in reversed(path):
+                if not child.keys:
+                    del parent.keys[i], parent.sums[i], parent.kids[i]
+                else:
+                    parent.keys[i] = child.keys[-1]
+                    if len(child.keys) > 2 * self.FANOUT:
+                        self._split(parent, i)
+                child = parent
+            root = self.root
+            while root.kids is not None and len(root.keys) == 1:
+                root = self.root = root.kids[0]
+        root = self.root
+        if len(root.keys) > 2 * self.FANOUT:
+            self.root = _RangeNode([root.keys[-1]], [sum(root.sums)], [root])
+            self._split(self.root, 0)
+        return bool(self.root.keys)
+
+    @staticmethod
+    def _split(parent, i):
+        """Split parent's child i in two halves."""
+        child = parent.kids[i]
+        half = len(child.keys) // 2
+        kids = None if child.kids is None else child.kids[half:]
+        right = _RangeNode(child.keys[half:], child.sums[half:], kids)
+        del child.keys[half:], child.sums[half:]
+        if kids is not None:
+            del child.kids[half:]
+        parent.keys[i : i + 1] = [child.keys[-1], right.keys[-1]]
+        parent.sums[i : i + 1] = [sum(child.sums), sum(right.sums)]
+        parent.kids.insert(i + 1, right)
 
     def below(self, value, inclusive):
-        """Total weight at values < value (<= if inclusive)."""
+        """Total payload at values < value (<= if inclusive)."""
         find = bisect_right if inclusive else bisect_left
-        i = find(self.maxes, value)
-        total = sum(self.totals[:i])
-        if i < len(self.maxes):
-            total += sum(self.weights[i][: find(self.values[i], value)])
-        return total
+        node = self.root
+        total = _ZERO
+        while True:
+            i = find(node.keys, value)
+            if i:
+                part = sum(node.sums[:i])
+                total = total + part
+            if node.kids is None or i == len(node.keys):
+                return total
+            node = node.kids[i]
 
     def range(self, lo, lo_incl, hi, hi_incl):
-        """Total weight at lo <(=) value <(=) hi; None is unbounded."""
-        total = sum(self.totals) if hi is None else self.below(hi, hi_incl)
+        """Total payload at lo <(=) value <(=) hi; None is unbounded."""
+        total = sum(self.root.sums) if hi is None else self.below(hi, hi_incl)
         if lo is not None:
-            total -= self.below(lo, not lo_incl)
+            low = self.below(lo, not lo_incl)
+            total = total - low
         return total
+
+    def __getstate__(self):
+        return self.root
+
+    def __setstate__(self, root):
+        self.root = root
 
 
 class View:
@@ -160,6 +225,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "g")
     QUERY_ID = "dbc2a4e39443017a"
+    LAYOUT_ID = "a57c6513c4de5a78"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.s_rows = {}  # input rows: row -> multiplicity
@@ -188,7 +254,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -198,7 +268,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -211,8 +285,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -232,16 +311,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -255,6 +340,8 @@ class View:
             raise ViewError(_arity_message("s", 4, row))
         v_d, v_e, _, v_k = row
         keep_s = v_e is not None and v_k is not None
+        if keep_s and not (v_e.__class__ in _NUM):
+            raise _type_error("s", row, ((1, "e", _NUM, "a number"),))
         store = self.s_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -292,7 +379,7 @@ class View:
             if not _grp.add(v_e, v_e, _p):
                 del s_e_by_k[v_k]
             _rs3 = t_count_by_k.get(v_k)
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else 0
+            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
             if _w1:
                 _d2 = _p * _w1
                 _o = n0_root.get((v_e, v_k))
@@ -322,6 +409,8 @@ class View:
         v_g = row[0]
         v_k = row[3]
         keep_t = v_g is not None and v_k is not None
+        if keep_t and not (v_g.__class__ in _NUM):
+            raise _type_error("t", row, ((0, "g", _NUM, "a number"),))
         store = self.t_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -411,8 +500,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         result = self._result
         for row, change in pending.items():
@@ -424,17 +528,14 @@ class View:
                 del result[row]
             if change:
                 changes.append((row, change))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "s_rows": self.s_rows,
                     "t_rows": self.t_rows,
@@ -449,11 +550,43 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = (
+            "s_rows",
+            "t_rows",
+            "n0_root",
+            "s_by_e_k",
+            "s_e_by_k",
+            "t_by_k",
+            "t_count_by_k",
+            "_result",
+        )
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )

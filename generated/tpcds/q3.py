@@ -146,6 +146,7 @@ class View:
     }
     COLUMNS = ("d_year", "brand_id", "brand", "sum_agg")
     QUERY_ID = "0c9a596c648b8bee"
+    LAYOUT_ID = "3fb5e15a5c0c80c4"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -187,7 +188,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -197,7 +202,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -210,8 +219,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -231,16 +245,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -255,7 +275,9 @@ class View:
         v_d_date_sk = row[0]
         v_d_year = row[6]
         c_dt_d_moy = row[8]
-        keep_dt = v_d_date_sk is not None and (c_dt_d_moy == 11)
+        keep_dt = v_d_date_sk is not None and (
+            c_dt_d_moy is not None and (c_dt_d_moy == 11)
+        )
         store = self.date_dim_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -443,7 +465,9 @@ class View:
         v_i_brand_id = row[7]
         v_i_brand = row[8]
         c_item_i_manufact_id = row[13]
-        keep_item = v_ss_item_sk is not None and (c_item_i_manufact_id == 128)
+        keep_item = v_ss_item_sk is not None and (
+            c_item_i_manufact_id is not None and (c_item_i_manufact_id == 128)
+        )
         store = self.item_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -609,8 +633,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         result = self._result
         # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
@@ -638,17 +677,14 @@ class View:
                         changes.append((old, -1))
                     if new is not None:
                         changes.append((new, 1))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "date_dim_rows": self.date_dim_rows,
                     "store_sales_rows": self.store_sales_rows,
@@ -668,11 +704,48 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = (
+            "date_dim_rows",
+            "store_sales_rows",
+            "item_rows",
+            "n0_root",
+            "n1_by_d_date_sk",
+            "n1_count_by_d_date_sk",
+            "store_sales",
+            "store_sales_d_date_sk_by_ss_item_sk",
+            "item_by_ss_item_sk",
+            "item_count_by_ss_item_sk",
+            "dt_by_d_date_sk",
+            "dt_count_by_d_date_sk",
+            "_result",
+        )
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )

@@ -189,6 +189,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "aaaf563b85a1da21"
+    LAYOUT_ID = "29a0fb5d3ec2a19a"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity
@@ -238,7 +239,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -248,7 +253,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -261,8 +270,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -282,16 +296,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -520,8 +540,10 @@ class View:
         c_customer_demographics_cd_gender = row[1]
         c_customer_demographics_cd_marital_status = row[2]
         c_customer_demographics_cd_education_status = row[3]
-        keep_customer_demographics = (
-            v_ss_cdemo_sk is not None
+        keep_customer_demographics = v_ss_cdemo_sk is not None and (
+            c_customer_demographics_cd_gender is not None
+            and c_customer_demographics_cd_marital_status is not None
+            and c_customer_demographics_cd_education_status is not None
             and (c_customer_demographics_cd_gender == "M")
             and (c_customer_demographics_cd_marital_status == "S")
             and (c_customer_demographics_cd_education_status == "College")
@@ -634,7 +656,9 @@ class View:
             raise ViewError(_arity_message("date_dim", 28, row))
         v_ss_sold_date_sk = row[0]
         c_date_dim_d_year = row[6]
-        keep_date_dim = v_ss_sold_date_sk is not None and (c_date_dim_d_year == 2000)
+        keep_date_dim = v_ss_sold_date_sk is not None and (
+            c_date_dim_d_year is not None and (c_date_dim_d_year == 2000)
+        )
         store = self.date_dim_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -908,7 +932,16 @@ class View:
         c_promotion_p_channel_email = row[9]
         c_promotion_p_channel_event = row[14]
         keep_promotion = v_ss_promo_sk is not None and (
-            (c_promotion_p_channel_email == "N") or (c_promotion_p_channel_event == "N")
+            (
+                (
+                    c_promotion_p_channel_email is not None
+                    and (c_promotion_p_channel_email == "N")
+                )
+                or (
+                    c_promotion_p_channel_event is not None
+                    and (c_promotion_p_channel_event == "N")
+                )
+            )
         )
         store = self.promotion_rows
         count = store.get(row, 0) + d
@@ -1090,8 +1123,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         for key, delta in pending.items():
             new = self._lookup(*key)
@@ -1110,17 +1158,14 @@ class View:
                     changes.append((old, -1))
                 if new is not None:
                     changes.append((new, 1))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "store_sales_rows": self.store_sales_rows,
                     "customer_demographics_rows": self.customer_demographics_rows,
@@ -1141,11 +1186,49 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = (
+            "store_sales_rows",
+            "customer_demographics_rows",
+            "date_dim_rows",
+            "item_rows",
+            "promotion_rows",
+            "n0_root",
+            "item_i_item_id_by_ss_item_sk",
+            "n3_count_by_ss_item_sk",
+            "n4_ss_item_sk_by_ss_cdemo_sk",
+            "n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk",
+            "store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk",
+            "date_dim_count_by_ss_sold_date_sk",
+            "promotion_count_by_ss_promo_sk",
+            "customer_demographics_count_by_ss_cdemo_sk",
+        )
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )

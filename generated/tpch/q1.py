@@ -103,6 +103,7 @@ class View:
         "count_order",
     )
     QUERY_ID = "c1bea3ec6cf39299"
+    LAYOUT_ID = "c734bb5b73c8d098"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.lineitem_rows = {}  # input rows: row -> multiplicity
@@ -118,7 +119,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -128,7 +133,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -141,8 +150,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -162,16 +176,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -190,7 +210,9 @@ class View:
         v_l_returnflag = row[8]
         v_l_linestatus = row[9]
         c_lineitem_l_shipdate = row[10]
-        keep_lineitem = c_lineitem_l_shipdate <= datetime.date(1998, 9, 2)
+        keep_lineitem = c_lineitem_l_shipdate is not None and (
+            c_lineitem_l_shipdate <= datetime.date(1998, 9, 2)
+        )
         store = self.lineitem_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -300,8 +322,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         for key, delta in pending.items():
             new = self._lookup(*key)
@@ -321,17 +358,14 @@ class View:
                     changes.append((old, -1))
                 if new is not None:
                     changes.append((new, 1))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "lineitem_rows": self.lineitem_rows,
                     "lineitem_root": self.lineitem_root,
@@ -340,11 +374,34 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = ("lineitem_rows", "lineitem_root")
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )

@@ -78,10 +78,6 @@ def _make_derived1():
     _EMPTY = {}  # read-only stand-in for a missing index group
     _ZERO = 0  # the payload of an absent tuple
 
-    class ViewError(ValueError):
-        """A bad update (unknown relation, wrong arity, delete of an absent row);
-        the view is left exactly as it was before the call."""
-
     def _arity_message(relation, arity, row):
         return f"{relation} rows have {arity} columns, got {len(row)}: {row!r}"
 
@@ -122,6 +118,9 @@ def _make_derived1():
         }
         COLUMNS = ("c_custkey", "count(o_orderkey)")
         QUERY_ID = "815ff19948360f24"
+        LAYOUT_ID = (
+            "fb3e6fbce4d5384f"  # the state's layout: snapshots restore only here
+        )
 
         def __init__(self, on_delta=None, push=False):
             self.customer_rows = {}  # input rows: row -> multiplicity
@@ -147,7 +146,11 @@ def _make_derived1():
                 apply = self._appliers[relation]
             except (KeyError, TypeError):
                 apply = self._applier(relation)
-            apply(row if type(row) is tuple else tuple(row), 1)
+            try:
+                apply(row if type(row) is tuple else tuple(row), 1)
+            except BaseException:
+                self._rejected()
+                raise
             if self._pending is not None:
                 self._flush()
 
@@ -157,7 +160,11 @@ def _make_derived1():
                 apply = self._appliers[relation]
             except (KeyError, TypeError):
                 apply = self._applier(relation)
-            apply(row if type(row) is tuple else tuple(row), -1)
+            try:
+                apply(row if type(row) is tuple else tuple(row), -1)
+            except BaseException:
+                self._rejected()
+                raise
             if self._pending is not None:
                 self._flush()
 
@@ -170,8 +177,13 @@ def _make_derived1():
             """
             apply = self._applier(relation)
             if not isinstance(rows, (list, tuple)):
-                rows = list(rows)
+                try:
+                    rows = list(rows)
+                except BaseException:
+                    self._rejected()
+                    raise
             if mults is not None and len(mults) != len(rows):
+                self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
             done = 0
             try:
@@ -191,16 +203,22 @@ def _make_derived1():
                     m = 1 if mults is None else mults[i]
                     if m:
                         apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-                if self._pending is not None:
-                    self._pending.clear()
+                self._rejected()
                 raise
             if self._pending is not None:
                 self._flush()
+
+        def _rejected(self):
+            """A call failed and changed nothing: nothing to report."""
+            if self._pending is not None:
+                self._pending.clear()
+            self._changes = []
 
         def _applier(self, relation):
             try:
                 return self._appliers[relation]
             except (KeyError, TypeError):
+                self._rejected()
                 known = ", ".join(self.RELATIONS)
                 raise ViewError(
                     f"unknown relation {relation!r}; this view reads {known}"
@@ -265,7 +283,10 @@ def _make_derived1():
             v_c_custkey = row[1]
             c_orders_o_comment = row[8]
             keep_orders = v_c_custkey is not None and (
-                not (_LIKE_0.fullmatch(c_orders_o_comment) is not None)
+                (
+                    c_orders_o_comment is not None
+                    and not (_LIKE_0.fullmatch(c_orders_o_comment) is not None)
+                )
             )
             store = self.orders_rows
             count = store.get(row, 0) + d
@@ -350,8 +371,23 @@ def _make_derived1():
             return list(self._changes)
 
         def _flush(self):
-            """Turn the merged deltas of one call into row changes and report them."""
+            """Turn the merged deltas of one call into row changes and report
+            them; the pending deltas are consumed even if this fails."""
             pending = self._pending
+            try:
+                changes = self._changes_of(pending)
+            except BaseException:
+                self._changes = []
+                raise
+            finally:
+                pending.clear()
+            self._changes = changes
+            if self._on_delta is not None:
+                for row, change in changes:
+                    self._on_delta(row, change)
+
+        def _changes_of(self, pending):
+            """The row changes of one call's merged deltas."""
             changes = []
             for key, delta in pending.items():
                 new = self._lookup(*key)
@@ -364,17 +400,14 @@ def _make_derived1():
                         changes.append((old, -1))
                     if new is not None:
                         changes.append((new, 1))
-            pending.clear()
-            self._changes = changes
-            if self._on_delta is not None:
-                for row, change in changes:
-                    self._on_delta(row, change)
+            return changes
 
         def snapshot(self):
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
                     "query": self.QUERY_ID,
+                    "layout": self.LAYOUT_ID,
                     "state": {
                         "customer_rows": self.customer_rows,
                         "orders_rows": self.orders_rows,
@@ -386,14 +419,43 @@ def _make_derived1():
             )
 
         def restore(self, snapshot):
-            """Load a snapshot() of a view of the same query into this view."""
-            if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-                raise ViewError("the snapshot was taken from a view of another query")
+            """Load a snapshot() of a view of the same query and state layout
+            into this view; refused (ViewError, view unchanged) otherwise."""
+            self._check_snapshot(snapshot)
             for name, value in copy.deepcopy(snapshot["state"]).items():
                 if name.startswith("sub:"):
                     getattr(self, name[4:]).restore(value)
                 else:
                     setattr(self, name, value)
+
+        def _check_snapshot(self, snapshot):
+            """Refuse a snapshot of another query, of another state layout (a
+            module generated by another dynyan version), or with parts missing."""
+            if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+                raise ViewError("the snapshot was taken from a view of another query")
+            if snapshot.get("layout") != self.LAYOUT_ID:
+                raise ViewError(
+                    f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                    f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                    "module generated by another dynyan version"
+                )
+            state = snapshot.get("state")
+            names = (
+                "customer_rows",
+                "orders_rows",
+                "n0_root",
+                "customer_count_by_c_custkey",
+                "orders_count_by_c_custkey",
+            )
+            if not isinstance(state, dict) or set(state) != set(names):
+                found = (
+                    sorted(map(str, state))
+                    if isinstance(state, dict)
+                    else type(state).__name__
+                )
+                raise ViewError(
+                    f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+                )
 
     return View
 
@@ -435,6 +497,7 @@ class View:
     }
     COLUMNS = ("c_count", "custdist")
     QUERY_ID = "a66e38eafe9a2f7f"
+    LAYOUT_ID = "7945b73f943392e3"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity
@@ -454,7 +517,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -464,7 +531,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -477,8 +548,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -498,16 +574,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -616,8 +698,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         for key, delta in pending.items():
             new = self._lookup(*key)
@@ -630,17 +727,14 @@ class View:
                     changes.append((old, -1))
                 if new is not None:
                     changes.append((new, 1))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "derived1_rows": self.derived1_rows,
                     "c_orders_root": self.c_orders_root,
@@ -650,11 +744,35 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = ("derived1_rows", "c_orders_root", "sub:sub_derived1")
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )
+        self.sub_derived1._check_snapshot(state["sub:sub_derived1"])

@@ -82,10 +82,6 @@ def _make_in_1():
     _EMPTY = {}  # read-only stand-in for a missing index group
     _ZERO = 0  # the payload of an absent tuple
 
-    class ViewError(ValueError):
-        """A bad update (unknown relation, wrong arity, delete of an absent row);
-        the view is left exactly as it was before the call."""
-
     def _arity_message(relation, arity, row):
         return f"{relation} rows have {arity} columns, got {len(row)}: {row!r}"
 
@@ -114,6 +110,9 @@ def _make_in_1():
         }
         COLUMNS = ("k1",)
         QUERY_ID = "b50138a8f0c557c3"
+        LAYOUT_ID = (
+            "9871141b44249d22"  # the state's layout: snapshots restore only here
+        )
 
         def __init__(self, on_delta=None, push=False):
             self.supplier_rows = {}  # input rows: row -> multiplicity
@@ -129,7 +128,11 @@ def _make_in_1():
                 apply = self._appliers[relation]
             except (KeyError, TypeError):
                 apply = self._applier(relation)
-            apply(row if type(row) is tuple else tuple(row), 1)
+            try:
+                apply(row if type(row) is tuple else tuple(row), 1)
+            except BaseException:
+                self._rejected()
+                raise
             if self._pending is not None:
                 self._flush()
 
@@ -139,7 +142,11 @@ def _make_in_1():
                 apply = self._appliers[relation]
             except (KeyError, TypeError):
                 apply = self._applier(relation)
-            apply(row if type(row) is tuple else tuple(row), -1)
+            try:
+                apply(row if type(row) is tuple else tuple(row), -1)
+            except BaseException:
+                self._rejected()
+                raise
             if self._pending is not None:
                 self._flush()
 
@@ -152,8 +159,13 @@ def _make_in_1():
             """
             apply = self._applier(relation)
             if not isinstance(rows, (list, tuple)):
-                rows = list(rows)
+                try:
+                    rows = list(rows)
+                except BaseException:
+                    self._rejected()
+                    raise
             if mults is not None and len(mults) != len(rows):
+                self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
             done = 0
             try:
@@ -173,16 +185,22 @@ def _make_in_1():
                     m = 1 if mults is None else mults[i]
                     if m:
                         apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-                if self._pending is not None:
-                    self._pending.clear()
+                self._rejected()
                 raise
             if self._pending is not None:
                 self._flush()
+
+        def _rejected(self):
+            """A call failed and changed nothing: nothing to report."""
+            if self._pending is not None:
+                self._pending.clear()
+            self._changes = []
 
         def _applier(self, relation):
             try:
                 return self._appliers[relation]
             except (KeyError, TypeError):
+                self._rejected()
                 known = ", ".join(self.RELATIONS)
                 raise ViewError(
                     f"unknown relation {relation!r}; this view reads {known}"
@@ -196,7 +214,9 @@ def _make_in_1():
                 raise ViewError(_arity_message("supplier", 7, row))
             v_s_suppkey = row[0]
             c_supplier_s_comment = row[6]
-            keep_supplier = _LIKE_0.fullmatch(c_supplier_s_comment) is not None
+            keep_supplier = c_supplier_s_comment is not None and (
+                _LIKE_0.fullmatch(c_supplier_s_comment) is not None
+            )
             store = self.supplier_rows
             count = store.get(row, 0) + d
             if count < 0:
@@ -259,27 +279,41 @@ def _make_in_1():
             return list(self._changes)
 
         def _flush(self):
-            """Turn the merged deltas of one call into row changes and report them."""
+            """Turn the merged deltas of one call into row changes and report
+            them; the pending deltas are consumed even if this fails."""
             pending = self._pending
+            try:
+                changes = self._changes_of(pending)
+            except BaseException:
+                self._changes = []
+                raise
+            finally:
+                pending.clear()
+            self._changes = changes
+            if self._on_delta is not None:
+                for row, change in changes:
+                    self._on_delta(row, change)
+
+        def _changes_of(self, pending):
+            """The row changes of one call's merged deltas."""
             changes = []
             for row, change in pending.items():
-                new = self.multiplicity(row) and self._lookup(*row)
+                (v_s_suppkey,) = row
+                p = self._lookup(v_s_suppkey)
+                new = 0 if p is None else p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
                 elif old > 0 and new == 0:
                     changes.append((row, -1))
-            pending.clear()
-            self._changes = changes
-            if self._on_delta is not None:
-                for row, change in changes:
-                    self._on_delta(row, change)
+            return changes
 
         def snapshot(self):
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
                     "query": self.QUERY_ID,
+                    "layout": self.LAYOUT_ID,
                     "state": {
                         "supplier_rows": self.supplier_rows,
                         "supplier_root": self.supplier_root,
@@ -288,14 +322,37 @@ def _make_in_1():
             )
 
         def restore(self, snapshot):
-            """Load a snapshot() of a view of the same query into this view."""
-            if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-                raise ViewError("the snapshot was taken from a view of another query")
+            """Load a snapshot() of a view of the same query and state layout
+            into this view; refused (ViewError, view unchanged) otherwise."""
+            self._check_snapshot(snapshot)
             for name, value in copy.deepcopy(snapshot["state"]).items():
                 if name.startswith("sub:"):
                     getattr(self, name[4:]).restore(value)
                 else:
                     setattr(self, name, value)
+
+        def _check_snapshot(self, snapshot):
+            """Refuse a snapshot of another query, of another state layout (a
+            module generated by another dynyan version), or with parts missing."""
+            if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+                raise ViewError("the snapshot was taken from a view of another query")
+            if snapshot.get("layout") != self.LAYOUT_ID:
+                raise ViewError(
+                    f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                    f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                    "module generated by another dynyan version"
+                )
+            state = snapshot.get("state")
+            names = ("supplier_rows", "supplier_root")
+            if not isinstance(state, dict) or set(state) != set(names):
+                found = (
+                    sorted(map(str, state))
+                    if isinstance(state, dict)
+                    else type(state).__name__
+                )
+                raise ViewError(
+                    f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+                )
 
     return View
 
@@ -343,6 +400,7 @@ class View:
     }
     COLUMNS = ("p_brand", "p_type", "p_size", "supplier_cnt")
     QUERY_ID = "0ad688580bf6ed63"
+    LAYOUT_ID = "ce4b07e7a7d09f85"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.partsupp_rows = {}  # input rows: row -> multiplicity
@@ -380,7 +438,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -390,7 +452,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -403,8 +469,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -424,16 +495,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -448,7 +525,14 @@ class View:
         v_ps_partkey = row[0]
         v_ps_suppkey = row[1]
         keep_partsupp = v_ps_partkey is not None and (
-            v_ps_suppkey not in self.in_1_keys
+            (
+                not self.in_1_keys
+                or (
+                    v_ps_suppkey is not None
+                    and None not in self.in_1_keys
+                    and v_ps_suppkey not in self.in_1_keys
+                )
+            )
         )
         store = self.partsupp_rows
         count = store.get(row, 0) + d
@@ -537,10 +621,10 @@ class View:
         v_p_brand = row[3]
         v_p_type = row[4]
         v_p_size = row[5]
-        keep_part = (
-            v_ps_partkey is not None
-            and (not v_p_type.startswith("MEDIUM POLISHED"))
+        keep_part = v_ps_partkey is not None and (
+            v_p_size is not None
             and (v_p_size in (49, 14, 23, 45, 19, 3, 36, 9))
+            and (v_p_type is not None and not v_p_type.startswith("MEDIUM POLISHED"))
         )
         store = self.part_rows
         count = store.get(row, 0) + d
@@ -626,13 +710,22 @@ class View:
         applying each with -count while the filter still has its old value
         and with +count once it has the new one (the store ends unchanged)."""
         key = sub_row[0]
-        rows = list(self.partsupp_rows_by_in_1.get(key, _EMPTY).items())
+        keys = self.in_1_keys
+        if key is None or not keys or (change < 0 and len(keys) == 1):
+            # the subquery's first or last value, or a NULL: every row flips
+            rows = [
+                (row, c)
+                for grp in self.partsupp_rows_by_in_1.values()
+                for row, c in grp.items()
+            ]
+        else:
+            rows = list(self.partsupp_rows_by_in_1.get(key, _EMPTY).items())
         for row, c in rows:
             self._apply_partsupp(row, -c)
         if change > 0:
-            self.in_1_keys[key] = True
+            keys[key] = True
         else:
-            del self.in_1_keys[key]
+            del keys[key]
         for row, c in rows:
             self._apply_partsupp(row, c)
 
@@ -693,8 +786,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         result = self._result
         # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
@@ -729,17 +837,14 @@ class View:
                         changes.append((old, -1))
                     if new is not None:
                         changes.append((new, 1))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "partsupp_rows": self.partsupp_rows,
                     "part_rows": self.part_rows,
@@ -757,11 +862,47 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = (
+            "partsupp_rows",
+            "part_rows",
+            "n0_root",
+            "part_by_ps_partkey",
+            "part_count_by_ps_partkey",
+            "partsupp_by_ps_partkey",
+            "partsupp_count_by_ps_partkey",
+            "_result",
+            "sub:sub_in_1",
+            "in_1_keys",
+            "partsupp_rows_by_in_1",
+        )
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )
+        self.sub_in_1._check_snapshot(state["sub:sub_in_1"])

@@ -88,10 +88,6 @@ def _make_in_1():
     _EMPTY = {}  # read-only stand-in for a missing index group
     _ZERO = (0, 0)  # the payload of an absent tuple
 
-    class ViewError(ValueError):
-        """A bad update (unknown relation, wrong arity, delete of an absent row);
-        the view is left exactly as it was before the call."""
-
     def _arity_message(relation, arity, row):
         return f"{relation} rows have {arity} columns, got {len(row)}: {row!r}"
 
@@ -129,6 +125,9 @@ def _make_in_1():
         }
         COLUMNS = ("k1",)
         QUERY_ID = "31ab7a958b191362"
+        LAYOUT_ID = (
+            "d98d71a2d398b998"  # the state's layout: snapshots restore only here
+        )
 
         def __init__(self, on_delta=None, push=False):
             self.lineitem_rows = {}  # input rows: row -> multiplicity
@@ -144,7 +143,11 @@ def _make_in_1():
                 apply = self._appliers[relation]
             except (KeyError, TypeError):
                 apply = self._applier(relation)
-            apply(row if type(row) is tuple else tuple(row), 1)
+            try:
+                apply(row if type(row) is tuple else tuple(row), 1)
+            except BaseException:
+                self._rejected()
+                raise
             if self._pending is not None:
                 self._flush()
 
@@ -154,7 +157,11 @@ def _make_in_1():
                 apply = self._appliers[relation]
             except (KeyError, TypeError):
                 apply = self._applier(relation)
-            apply(row if type(row) is tuple else tuple(row), -1)
+            try:
+                apply(row if type(row) is tuple else tuple(row), -1)
+            except BaseException:
+                self._rejected()
+                raise
             if self._pending is not None:
                 self._flush()
 
@@ -167,8 +174,13 @@ def _make_in_1():
             """
             apply = self._applier(relation)
             if not isinstance(rows, (list, tuple)):
-                rows = list(rows)
+                try:
+                    rows = list(rows)
+                except BaseException:
+                    self._rejected()
+                    raise
             if mults is not None and len(mults) != len(rows):
+                self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
             done = 0
             try:
@@ -188,16 +200,22 @@ def _make_in_1():
                     m = 1 if mults is None else mults[i]
                     if m:
                         apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-                if self._pending is not None:
-                    self._pending.clear()
+                self._rejected()
                 raise
             if self._pending is not None:
                 self._flush()
+
+        def _rejected(self):
+            """A call failed and changed nothing: nothing to report."""
+            if self._pending is not None:
+                self._pending.clear()
+            self._changes = []
 
         def _applier(self, relation):
             try:
                 return self._appliers[relation]
             except (KeyError, TypeError):
+                self._rejected()
                 known = ", ".join(self.RELATIONS)
                 raise ViewError(
                     f"unknown relation {relation!r}; this view reads {known}"
@@ -285,8 +303,23 @@ def _make_in_1():
             return list(self._changes)
 
         def _flush(self):
-            """Turn the merged deltas of one call into row changes and report them."""
+            """Turn the merged deltas of one call into row changes and report
+            them; the pending deltas are consumed even if this fails."""
             pending = self._pending
+            try:
+                changes = self._changes_of(pending)
+            except BaseException:
+                self._changes = []
+                raise
+            finally:
+                pending.clear()
+            self._changes = changes
+            if self._on_delta is not None:
+                for row, change in changes:
+                    self._on_delta(row, change)
+
+        def _changes_of(self, pending):
+            """The row changes of one call's merged deltas."""
             changes = []
             for key, delta in pending.items():
                 new = self._lookup(*key)
@@ -299,17 +332,14 @@ def _make_in_1():
                         changes.append((old, -1))
                     if new is not None:
                         changes.append((new, 1))
-            pending.clear()
-            self._changes = changes
-            if self._on_delta is not None:
-                for row, change in changes:
-                    self._on_delta(row, change)
+            return changes
 
         def snapshot(self):
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
                     "query": self.QUERY_ID,
+                    "layout": self.LAYOUT_ID,
                     "state": {
                         "lineitem_rows": self.lineitem_rows,
                         "lineitem_root": self.lineitem_root,
@@ -318,14 +348,37 @@ def _make_in_1():
             )
 
         def restore(self, snapshot):
-            """Load a snapshot() of a view of the same query into this view."""
-            if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-                raise ViewError("the snapshot was taken from a view of another query")
+            """Load a snapshot() of a view of the same query and state layout
+            into this view; refused (ViewError, view unchanged) otherwise."""
+            self._check_snapshot(snapshot)
             for name, value in copy.deepcopy(snapshot["state"]).items():
                 if name.startswith("sub:"):
                     getattr(self, name[4:]).restore(value)
                 else:
                     setattr(self, name, value)
+
+        def _check_snapshot(self, snapshot):
+            """Refuse a snapshot of another query, of another state layout (a
+            module generated by another dynyan version), or with parts missing."""
+            if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+                raise ViewError("the snapshot was taken from a view of another query")
+            if snapshot.get("layout") != self.LAYOUT_ID:
+                raise ViewError(
+                    f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                    f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                    "module generated by another dynyan version"
+                )
+            state = snapshot.get("state")
+            names = ("lineitem_rows", "lineitem_root")
+            if not isinstance(state, dict) or set(state) != set(names):
+                found = (
+                    sorted(map(str, state))
+                    if isinstance(state, dict)
+                    else type(state).__name__
+                )
+                raise ViewError(
+                    f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+                )
 
     return View
 
@@ -392,6 +445,7 @@ class View:
         "sum(l_quantity)",
     )
     QUERY_ID = "827439af6de6adef"
+    LAYOUT_ID = "4862e8d0b308190b"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.in_1_rows = {}  # input rows: row -> multiplicity
@@ -437,7 +491,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -447,7 +505,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -460,8 +522,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -481,16 +548,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -1101,8 +1174,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         for key, delta in pending.items():
             new = self._lookup(*key)
@@ -1115,17 +1203,14 @@ class View:
                     changes.append((old, -1))
                 if new is not None:
                     changes.append((new, 1))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "in_1_rows": self.in_1_rows,
                     "customer_rows": self.customer_rows,
@@ -1146,11 +1231,50 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = (
+            "in_1_rows",
+            "customer_rows",
+            "orders_rows",
+            "lineitem_rows",
+            "n0_root",
+            "n1_by_c_custkey",
+            "n1_count_by_c_custkey",
+            "orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey",
+            "n3_count_by_o_orderkey",
+            "in1_count_by_o_orderkey",
+            "lineitem_count_by_o_orderkey",
+            "customer_by_c_custkey",
+            "customer_count_by_c_custkey",
+            "sub:sub_in_1",
+        )
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )
+        self.sub_in_1._check_snapshot(state["sub:sub_in_1"])

@@ -109,6 +109,7 @@ class View:
     }
     COLUMNS = ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
     QUERY_ID = "fd90f37b2a608fc2"
+    LAYOUT_ID = "a3bfdbc9ee9a4713"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.customer_rows = {}  # input rows: row -> multiplicity
@@ -142,7 +143,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -152,7 +157,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -165,8 +174,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -186,16 +200,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -210,7 +230,8 @@ class View:
         v_c_custkey = row[0]
         c_customer_c_mktsegment = row[6]
         keep_customer = v_c_custkey is not None and (
-            c_customer_c_mktsegment == "BUILDING"
+            c_customer_c_mktsegment is not None
+            and (c_customer_c_mktsegment == "BUILDING")
         )
         store = self.customer_rows
         count = store.get(row, 0) + d
@@ -308,7 +329,10 @@ class View:
         keep_orders = (
             v_o_orderkey is not None
             and v_c_custkey is not None
-            and (v_o_orderdate < datetime.date(1995, 3, 15))
+            and (
+                v_o_orderdate is not None
+                and (v_o_orderdate < datetime.date(1995, 3, 15))
+            )
         )
         store = self.orders_rows
         count = store.get(row, 0) + d
@@ -407,7 +431,8 @@ class View:
         c_lineitem_l_discount = row[6]
         c_lineitem_l_shipdate = row[10]
         keep_lineitem = v_o_orderkey is not None and (
-            c_lineitem_l_shipdate > datetime.date(1995, 3, 15)
+            c_lineitem_l_shipdate is not None
+            and (c_lineitem_l_shipdate > datetime.date(1995, 3, 15))
         )
         store = self.lineitem_rows
         count = store.get(row, 0) + d
@@ -507,8 +532,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         for key, delta in pending.items():
             new = self._lookup(*key)
@@ -521,17 +561,14 @@ class View:
                     changes.append((old, -1))
                 if new is not None:
                     changes.append((new, 1))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "customer_rows": self.customer_rows,
                     "orders_rows": self.orders_rows,
@@ -546,11 +583,43 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = (
+            "customer_rows",
+            "orders_rows",
+            "lineitem_rows",
+            "n0_root",
+            "n1_o_orderdate_o_shippriority_by_o_orderkey",
+            "orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey",
+            "customer_count_by_c_custkey",
+            "lineitem_count_by_o_orderkey",
+        )
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )

@@ -75,10 +75,6 @@ def _make_exists_1():
     _EMPTY = {}  # read-only stand-in for a missing index group
     _ZERO = 0  # the payload of an absent tuple
 
-    class ViewError(ValueError):
-        """A bad update (unknown relation, wrong arity, delete of an absent row);
-        the view is left exactly as it was before the call."""
-
     def _arity_message(relation, arity, row):
         return f"{relation} rows have {arity} columns, got {len(row)}: {row!r}"
 
@@ -116,6 +112,9 @@ def _make_exists_1():
         }
         COLUMNS = ("k1",)
         QUERY_ID = "21b2787a812bcae9"
+        LAYOUT_ID = (
+            "f56de18ab91ff639"  # the state's layout: snapshots restore only here
+        )
 
         def __init__(self, on_delta=None, push=False):
             self.lineitem_rows = {}  # input rows: row -> multiplicity
@@ -131,7 +130,11 @@ def _make_exists_1():
                 apply = self._appliers[relation]
             except (KeyError, TypeError):
                 apply = self._applier(relation)
-            apply(row if type(row) is tuple else tuple(row), 1)
+            try:
+                apply(row if type(row) is tuple else tuple(row), 1)
+            except BaseException:
+                self._rejected()
+                raise
             if self._pending is not None:
                 self._flush()
 
@@ -141,7 +144,11 @@ def _make_exists_1():
                 apply = self._appliers[relation]
             except (KeyError, TypeError):
                 apply = self._applier(relation)
-            apply(row if type(row) is tuple else tuple(row), -1)
+            try:
+                apply(row if type(row) is tuple else tuple(row), -1)
+            except BaseException:
+                self._rejected()
+                raise
             if self._pending is not None:
                 self._flush()
 
@@ -154,8 +161,13 @@ def _make_exists_1():
             """
             apply = self._applier(relation)
             if not isinstance(rows, (list, tuple)):
-                rows = list(rows)
+                try:
+                    rows = list(rows)
+                except BaseException:
+                    self._rejected()
+                    raise
             if mults is not None and len(mults) != len(rows):
+                self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
             done = 0
             try:
@@ -175,16 +187,22 @@ def _make_exists_1():
                     m = 1 if mults is None else mults[i]
                     if m:
                         apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-                if self._pending is not None:
-                    self._pending.clear()
+                self._rejected()
                 raise
             if self._pending is not None:
                 self._flush()
+
+        def _rejected(self):
+            """A call failed and changed nothing: nothing to report."""
+            if self._pending is not None:
+                self._pending.clear()
+            self._changes = []
 
         def _applier(self, relation):
             try:
                 return self._appliers[relation]
             except (KeyError, TypeError):
+                self._rejected()
                 known = ", ".join(self.RELATIONS)
                 raise ViewError(
                     f"unknown relation {relation!r}; this view reads {known}"
@@ -199,7 +217,11 @@ def _make_exists_1():
             v_l_orderkey = row[0]
             c_lineitem_l_commitdate = row[11]
             c_lineitem_l_receiptdate = row[12]
-            keep_lineitem = c_lineitem_l_commitdate < c_lineitem_l_receiptdate
+            keep_lineitem = (
+                c_lineitem_l_commitdate is not None
+                and c_lineitem_l_receiptdate is not None
+                and (c_lineitem_l_commitdate < c_lineitem_l_receiptdate)
+            )
             store = self.lineitem_rows
             count = store.get(row, 0) + d
             if count < 0:
@@ -262,27 +284,41 @@ def _make_exists_1():
             return list(self._changes)
 
         def _flush(self):
-            """Turn the merged deltas of one call into row changes and report them."""
+            """Turn the merged deltas of one call into row changes and report
+            them; the pending deltas are consumed even if this fails."""
             pending = self._pending
+            try:
+                changes = self._changes_of(pending)
+            except BaseException:
+                self._changes = []
+                raise
+            finally:
+                pending.clear()
+            self._changes = changes
+            if self._on_delta is not None:
+                for row, change in changes:
+                    self._on_delta(row, change)
+
+        def _changes_of(self, pending):
+            """The row changes of one call's merged deltas."""
             changes = []
             for row, change in pending.items():
-                new = self.multiplicity(row) and self._lookup(*row)
+                (v_l_orderkey,) = row
+                p = self._lookup(v_l_orderkey)
+                new = 0 if p is None else p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
                 elif old > 0 and new == 0:
                     changes.append((row, -1))
-            pending.clear()
-            self._changes = changes
-            if self._on_delta is not None:
-                for row, change in changes:
-                    self._on_delta(row, change)
+            return changes
 
         def snapshot(self):
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
                     "query": self.QUERY_ID,
+                    "layout": self.LAYOUT_ID,
                     "state": {
                         "lineitem_rows": self.lineitem_rows,
                         "lineitem_root": self.lineitem_root,
@@ -291,14 +327,37 @@ def _make_exists_1():
             )
 
         def restore(self, snapshot):
-            """Load a snapshot() of a view of the same query into this view."""
-            if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-                raise ViewError("the snapshot was taken from a view of another query")
+            """Load a snapshot() of a view of the same query and state layout
+            into this view; refused (ViewError, view unchanged) otherwise."""
+            self._check_snapshot(snapshot)
             for name, value in copy.deepcopy(snapshot["state"]).items():
                 if name.startswith("sub:"):
                     getattr(self, name[4:]).restore(value)
                 else:
                     setattr(self, name, value)
+
+        def _check_snapshot(self, snapshot):
+            """Refuse a snapshot of another query, of another state layout (a
+            module generated by another dynyan version), or with parts missing."""
+            if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+                raise ViewError("the snapshot was taken from a view of another query")
+            if snapshot.get("layout") != self.LAYOUT_ID:
+                raise ViewError(
+                    f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                    f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                    "module generated by another dynyan version"
+                )
+            state = snapshot.get("state")
+            names = ("lineitem_rows", "lineitem_root")
+            if not isinstance(state, dict) or set(state) != set(names):
+                found = (
+                    sorted(map(str, state))
+                    if isinstance(state, dict)
+                    else type(state).__name__
+                )
+                raise ViewError(
+                    f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+                )
 
     return View
 
@@ -348,6 +407,7 @@ class View:
     }
     COLUMNS = ("o_orderpriority", "order_count")
     QUERY_ID = "22b58d29d8f3edef"
+    LAYOUT_ID = "ee1290844beb6a8e"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.exists_1_rows = {}  # input rows: row -> multiplicity
@@ -374,7 +434,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -384,7 +448,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -397,8 +465,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -418,16 +491,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -493,8 +572,8 @@ class View:
         v_o_orderkey = row[0]
         c_orders_o_orderdate = row[4]
         v_o_orderpriority = row[5]
-        keep_orders = (
-            v_o_orderkey is not None
+        keep_orders = v_o_orderkey is not None and (
+            c_orders_o_orderdate is not None
             and (c_orders_o_orderdate >= datetime.date(1993, 7, 1))
             and (c_orders_o_orderdate < datetime.date(1993, 10, 1))
         )
@@ -603,8 +682,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         for key, delta in pending.items():
             new = self._lookup(*key)
@@ -617,17 +711,14 @@ class View:
                     changes.append((old, -1))
                 if new is not None:
                     changes.append((new, 1))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "exists_1_rows": self.exists_1_rows,
                     "orders_rows": self.orders_rows,
@@ -640,11 +731,42 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = (
+            "exists_1_rows",
+            "orders_rows",
+            "n0_root",
+            "orders_o_orderpriority_by_o_orderkey",
+            "exists1_count_by_o_orderkey",
+            "sub:sub_exists_1",
+        )
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )
+        self.sub_exists_1._check_snapshot(state["sub:sub_exists_1"])

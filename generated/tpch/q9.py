@@ -138,6 +138,7 @@ class View:
     }
     COLUMNS = ("nation", "o_year", "sum_profit")
     QUERY_ID = "119ebbbb3c872beb"
+    LAYOUT_ID = "e78dd1fd13f078cd"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.part_rows = {}  # input rows: row -> multiplicity
@@ -209,7 +210,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), 1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), 1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -219,7 +224,11 @@ class View:
             apply = self._appliers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
-        apply(row if type(row) is tuple else tuple(row), -1)
+        try:
+            apply(row if type(row) is tuple else tuple(row), -1)
+        except BaseException:
+            self._rejected()
+            raise
         if self._pending is not None:
             self._flush()
 
@@ -232,8 +241,13 @@ class View:
         """
         apply = self._applier(relation)
         if not isinstance(rows, (list, tuple)):
-            rows = list(rows)
+            try:
+                rows = list(rows)
+            except BaseException:
+                self._rejected()
+                raise
         if mults is not None and len(mults) != len(rows):
+            self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
         done = 0
         try:
@@ -253,16 +267,22 @@ class View:
                 m = 1 if mults is None else mults[i]
                 if m:
                     apply(rows[i] if type(rows[i]) is tuple else tuple(rows[i]), -m)
-            if self._pending is not None:
-                self._pending.clear()
+            self._rejected()
             raise
         if self._pending is not None:
             self._flush()
+
+    def _rejected(self):
+        """A call failed and changed nothing: nothing to report."""
+        if self._pending is not None:
+            self._pending.clear()
+        self._changes = []
 
     def _applier(self, relation):
         try:
             return self._appliers[relation]
         except (KeyError, TypeError):
+            self._rejected()
             known = ", ".join(self.RELATIONS)
             raise ViewError(
                 f"unknown relation {relation!r}; this view reads {known}"
@@ -276,7 +296,9 @@ class View:
             raise ViewError(_arity_message("part", 9, row))
         v_p_partkey = row[0]
         c_part_p_name = row[1]
-        keep_part = v_p_partkey is not None and ("green" in c_part_p_name)
+        keep_part = v_p_partkey is not None and (
+            c_part_p_name is not None and ("green" in c_part_p_name)
+        )
         store = self.part_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -1270,8 +1292,23 @@ class View:
         return list(self._changes)
 
     def _flush(self):
-        """Turn the merged deltas of one call into row changes and report them."""
+        """Turn the merged deltas of one call into row changes and report
+        them; the pending deltas are consumed even if this fails."""
         pending = self._pending
+        try:
+            changes = self._changes_of(pending)
+        except BaseException:
+            self._changes = []
+            raise
+        finally:
+            pending.clear()
+        self._changes = changes
+        if self._on_delta is not None:
+            for row, change in changes:
+                self._on_delta(row, change)
+
+    def _changes_of(self, pending):
+        """The row changes of one call's merged deltas."""
         changes = []
         result = self._result
         # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
@@ -1303,17 +1340,14 @@ class View:
                         changes.append((old, -1))
                     if new is not None:
                         changes.append((new, 1))
-        pending.clear()
-        self._changes = changes
-        if self._on_delta is not None:
-            for row, change in changes:
-                self._on_delta(row, change)
+        return changes
 
     def snapshot(self):
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
                 "query": self.QUERY_ID,
+                "layout": self.LAYOUT_ID,
                 "state": {
                     "part_rows": self.part_rows,
                     "supplier_rows": self.supplier_rows,
@@ -1344,11 +1378,59 @@ class View:
         )
 
     def restore(self, snapshot):
-        """Load a snapshot() of a view of the same query into this view."""
-        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
-            raise ViewError("the snapshot was taken from a view of another query")
+        """Load a snapshot() of a view of the same query and state layout
+        into this view; refused (ViewError, view unchanged) otherwise."""
+        self._check_snapshot(snapshot)
         for name, value in copy.deepcopy(snapshot["state"]).items():
             if name.startswith("sub:"):
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+
+    def _check_snapshot(self, snapshot):
+        """Refuse a snapshot of another query, of another state layout (a
+        module generated by another dynyan version), or with parts missing."""
+        if not isinstance(snapshot, dict) or snapshot.get("query") != self.QUERY_ID:
+            raise ViewError("the snapshot was taken from a view of another query")
+        if snapshot.get("layout") != self.LAYOUT_ID:
+            raise ViewError(
+                f"the snapshot has another state layout ({snapshot.get('layout')!r}, "
+                f"this module's LAYOUT_ID is {self.LAYOUT_ID!r}): it was taken with a "
+                "module generated by another dynyan version"
+            )
+        state = snapshot.get("state")
+        names = (
+            "part_rows",
+            "supplier_rows",
+            "lineitem_rows",
+            "partsupp_rows",
+            "orders_rows",
+            "nation_rows",
+            "n0_root",
+            "n1_by_s_suppkey",
+            "n1_count_by_s_suppkey",
+            "n2",
+            "n2_s_suppkey_by_l_orderkey",
+            "n4_l_orderkey_by_p_partkey_s_suppkey",
+            "lineitem_s_suppkey_l_orderkey_by_p_partkey",
+            "part_count_by_p_partkey",
+            "partsupp_count_by_p_partkey_s_suppkey",
+            "orders_by_l_orderkey",
+            "orders_count_by_l_orderkey",
+            "n9_by_s_suppkey",
+            "n9_count_by_s_suppkey",
+            "supplier",
+            "supplier_s_suppkey_by_s_nationkey",
+            "nation_by_s_nationkey",
+            "nation_count_by_s_nationkey",
+            "_result",
+        )
+        if not isinstance(state, dict) or set(state) != set(names):
+            found = (
+                sorted(map(str, state))
+                if isinstance(state, dict)
+                else type(state).__name__
+            )
+            raise ViewError(
+                f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
+            )

@@ -6,7 +6,9 @@
 -- Note: `substr(ca_zip, 1, 5) <> substr(s_zip, 1, 5)` is a <> predicate
 -- between customer_address and store, two atoms that are not adjacent in
 -- the join tree (store_sales - customer - customer_address, store_sales -
--- store).
+-- store): dynyan maintains the query without it, widened by the variables it
+-- reads (and those that make it free-connex), and checks it on each row of
+-- that result before aggregating (`dynyan explain` shows the plan).
 SELECT
     i_brand_id AS brand_id,
     i_brand AS brand,
