@@ -80,11 +80,16 @@ def queries(draw) -> str:
         p = draw(st.integers(0, i - 1))
         kind = draw(
             st.sampled_from(
-                ["eq", "eq", "eq", "eq2", "ineq", "ineq", "eq+ineq", "band", "none"]
+                [
+                    *("eq", "eq", "eq", "eq2", "ineq", "ineq", "eq+ineq", "band"),
+                    *("eq+ne", "none"),
+                ]
             )
         )
-        if kind in ("eq", "eq2", "eq+ineq"):
+        if kind in ("eq", "eq2", "eq+ineq", "eq+ne"):
             where.append(f"{col(i)} = {col(p)}")
+        if kind == "eq+ne":  # <> on the tree edge
+            where.append(f"{col(i)} <> {col(p)}")
         if kind == "eq2":
             where.append(f"{col(i)} = {col(p)}")
         if kind in ("ineq", "eq+ineq"):
@@ -97,6 +102,9 @@ def queries(draw) -> str:
     if n >= 3 and draw(st.integers(0, 4)) == 0:
         i, j = draw(st.sampled_from([(i, j) for i in range(n) for j in range(i)]))
         where.append(inequality(i, j))
+    if n >= 2 and draw(st.integers(0, 4)) == 0:  # fits no edge: on result rows
+        i, j = draw(st.sampled_from([(i, j) for i in range(n) for j in range(i)]))
+        where.append(f"({col(i)} <> {col(j)} OR {col(i)} + {col(j)} < 3)")
 
     # local filters
     for i in range(n):
