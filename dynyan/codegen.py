@@ -345,6 +345,22 @@ class _Theta:
             str(hi[1]) if hi else "True",
         )
 
+    def point(self) -> tuple[str, int | float] | None:
+        """(op "ne", k) when the edge is just `child <> parent + k`: then the
+        matching weight is the total less the weight at one value."""
+        if self.bounds or len(self.extra) != 1 or self.extra[0].op != "ne":
+            return None
+        p = self.extra[0]
+        if p.vars != {self.child, self.parent}:
+            return None
+        op, _, k = p.oriented(self.child)
+        return op, k
+
+    def value(self, point, local) -> str:
+        """The child's value that `point` excludes, the parent side bound."""
+        k = point[1]
+        return local(self.parent) if not k else f"{local(self.parent)} + {py(k)}"
+
     def extra_check(self, local) -> str | None:
         checks = []
         for p in self.extra:
@@ -445,7 +461,7 @@ class _Layout:
                 rest = self.keyvars(set(plan.node(p).vars) - set(plan.node(s).vars))
                 theta = info.theta or _theta(plan.node(s), plan.node(p).vars)
                 if theta and not rest:  # this node is the one with the inequality edge
-                    ranged = not theta.extra
+                    ranged = not theta.extra or theta.point() is not None
                     info.sibling_index = Structure(
                         names.new(f"{name}_count_by_{'_'.join(shared) or 'all'}"),
                         "rangesum" if ranged else "sorted",
@@ -705,12 +721,16 @@ def _path_steps(
             if si.kind == "weights":
                 steps.append({**step, "kind": "weight"})
             elif si.kind == "rangesum":
-                bounds = theta.range_on(theta.child, local)
+                point = theta.point()
                 steps.append(
                     {
                         **step,
                         "kind": "rangeweight",
-                        "bounds": ", ".join(bounds),
+                        "call": (
+                            f"range({', '.join(theta.range_on(theta.child, local))})"
+                            if point is None
+                            else f"besides({theta.value(point, local)})"
+                        ),
                         "rs": fresh("rs"),
                     }
                 )

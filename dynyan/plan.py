@@ -532,8 +532,10 @@ def complexity(plan: Plan) -> str:
     notes = []
     if any(p.op == "ne" for n in theta for p in n.predicates):
         notes.append(
-            "a <> on an edge is checked entry by entry: updates through it scan "
-            "the key's group and enumeration skips the equal entries"
+            "a <> on an edge: enumeration skips the entries equal to the bound "
+            "value; an update gets its weight as the key's total less the equal "
+            "entries' (O(log |db|); with other predicates on that edge it scans "
+            "the key's group)"
         )
     elif any(len({p.vars for p in n.predicates}) > 1 for n in theta):
         notes.append("an edge compares several column pairs, so enumeration filters")

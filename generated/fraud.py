@@ -216,6 +216,12 @@ class _RangeSum:
             total = total - low
         return total
 
+    def besides(self, value):
+        """Total payload at values other than `value` (a <> edge)."""
+        total = sum(self.root.sums)
+        at = self.range(value, True, value, True)
+        return total - at
+
     def __getstate__(self):
         return self.root
 
@@ -235,7 +241,7 @@ class View:
     RELATIONS = {"transactions": ("ts", "acc", "amnt")}
     COLUMNS = ("acc", "ts1", "ts2", "ts3", "amnt")
     QUERY_ID = "510101ad13c93e8a"
-    LAYOUT_ID = "2be52eadc823b309"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2ea8fba5d40312be"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.transactions_rows = {}  # input rows: row -> multiplicity

@@ -211,6 +211,12 @@ class _RangeSum:
             total = total - low
         return total
 
+    def besides(self, value):
+        """Total payload at values other than `value` (a <> edge)."""
+        total = sum(self.root.sums)
+        at = self.range(value, True, value, True)
+        return total - at
+
     def __getstate__(self):
         return self.root
 
@@ -230,7 +236,7 @@ class View:
     RELATIONS = {"r": ("a", "b", "c"), "s": ("d", "e", "f", "k")}
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k")
     QUERY_ID = "86adb69a14aceca2"
-    LAYOUT_ID = "1f495b56f51bb8ef"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0dcd4cd4d215ce6c"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

@@ -217,6 +217,12 @@ class _RangeSum:
             total = total - low
         return total
 
+    def besides(self, value):
+        """Total payload at values other than `value` (a <> edge)."""
+        total = sum(self.root.sums)
+        at = self.range(value, True, value, True)
+        return total - at
+
     def __getstate__(self):
         return self.root
 
@@ -240,7 +246,7 @@ class View:
     }
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "df3f05d6339283fd"
-    LAYOUT_ID = "3c96dc7b0e4ebb10"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "01b8dc376b6ff964"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

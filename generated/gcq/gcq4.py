@@ -212,6 +212,12 @@ class _RangeSum:
             total = total - low
         return total
 
+    def besides(self, value):
+        """Total payload at values other than `value` (a <> edge)."""
+        total = sum(self.root.sums)
+        at = self.range(value, True, value, True)
+        return total - at
+
     def __getstate__(self):
         return self.root
 
@@ -231,7 +237,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "87937bb9d6ae1b46"
-    LAYOUT_ID = "408ee398890b6003"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "475172689c6937a6"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.s_rows = {}  # input rows: row -> multiplicity

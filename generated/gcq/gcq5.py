@@ -210,6 +210,12 @@ class _RangeSum:
             total = total - low
         return total
 
+    def besides(self, value):
+        """Total payload at values other than `value` (a <> edge)."""
+        total = sum(self.root.sums)
+        at = self.range(value, True, value, True)
+        return total - at
+
     def __getstate__(self):
         return self.root
 
@@ -233,7 +239,7 @@ class View:
     }
     COLUMNS = ("a", "b", "d", "e")
     QUERY_ID = "eb1859e669db803e"
-    LAYOUT_ID = "abf748c9ca049212"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "d14286fc368fefe2"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

@@ -208,6 +208,12 @@ class _RangeSum:
             total = total - low
         return total
 
+    def besides(self, value):
+        """Total payload at values other than `value` (a <> edge)."""
+        total = sum(self.root.sums)
+        at = self.range(value, True, value, True)
+        return total - at
+
     def __getstate__(self):
         return self.root
 
@@ -227,7 +233,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "e", "f", "k")
     QUERY_ID = "74c76a978541f8be"
-    LAYOUT_ID = "f00679846ddc7cf2"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e13e1be1b7ab0eef"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.s_rows = {}  # input rows: row -> multiplicity

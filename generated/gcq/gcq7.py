@@ -209,6 +209,12 @@ class _RangeSum:
             total = total - low
         return total
 
+    def besides(self, value):
+        """Total payload at values other than `value` (a <> edge)."""
+        total = sum(self.root.sums)
+        at = self.range(value, True, value, True)
+        return total - at
+
     def __getstate__(self):
         return self.root
 
@@ -232,7 +238,7 @@ class View:
     }
     COLUMNS = ("a", "g")
     QUERY_ID = "f3c1ffb7903eafc3"
-    LAYOUT_ID = "4d67b684252285a8"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "542d494b73f27e38"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity
