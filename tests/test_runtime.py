@@ -1099,3 +1099,26 @@ print(json.dumps(bad))
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {}
+
+
+def test_division_by_zero_as_duckdb():
+    """`/` by zero gives DuckDB's IEEE values; `%` by zero rejects the update
+    (DuckDB: an error) and leaves the view unchanged."""
+    schema = "CREATE TABLE r (a INTEGER, b INTEGER, x DOUBLE);"
+    sql = "SELECT r.a / r.b AS q, r.x / r.b AS y FROM r"
+    rows = [(1, 0, 0.0), (-3, 0, 2.5), (0, 0, -1.0), (4, 2, 0.0)]
+    view = dynyan.load(schema + sql).View()
+    view.update("r", rows)
+    con = duckdb.connect()
+    con.execute(schema)
+    con.executemany("INSERT INTO r VALUES (?, ?, ?)", rows)
+    assert sorted(map(repr, view.rows())) == sorted(
+        map(repr, con.execute(sql).fetchall())
+    )
+    view = dynyan.load(schema + "SELECT r.a FROM r WHERE r.a % r.b = 1").View()
+    view.insert("r", (3, 2, 0.0))
+    with pytest.raises(ZeroDivisionError):
+        view.insert("r", (1, 0, 0.0))
+    with pytest.raises(ZeroDivisionError):
+        view.update("r", [(5, 2, 0.0), (1, 0, 0.0)])
+    assert list(view.rows()) == [(3,)]
