@@ -36,8 +36,8 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
 
-from .codegen import Expressions, py
-from .ir import Lit, Op, Query, Ref, Var, refs, var_refs
+from .codegen import Expressions, _targets, py, tuple_literal
+from .ir import AggRef, Lit, Op, Query, Ref, Var, refs, var_refs
 
 _EMPTY: dict = {}
 
@@ -117,23 +117,134 @@ class FirstOrderIVM:
 
     Same interface as a generated `View`: ``insert``, ``delete``,
     ``enumerate``, ``rows``, and push mode through ``on_delta(row, change)``.
+
+    SPJ queries keep the result bag ``row -> multiplicity``. Aggregate
+    queries evaluate the same delta queries, but each derivation goes into
+    its group's payload (the count, one running sum per payload channel, and
+    a multiset of values per MIN/MAX/COUNT(DISTINCT)) instead of a result
+    row; after each update the touched groups' output rows (HAVING applied)
+    are recomputed and the result bag is corrected. Subqueries (EXISTS, IN,
+    derived tables, NOT IN/NOT EXISTS) are inner `FirstOrderIVM`s whose
+    pushed deltas are updates of the outer query's virtual relations (or
+    flip the rows an anti-join filter lets through). Sums are kept in
+    floats, so after deletions an aggregate may differ from an exact one in
+    the last bits.
     """
 
     def __init__(self, query: Query, on_delta: Callable | None = None):
         self.query = query
         self.on_delta = on_delta
-        self.source, namespace = _compile_ivm(query, push=on_delta is not None)
-        self.result: dict = {}
+        self.result: dict = {}  # output row -> multiplicity
+        antis = _anti_names(query)
+        self.keysets: dict[str, dict] = {name: {} for name in antis}
+        # inner views first: their deltas feed this view
+        self.inner: dict[str, FirstOrderIVM] = {}
+        for name, sub in getattr(query, "subqueries", ()):
+            self.inner[name] = FirstOrderIVM(sub, on_delta=self._forward(name, antis))
+        push = on_delta is not None
+        self.source, namespace = _compile_ivm(query, push=push, antis=antis)
         self.indexes: dict[str, dict] = {name: {} for name in namespace["INDEXES"]}
+        self.groups: dict = {}  # group key -> payload list (aggregate queries)
+        self.outrow: dict = {}  # group key -> its current output row (or None)
+        self.touched: dict = {}
         make = namespace["make_appliers"]
-        self._appliers = make(self.indexes, self.result, on_delta)
-        self.RELATIONS = {r.name: r.columns for r in query.relations}
+        self._appliers, self._flips = make(self.indexes, self, on_delta)
+        self._group_row = namespace.get("group_row")
+        self._zero = namespace.get("ZERO")
+        virtual = {name for name, _ in getattr(query, "subqueries", ())}
+        own = {r.name for r in query.relations if r.name not in virtual}
+        self.RELATIONS = {
+            r.name: r.columns for r in base_relations(query) if r.name not in virtual
+        }
+        # every base relation goes to the inner views that read it, then here
+        self._routes: dict[str, list] = {}
+        for rel in self.RELATIONS:
+            targets = [
+                (lambda row, d, f=inner._apply, rel=rel: f(rel, row, d))
+                for inner in self.inner.values()
+                if rel in inner.RELATIONS
+            ]
+            if rel in own:
+                targets.append(self._appliers[rel])
+            self._routes[rel] = targets
+        if query.grouped and not query.group_vars:
+            # a global aggregate has its one row even on an empty database
+            self.groups[()] = list(self._zero())
+            self.touched[()] = None
+            self._finish()
+
+    def _forward(self, name: str, antis: set[str]):
+        if name in antis:
+
+            def flip(row, change):
+                keyset = self.keysets[name]
+                key = row[0] if len(row) == 1 else row
+                before = key in keyset
+                n = keyset.get(key, 0) + change
+                if n:
+                    keyset[key] = n
+                else:
+                    del keyset[key]
+                if before != (n > 0):
+                    # rows of the filtered atom with this key appear (key gone)
+                    # or disappear (key arrived)
+                    self._flips[name](key, -1 if n > 0 else 1)
+                    self._finish()
+
+            return flip
+
+        def forward(row, change):
+            self._appliers[name](row, change)
+            self._finish()
+
+        return forward
+
+    def _apply(self, relation: str, row: tuple, d: int) -> None:
+        for target in self._routes[relation]:
+            target(row, d)
+        self._finish()
 
     def insert(self, relation: str, row: tuple) -> None:
-        self._appliers[relation](row, 1)
+        self._apply(relation, row, 1)
 
     def delete(self, relation: str, row: tuple) -> None:
-        self._appliers[relation](row, -1)
+        self._apply(relation, row, -1)
+
+    def _finish(self) -> None:
+        """Aggregate queries: turn the touched groups into result rows."""
+        if not self.touched:
+            return
+        groups, outrow, result = self.groups, self.outrow, self.result
+        group_row, emit = self._group_row, self.on_delta
+        distinct = self.query.distinct
+        keep_empty = not self.query.group_vars
+        for key in self.touched:
+            p = groups.get(key)
+            if p is not None and p[0] == 0 and not keep_empty:
+                del groups[key]
+                p = None
+            new = None if p is None else group_row(key, p)
+            old = outrow.get(key)
+            if new == old:
+                continue
+            if new is None:
+                del outrow[key]
+            else:
+                outrow[key] = new
+            if old is not None:
+                n = result[old] - 1
+                if n:
+                    result[old] = n
+                else:
+                    del result[old]
+                if emit is not None and (not distinct or not n):
+                    emit(old, -1)
+            if new is not None:
+                n = result.get(new, 0) + 1
+                result[new] = n
+                if emit is not None and (not distinct or n == 1):
+                    emit(new, 1)
+        self.touched.clear()
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         if self.query.distinct:
@@ -141,26 +252,68 @@ class FirstOrderIVM:
         return iter(self.result.items())
 
     def rows(self) -> Iterator[tuple]:
-        if self.query.distinct:
-            yield from self.result
-            return
-        for row, m in self.result.items():
+        for row, m in self.enumerate():
             for _ in range(m):
                 yield row
+
+
+def base_relations(query: Query) -> list:
+    """The stored relations a query reads, its subqueries' included (virtual
+    relations, the subqueries' results, are not)."""
+    virtual = {name for name, _ in getattr(query, "subqueries", ())}
+    out = [r for r in query.relations if r.name not in virtual]
+    for _, sub in getattr(query, "subqueries", ()):
+        for r in base_relations(sub):
+            if all(r.name != o.name for o in out):
+                out.append(r)
+    return out
+
+
+def _agg_refs(e) -> set[int]:
+    if isinstance(e, AggRef):
+        return {e.index}
+    if isinstance(e, Op):
+        return {i for a in e.args for i in _agg_refs(a)}
+    return set()
+
+
+def _has_anti(e) -> bool:
+    return isinstance(e, Op) and (e.op == "anti" or any(_has_anti(a) for a in e.args))
+
+
+def _anti_names(query: Query) -> set[str]:
+    out: set[str] = set()
+
+    def walk(e):
+        if isinstance(e, Op):
+            if e.op == "anti":
+                out.add(e.args[0].value)
+            for a in e.args:
+                walk(a)
+
+    for a in query.atoms:
+        for f in a.filters:
+            walk(f)
+    return out
 
 
 def _injective(query: Query) -> bool:
     """True if distinct combinations of atom rows give distinct output rows
     (then a delta never holds the same output row twice)."""
-    if not all(isinstance(o.expr, Var) for o in query.outputs):
+    if query.grouped or not all(isinstance(o.expr, Var) for o in query.outputs):
         return False
     out = {o.expr.name for o in query.outputs}
-    return all(v is not None and v in out for a in query.atoms for v in a.variables)
+    return all(v is not None and v in out for a in query.atoms for v in a.vars)
+
+
+def _column_vars(atom) -> list[str]:
+    return [v for v in dict.fromkeys(atom.variables) if v is not None]
 
 
 def _delta_order(query: Query, k: int) -> list[tuple[int, list[str]]]:
     """Join order of the delta query for atom k: greedily the atom sharing
-    the most bound variables; each step lists the bound variables it probes."""
+    the most bound variables; each step lists the bound column variables it
+    probes (derived variables are checked after the probe)."""
     bound = list(query.atoms[k].vars)
     remaining = [j for j in range(len(query.atoms)) if j != k]
     order = []
@@ -168,27 +321,35 @@ def _delta_order(query: Query, k: int) -> list[tuple[int, list[str]]]:
         best = max(
             remaining,
             key=lambda j: (
-                len([v for v in query.atoms[j].vars if v in bound]),
+                len([v for v in _column_vars(query.atoms[j]) if v in bound]),
                 -j,
             ),
         )
         remaining.remove(best)
-        key = [v for v in query.atoms[best].vars if v in bound]
+        key = [v for v in _column_vars(query.atoms[best]) if v in bound]
         order.append((best, key))
         bound += [v for v in query.atoms[best].vars if v not in bound]
     return order
 
 
-def _compile_ivm(query: Query, push: bool) -> tuple[str, dict]:
+_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!=", "eq": "=="}
+
+
+def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
     """Source and namespace of the IVM's per-relation apply functions."""
     atoms = query.atoms
     expressions = Expressions()
+    for name in antis:
+        expressions.anti[name] = f"keysets[{py(name)}]"
     src = _Source()
     # index name -> (atom, key columns); created on demand by the delta plans
     indexes: dict[tuple[int, tuple[int, ...]], str] = {}
 
     def index(j: int, key_vars: list[str]) -> str:
         cols = tuple(atoms[j].variables.index(v) for v in key_vars)
+        return index_cols(j, cols)
+
+    def index_cols(j: int, cols: tuple[int, ...]) -> str:
         name = indexes.get((j, cols))
         if name is None:
             name = f"i{j}_" + "_".join(map(str, cols)) if cols else f"i{j}_all"
@@ -199,73 +360,169 @@ def _compile_ivm(query: Query, push: bool) -> tuple[str, dict]:
     for k, order in plans.items():
         for j, key in order:
             index(j, key)
+    # anti-join filters: the rows of the atom by the filter's key columns
+    anti_of: dict[str, tuple[int, tuple[int, ...]]] = {}
+    for k, a in enumerate(atoms):
+        for f in a.filters:
+            if isinstance(f, Op) and f.op == "anti":
+                cols = tuple(r.column for r in f.args[1:])
+                anti_of[f.args[0].value] = (k, cols)
+                index_cols(k, cols)
+    if set(anti_of) != set(antis):
+        raise NotImplementedError(
+            "anti-join filter inside an expression (only a plain NOT IN/NOT "
+            "EXISTS conjunct is supported by the IVM baseline)"
+        )
 
+    grouped = query.grouped
     injective = _injective(query)
-    collect = query.distinct or (push and not injective)
-    var_names = {}
+    collect = not grouped and (query.distinct or (push and not injective))
+    var_names: dict[str, str] = {}
     for a in atoms:
         for v in a.vars:
             var_names.setdefault(v, f"v{len(var_names)}")
+    shared = {
+        v
+        for v in var_names
+        if sum(v in a.vars for a in atoms) > 1
+        or any(v in p.vars for p in query.predicates)
+    }
+    residual = list(getattr(query, "residual", ()))
+    multisets = []  # (payload position, argument variable)
+    if grouped:
+        base = 1 + len(query.channels)
+        for a in query.aggregates:
+            if a.arg is not None and a.arg not in dict(multisets).values():
+                multisets.append((base + len(multisets), a.arg))
+    ms_pos = {arg: pos for pos, arg in multisets}
 
-    src.add("def make_appliers(INDEX, result, emit):")
+    def bind_atom(j: int, rowname: str, bound: set, refenv: dict) -> None:
+        """Locals for atom j's columns (and derived variables) from `rowname`;
+        a derived variable that is bound already becomes an equality check."""
+        atom = atoms[j]
+        for c in range(len(atom.variables)):
+            refenv[(j, c)] = f"{rowname}[{c}]"
+        for c, v in enumerate(atom.variables):
+            if v is not None and v not in bound:
+                src.add(f"{var_names[v]} = {rowname}[{c}]")
+                bound.add(v)
+        for v, e in atom.derived:
+            value = expressions.render(e, refenv)
+            if v in bound:
+                src.add(f"if {var_names[v]} != {value}:")
+                src.add("    continue" if j != -1 else "    return")
+            else:
+                src.add(f"{var_names[v]} = {value}")
+                bound.add(v)
+
+    def dynamic_filters(j: int, refenv: dict) -> str | None:
+        conds = [
+            expressions.condition(f, refenv) for f in atoms[j].filters if _has_anti(f)
+        ]
+        return " and ".join(conds) if conds else None
+
+    def static_filters(j: int, refenv: dict) -> str | None:
+        conds = [
+            expressions.condition(f, refenv)
+            for f in atoms[j].filters
+            if not _has_anti(f)
+        ]
+        guard = [
+            f"{refenv[(j, atoms[j].variables.index(v))]} is not None"
+            for v in _column_vars(atoms[j])
+            if v in shared
+        ]
+        conds = list(dict.fromkeys(guard)) + conds
+        return " and ".join(conds) if conds else None
+
+    src.add("def make_appliers(INDEX, self, emit):")
     src.depth += 1
+    src.add("result = self.result")
+    src.add("groups = self.groups")
+    src.add("touched = self.touched")
+    src.add("keysets = self.keysets")
     for (j, cols), name in sorted(indexes.items(), key=lambda kv: kv[1]):
         src.add(f"{name} = INDEX[{py(name)}]")
-    appliers = {}
-    for rel in query.relations:
-        fname = f"apply_{len(appliers)}"
-        appliers[rel.name] = fname
-        src.add(f"def {fname}(row, d):")
+
+    # one delta function per atom: the delta query from atom k's row `row`
+    # with multiplicity d against the current state of the other atoms
+    for k, atom in enumerate(atoms):
+        src.add(f"def delta_{k}(row, d):")
         src.depth += 1
         if collect:
             src.add("delta = {}")
-        occurrences = [k for k, a in enumerate(atoms) if a.relation == rel.name]
-        for k in occurrences:
-            atom = atoms[k]
-            base = src.depth
-            if atom.filters:
-                env = {(k, c): f"row[{c}]" for c in range(len(atom.variables))}
-                cond = " and ".join(expressions.render(f, env) for f in atom.filters)
-                src.add(f"if {cond}:")
-                src.depth += 1
-            # bind atom k's variables from the delta row
-            for v in atom.vars:
-                src.add(f"{var_names[v]} = row[{atom.variables.index(v)}]")
-            bound = set(atom.vars)
-            placed = set()
-            mults = ["d"]
-            loop_base = src.depth
-            for step, (j, key) in enumerate(plans[k]):
-                name = index(j, key)
-                r, m = f"r{step}", f"m{step}"
-                if key:
-                    probe = _key([var_names[v] for v in key])
-                    src.add(f"for {r}, {m} in {name}.get({probe}, _EMPTY).items():")
-                else:
-                    src.add(f"for {r}, {m} in {name}.get((), _EMPTY).items():")
-                src.depth += 1
-                mults.append(m)
-                for c, v in enumerate(atoms[j].variables):
-                    if v is not None and v not in bound:
-                        src.add(f"{var_names[v]} = {r}[{c}]")
-                        bound.add(v)
-                for p in query.predicates:
-                    if p in placed or not p.vars <= bound:
-                        continue
-                    placed.add(p)
-                    env = {v: var_names[v] for v in bound}
-                    left = expressions.render(p.left, env)
-                    right = expressions.render(p.right, env)
-                    op = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!="}[
-                        p.op
-                    ]
-                    src.add(f"if not ({left} {op} {right}):")
-                    src.add("    continue")
-            env = {v: var_names[v] for v in bound}
+        refenv: dict = {}
+        bound: set = set()
+        for c in range(len(atom.variables)):
+            refenv[(k, c)] = f"row[{c}]"
+        for c, v in enumerate(atom.variables):
+            if v is not None and v not in bound:
+                src.add(f"{var_names[v]} = row[{c}]")
+                bound.add(v)
+        for v, e in atom.derived:
+            src.add(f"{var_names[v]} = {expressions.render(e, refenv)}")
+            bound.add(v)
+        placed = set()
+        mults = ["d"]
+        for step, (j, key) in enumerate(plans[k]):
+            name = index(j, key)
+            r, m = f"r{step}", f"m{step}"
+            probe = _key([var_names[v] for v in key]) if key else "()"
+            src.add(f"for {r}, {m} in {name}.get({probe}, _EMPTY).items():")
+            src.depth += 1
+            mults.append(m)
+            bind_atom(j, r, bound, refenv)
+            dyn = dynamic_filters(j, refenv)
+            if dyn:
+                src.add(f"if not {dyn}:")
+                src.add("    continue")
+            for p in query.predicates:
+                if p in placed or not p.vars <= bound:
+                    continue
+                placed.add(p)
+                env = {v: var_names[v] for v in bound}
+                left = expressions.render(Var(p.left), env)
+                right = expressions.render(Var(p.right), env)
+                offset = f" + {py(p.offset)}" if getattr(p, "offset", 0) else ""
+                src.add(f"if not ({left} {_CMP[p.op]} {right}{offset}):")
+                src.add("    continue")
+        env = {v: var_names[v] for v in bound}
+        stop = "continue" if plans[k] else "return delta" if collect else "return"
+        for p in query.predicates:  # predicates within the delta atom alone
+            if p not in placed:
+                left = expressions.render(Var(p.left), env)
+                right = expressions.render(Var(p.right), env)
+                offset = f" + {py(p.offset)}" if getattr(p, "offset", 0) else ""
+                src.add(f"if not ({left} {_CMP[p.op]} {right}{offset}):")
+                src.add(f"    {stop}")
+        for cond in residual:
+            src.add(f"if not {expressions.condition(cond, env)}:")
+            src.add(f"    {stop}")
+        mult = " * ".join(mults)
+        if grouped:
+            gkey = tuple_literal([var_names[v] for v in query.group_vars])
+            src.add(f"key = {gkey}")
+            src.add("p = groups.get(key)")
+            src.add("if p is None:")
+            src.add("    p = groups[key] = ZERO()")
+            src.add("touched[key] = None")
+            src.add(f"m = {mult}")
+            src.add("p[0] += m")
+            for i, ch in enumerate(query.channels):
+                factors = " * ".join(
+                    f"({expressions.render(e, refenv)})" for _, e in ch.factors
+                )
+                src.add(f"p[{i + 1}] += m * {factors or '1'}")
+            for pos, arg in multisets:
+                src.add(f"s = p[{pos}]")
+                src.add(f"n = s.get({var_names[arg]}, 0) + m")
+                src.add("if n:")
+                src.add(f"    s[{var_names[arg]}] = n")
+                src.add("else:")
+                src.add(f"    del s[{var_names[arg]}]")
+        else:
             outs = [expressions.render(o.expr, env) for o in query.outputs]
-            out = "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
-            mult = " * ".join(mults)
-            src.add(f"out = {out}")
+            src.add(f"out = {tuple_literal(outs)}")
             if collect:
                 src.add(f"delta[out] = delta.get(out, 0) + {mult}")
             else:
@@ -277,7 +534,63 @@ def _compile_ivm(query: Query, push: bool) -> tuple[str, dict]:
                 src.add("    del result[out]")
                 if push:
                     src.add("emit(out, m)")
-            src.depth = loop_base
+        src.depth = 2
+        if collect:
+            src.add("return delta")
+        src.depth = 1
+
+    if collect:
+        src.add("def merge(delta):")
+        src.add("    for out, m in delta.items():")
+        src.add("        if not m:")
+        src.add("            continue")
+        src.add("        old = result.get(out, 0)")
+        src.add("        n = old + m")
+        src.add("        if n:")
+        src.add("            result[out] = n")
+        src.add("        else:")
+        src.add("            del result[out]")
+        if push and query.distinct:
+            src.add("        if old <= 0 < n:")
+            src.add("            emit(out, 1)")
+            src.add("        elif n <= 0 < old:")
+            src.add("            emit(out, -1)")
+        elif push:
+            src.add("        emit(out, m)")
+
+    appliers = {}
+    for rel in query.relations:
+        fname = f"apply_{len(appliers)}"
+        appliers[rel.name] = fname
+        src.add(f"def {fname}(row, d):")
+        src.depth += 1
+        if collect:
+            src.add("delta = {}")
+        occurrences = [k for k, a in enumerate(atoms) if a.relation == rel.name]
+        if not occurrences:
+            src.add("pass")
+        for k in occurrences:
+            base = src.depth
+            refenv = {(k, c): f"row[{c}]" for c in range(len(atoms[k].variables))}
+            static = static_filters(k, refenv)
+            if static:
+                src.add(f"if {static}:")
+                src.depth += 1
+            dyn = dynamic_filters(k, refenv)
+            if dyn:
+                src.add(f"if {dyn}:")
+                src.add(
+                    f"    for out, m in delta_{k}(row, d).items():"
+                    if collect
+                    else f"    delta_{k}(row, d)"
+                )
+                if collect:
+                    src.add("        delta[out] = delta.get(out, 0) + m")
+            elif collect:
+                src.add(f"for out, m in delta_{k}(row, d).items():")
+                src.add("    delta[out] = delta.get(out, 0) + m")
+            else:
+                src.add(f"delta_{k}(row, d)")
             # then update atom k's indexes (the delta saw its old state)
             for (j, cols), name in sorted(indexes.items(), key=lambda kv: kv[1]):
                 if j != k:
@@ -296,26 +609,79 @@ def _compile_ivm(query: Query, push: bool) -> tuple[str, dict]:
                 src.add(f"            del {name}[key]")
             src.depth = base
         if collect:
-            src.add("for out, m in delta.items():")
-            src.add("    if not m:")
-            src.add("        continue")
-            src.add("    old = result.get(out, 0)")
-            src.add("    n = old + m")
-            src.add("    if n:")
-            src.add("        result[out] = n")
-            src.add("    else:")
-            src.add("        del result[out]")
-            if push and query.distinct:
-                src.add("    if old <= 0 < n:")
-                src.add("        emit(out, 1)")
-                src.add("    elif n <= 0 < old:")
-                src.add("        emit(out, -1)")
-            elif push:
-                src.add("    emit(out, m)")
+            src.add("merge(delta)")
+        src.depth -= 1
+    flips = {}
+    for name, (k, cols) in sorted(anti_of.items()):
+        # the anti-join key `key` arrived in (sign -1) or left (sign +1) the
+        # inner view: atom k's rows with that key leave or join the query
+        fname = f"flip_{len(flips)}"
+        flips[name] = fname
+        src.add(f"def {fname}(key, sign):")
+        src.depth += 1
+        if collect:
+            src.add("delta = {}")
+        src.add(f"for row, m in list({index_cols(k, cols)}.get(key, _EMPTY).items()):")
+        if collect:
+            src.add(f"    for out, x in delta_{k}(row, sign * m).items():")
+            src.add("        delta[out] = delta.get(out, 0) + x")
+            src.add("merge(delta)")
+        else:
+            src.add(f"    delta_{k}(row, sign * m)")
         src.depth -= 1
     src.add(
-        "return {" + ", ".join(f"{py(rel)}: {f}" for rel, f in appliers.items()) + "}"
+        "return {"
+        + ", ".join(f"{py(rel)}: {f}" for rel, f in appliers.items())
+        + "}, {"
+        + ", ".join(f"{py(n)}: {f}" for n, f in flips.items())
+        + "}"
     )
+    src.depth = 0
+    if grouped:
+        width = 1 + len(query.channels)
+        src.add("def ZERO():")
+        src.add(
+            "    return [" + ", ".join(["0"] * width + ["{}"] * len(multisets)) + "]"
+        )
+        src.add("def group_row(key, p):")
+        src.depth += 1
+        gnames = [f"g{i}" for i in range(len(query.group_vars))]
+        if gnames:
+            src.add(f"{_targets(gnames)} = key")
+        env = dict(zip(query.group_vars, gnames))
+        for i, a in enumerate(query.aggregates):
+            lin = (
+                " + ".join(
+                    f"{py(coef)} * p[{ch}]" if coef != 1 else f"p[{ch}]"
+                    for coef, ch in a.terms
+                )
+                or "0"
+            )
+            if a.kind == "count":
+                value = lin
+            elif a.kind == "sum":
+                value = f"None if p[0] == 0 else ({lin})"
+            elif a.kind == "avg":
+                value = f"None if p[0] == 0 else ({lin}) / p[0]"
+            elif a.kind in ("min", "max"):
+                s = f"p[{ms_pos[a.arg]}]"
+                value = f"{a.kind}({s}) if {s} else None"
+            elif a.kind == "count_distinct":
+                value = f"len(p[{ms_pos[a.arg]}])"
+            else:
+                raise NotImplementedError(f"aggregate {a.kind}")
+            src.add(f"a{i} = {value}")
+            env[("agg", i)] = f"a{i}"
+        if query.having is not None:
+            cond = expressions.condition(query.having, env)
+            # a comparison with a NULL aggregate is not TRUE
+            nulls = [f"a{i} is not None" for i in sorted(_agg_refs(query.having))]
+            cond = " and ".join(nulls + [cond])
+            src.add(f"if not ({cond}):")
+            src.add("    return None")
+        outs = [expressions.render(o.expr, env) for o in query.outputs]
+        src.add(f"return {tuple_literal(outs)}")
+        src.depth = 0
     namespace = {
         "_EMPTY": _EMPTY,
         "_div": _div,
@@ -369,18 +735,32 @@ class DuckDBRecompute:
     ``on_delta`` for every changed row.
     """
 
-    def __init__(self, query: Query, on_delta=None, threads: int = 1):
+    def __init__(
+        self,
+        query: Query,
+        on_delta=None,
+        threads: int = 1,
+        sql_text: str | None = None,
+    ):
         import duckdb
 
         self.query = query
         self.on_delta = on_delta
         self.con = duckdb.connect(config={"threads": threads})
-        for rel in query.relations:
+        # every stored relation is a table with a row id, seen by the query
+        # through a view of its own columns (so SELECT * means the same)
+        self.relations = base_relations(query)
+        for rel in self.relations:
             cols = ", ".join(
                 f"{_ident(c)} {_DUCK_TYPES[t]}" for c, t in zip(rel.columns, rel.types)
             )
-            self.con.execute(f"CREATE TABLE {_ident(rel.name)} (_id BIGINT, {cols})")
-        self.select = query.sql
+            table = _ident("_t_" + rel.name)
+            self.con.execute(f"CREATE TABLE {table} (_id BIGINT, {cols})")
+            names = ", ".join(_ident(c) for c in rel.columns)
+            self.con.execute(
+                f"CREATE VIEW {_ident(rel.name)} AS SELECT {names} FROM {table}"
+            )
+        self.select = duckdb_select(sql_text) if sql_text else query.sql
         self.con.execute(f"CREATE TABLE _result AS {self.select} LIMIT 0")
         self.batches: list = []
 
@@ -398,7 +778,7 @@ class DuckDBRecompute:
                 [("_id", pa.int64())]
                 + [(c, arrow_types[t]) for c, t in zip(rel.columns, rel.types)]
             )
-            for rel in self.query.relations
+            for rel in self.relations
         }
         self.batches = []
         for start in range(0, len(events), batch):
@@ -426,11 +806,12 @@ class DuckDBRecompute:
         con = self.con
         for kind, rel, table in self.batches[b][1]:
             con.register("_batch", table)
+            table = _ident("_t_" + rel)
             if kind == "ins":
-                con.execute(f"INSERT INTO {_ident(rel)} SELECT * FROM _batch")
+                con.execute(f"INSERT INTO {table} SELECT * FROM _batch")
             else:
                 con.execute(
-                    f"DELETE FROM {_ident(rel)} WHERE _id IN (SELECT _id FROM _batch)"
+                    f"DELETE FROM {table} WHERE _id IN (SELECT _id FROM _batch)"
                 )
             con.unregister("_batch")
         if self.on_delta is None:
@@ -463,6 +844,20 @@ class DuckDBRecompute:
             return int(n) if n is not None else None
         except Exception:  # noqa: BLE001 - older DuckDB: no duckdb_memory()
             return None
+
+
+def duckdb_select(sql_text: str) -> str:
+    """The query of a query file (its last statement that is not CREATE
+    TABLE), as DuckDB SQL: subqueries and all, as the user wrote it."""
+    import sqlglot
+    from sqlglot import exp
+
+    statements = [
+        s
+        for s in sqlglot.parse(sql_text, read="duckdb")
+        if s is not None and not isinstance(s, exp.Create)
+    ]
+    return statements[-1].sql(dialect="duckdb")
 
 
 def _ident(name: str) -> str:
@@ -498,12 +893,12 @@ class PathwayEngine:
     def prepare(self, events, ids, batch: int) -> None:
         import pandas as pd
 
+        rels = base_relations(self.query)
         per_rel: dict[str, tuple[list, list, list, list]] = {
-            r.name: ([], [], [], []) for r in self.query.relations
+            r.name: ([], [], [], []) for r in rels
         }
         dates = {
-            r.name: [i for i, t in enumerate(r.types) if t == "date"]
-            for r in self.query.relations
+            r.name: [i for i, t in enumerate(r.types) if t == "date"] for r in rels
         }
         for i, (rel, op, row) in enumerate(events):
             rows, index, times, diffs = per_rel[rel]
@@ -516,7 +911,7 @@ class PathwayEngine:
             times.append(2 * (i // batch))
             diffs.append(op)
         self.frames = {}
-        for rel in self.query.relations:
+        for rel in rels:
             rows, index, times, diffs = per_rel[rel.name]
             names = [f"c{i}" for i in range(len(rel.columns))]
             df = pd.DataFrame.from_records(
@@ -537,24 +932,63 @@ class PathwayEngine:
         pw.internals.parse_graph.G.clear()
         types = {"int": int, "float": float, "str": str, "date": str}
         tables = {}
-        for rel in self.query.relations:
+        for rel in base_relations(self.query):
             schema = pw.schema_from_types(
                 **{f"c{i}": types[t] for i, t in enumerate(rel.types)}
             )
             tables[rel.name] = pw.debug.table_from_pandas(
                 self.frames[rel.name], schema=schema, _new_universe=True
             )
-        q = self.query
+        self._uses: dict[str, int] = {}
+        return self._build(self.query, tables)
+
+    def _build(self, q: Query, tables: dict):
+        """The table of query `q`'s result (columns o0, o1, …): joins in a
+        connected order, filters, then grouping; subqueries first."""
+        import pathway as pw
+
+        virtual = {}
+        for name, sub in getattr(q, "subqueries", ()):
+            virtual[name] = self._build(sub, tables)
         atom_tables = []
         col_of: dict[str, str] = {}  # variable -> column name in the joined table
+        self._types = {}
         for k, atom in enumerate(q.atoms):
             rel = q.relation(atom.relation)
-            t = tables[atom.relation]
-            if sum(a.relation == atom.relation for a in q.atoms) > 1:
-                t = t.copy()
-            t = t.select(**{f"a{k}_c{i}": t[f"c{i}"] for i in range(len(rel.columns))})
+            if atom.relation in virtual:
+                t = virtual[atom.relation]
+                t = t.select(
+                    **{f"a{k}_c{i}": t[f"o{i}"] for i in range(len(rel.columns))}
+                )
+            else:
+                t = tables[atom.relation]
+                self._uses[atom.relation] = self._uses.get(atom.relation, 0) + 1
+                if self._uses[atom.relation] > 1:
+                    t = t.copy()
+                t = t.select(
+                    **{f"a{k}_c{i}": t[f"c{i}"] for i in range(len(rel.columns))}
+                )
             for f in atom.filters:
-                t = t.filter(self._expr(f, t, rel, k))
+                if isinstance(f, Op) and f.op == "anti":
+                    inner = virtual[f.args[0].value]
+                    conds = [
+                        t[f"a{k}_c{r.column}"] == inner[f"o{i}"]
+                        for i, r in enumerate(f.args[1:])
+                    ]
+                    t = (
+                        t.join_left(inner, *conds)
+                        .select(*pw.left, _anti=pw.right.o0)
+                        .filter(pw.this._anti.is_none())
+                        .without(pw.this._anti)
+                    )
+                elif _has_anti(f):
+                    raise NotImplementedError(
+                        "anti-join inside an expression (Pathway adapter)"
+                    )
+                else:
+                    t = t.filter(self._expr(f, t, rel, k))
+            for d, (v, e) in enumerate(atom.derived):
+                t = t.with_columns(**{f"a{k}_d{d}": self._value(e, t, rel, k)})
             atom_tables.append(t)
         order = [0]
         while len(order) < len(q.atoms):
@@ -563,18 +997,22 @@ class PathwayEngine:
             order.append(
                 max(rest, key=lambda j: (len(set(q.atoms[j].vars) & bound), -j))
             )
+
+        def atom_cols(j):
+            a = q.atoms[j]
+            cols = [(v, f"a{j}_c{c}") for c, v in enumerate(a.variables)]
+            cols += [(v, f"a{j}_d{d}") for d, (v, _) in enumerate(a.derived)]
+            return [(v, c) for v, c in cols if v is not None]
+
         acc = atom_tables[order[0]]
-        for c, v in enumerate(q.atoms[order[0]].variables):
-            if v is not None:
-                col_of.setdefault(v, f"a{order[0]}_c{c}")
+        for v, c in atom_cols(order[0]):
+            col_of.setdefault(v, c)
         for j in order[1:]:
             t = atom_tables[j]
             conds = []
-            for c, v in enumerate(q.atoms[j].variables):
-                if v is None:
-                    continue
+            for v, c in atom_cols(j):
                 if v in col_of:
-                    conds.append(acc[col_of[v]] == t[f"a{j}_c{c}"])
+                    conds.append(acc[col_of[v]] == t[c])
             if conds:
                 acc = acc.join(t, *conds).select(*pw.left, *pw.right)
             else:  # cartesian product: join on a constant
@@ -583,20 +1021,101 @@ class PathwayEngine:
                     .join(t.with_columns(_one=1), pw.left._one == pw.right._one)
                     .select(*pw.left.without("_one"), *pw.right.without("_one"))
                 )
-            for c, v in enumerate(q.atoms[j].variables):
-                if v is not None:
-                    col_of.setdefault(v, f"a{j}_c{c}")
+            for v, c in atom_cols(j):
+                col_of.setdefault(v, c)
+        self._q = q
         for p in q.predicates:
             acc = acc.filter(self._predicate(p, acc, col_of))
-        outs = {}
-        for i, o in enumerate(q.outputs):
-            outs[f"o{i}"] = self._out(o.expr, acc, col_of)
-        result = acc.select(**outs)
+        for cond in getattr(q, "residual", ()):
+            acc = acc.filter(self._out(cond, acc, col_of, result_type=bool))
+        if not q.grouped:
+            outs = {}
+            for i, o in enumerate(q.outputs):
+                outs[f"o{i}"] = self._out(o.expr, acc, col_of)
+            result = acc.select(**outs)
+        else:
+            result = self._aggregate(q, acc, col_of)
         if q.distinct:
-            result = result.groupby(*[result[c] for c in outs]).reduce(
-                *[result[c] for c in outs]
+            names = [f"o{i}" for i in range(len(q.outputs))]
+            result = result.groupby(*[pw.this[c] for c in names]).reduce(
+                *[pw.this[c] for c in names]
             )
         return result
+
+    def _aggregate(self, q, acc, col_of):
+        """GROUP BY: per-row payload channels, Pathway reducers, then the
+        SELECT list (and HAVING) over group variables and aggregates."""
+        import pathway as pw
+
+        refcol = {}
+        for k, a in enumerate(q.atoms):
+            for c in range(len(a.variables)):
+                refcol[(k, c)] = f"a{k}_c{c}"
+        # Channels with exact decimals are summed as scaled integers, as
+        # dynyan does: Pathway 0.33.0's float sum drifts under retractions
+        # (the final sums come out wrong by whole units on the window
+        # streams, while int sums and counts are right).
+        chans = {}
+        for i, ch in enumerate(q.channels):
+            value = None
+            exact = ch.scale is not None
+            for (k, e), scale in zip(ch.factors, ch.factor_scales):
+                f = self._ref_value(
+                    e,
+                    acc,
+                    refcol,
+                    q.relation(q.atoms[k].relation),
+                    k,
+                    int if scale == 0 else float,
+                )
+                if exact and scale:
+                    f = pw.apply_with_type(
+                        lambda x, m=10**scale: None if x is None else round(x * m),
+                        int,
+                        f,
+                    )
+                value = f if value is None else value * f
+            chans[f"_ch{i + 1}"] = value if value is not None else 1
+        if chans:
+            acc = acc.with_columns(**chans)
+        groups = [acc[col_of[v]] for v in q.group_vars]
+        red = {f"g{i}": pw.this[col_of[v]] for i, v in enumerate(q.group_vars)}
+        red["_n"] = pw.reducers.count()
+        for name in chans:
+            red["_s" + name[3:]] = pw.reducers.sum(pw.this[name])
+        for i, a in enumerate(q.aggregates):
+            if a.kind in ("min", "max"):
+                red[f"_x{i}"] = getattr(pw.reducers, a.kind)(pw.this[col_of[a.arg]])
+            elif a.kind == "count_distinct":
+                red[f"_x{i}"] = pw.reducers.count_distinct(pw.this[col_of[a.arg]])
+        grouped = (acc.groupby(*groups) if groups else acc).reduce(**red)
+        env = {v: f"g{i}" for i, v in enumerate(q.group_vars)}
+        aggs = {}
+        for i, a in enumerate(q.aggregates):
+            if a.kind in ("min", "max", "count_distinct"):
+                aggs[f"agg{i}"] = pw.this[f"_x{i}"]
+                continue
+            lin = None
+            for coef, ch in a.terms:
+                term = pw.this._n if ch == 0 else pw.this[f"_s{ch}"]
+                scale = q.channels[ch - 1].scale if ch else 0
+                if scale:
+                    term = term / 10**scale
+                term = term if coef == 1 else coef * term
+                lin = term if lin is None else lin + term
+            lin = lin if lin is not None else 0
+            aggs[f"agg{i}"] = lin / pw.this._n if a.kind == "avg" else lin
+        grouped = grouped.with_columns(**aggs)
+        for i in range(len(q.aggregates)):
+            env[f"__agg{i}"] = f"agg{i}"
+        if q.having is not None:
+            grouped = grouped.filter(
+                self._out(_aggs_as_vars(q.having), grouped, env, result_type=bool)
+            )
+        outs = {}
+        for i, o in enumerate(q.outputs):
+            outs[f"o{i}"] = self._out(_aggs_as_vars(o.expr), grouped, env)
+        return grouped.select(**outs)
 
     # Expressions: comparisons, AND/OR/NOT and arithmetic become Pathway
     # expressions; anything else runs as a Python UDF on contract values.
@@ -612,8 +1131,36 @@ class PathwayEngine:
         fn = _udf(e, env, [rel.types[c] for c in cols])
         return pw.apply_with_type(fn, bool, *[t[f"a{k}_c{c}"] for c in cols])
 
+    def _value(self, e, t, rel, k):
+        """A value (derived variable) over atom k's columns."""
+        return self._ref_value(e, t, {}, rel, k)
+
+    def _ref_value(self, e, t, refcol, rel, k, result_type=None):
+        import pathway as pw
+
+        def col(r):
+            return t[refcol.get((r.atom, r.column), f"a{k}_c{r.column}")]
+
+        native = _pw_native(e, col)
+        if native is not None:
+            return native
+        cols = sorted({r.column for r in refs(e)})
+        env = {(k, c): f"a[{i}]" for i, c in enumerate(cols)}
+        fn = _udf(e, env, [rel.types[c] for c in cols])
+        args = [col(Ref(k, c, "")) for c in cols]
+        if result_type is None:
+            return pw.apply(fn, *args)
+
+        def typed(*a, fn=fn, cast=result_type):
+            value = fn(*a)
+            return None if value is None else cast(value)
+
+        return pw.apply_with_type(typed, result_type, *args)
+
     def _predicate(self, p, acc, col_of):
-        e = Op(p.op, (p.left, p.right))
+        e = Op(p.op, (Var(p.left), Var(p.right)))
+        if getattr(p, "offset", 0):
+            e = Op(p.op, (Var(p.left), Op("add", (Var(p.right), Lit(p.offset)))))
         return self._out(e, acc, col_of, result_type=bool)
 
     def _out(self, e, acc, col_of, result_type=None):
@@ -626,12 +1173,15 @@ class PathwayEngine:
         env = {n: f"a[{i}]" for i, n in enumerate(names)}
         types = [self._var_type(n) for n in names]
         fn = _udf(e, env, types)
+        if result_type is not None:
+            return pw.apply_with_type(fn, result_type, *[acc[col_of[n]] for n in names])
         return pw.apply(fn, *[acc[col_of[n]] for n in names])
 
     def _var_type(self, name: str) -> str:
-        for a in self.query.atoms:
+        q = getattr(self, "_q", self.query)
+        for a in q.atoms:
             if name in a.variables:
-                return self.query.relation(a.relation).types[a.variables.index(name)]
+                return q.relation(a.relation).types[a.variables.index(name)]
         return "int"
 
     def output_dates(self) -> list[int]:
@@ -691,6 +1241,15 @@ class PathwayEngine:
             result, on_change=on_change, on_time_end=lambda t: ends.append(clock())
         )
         pw.run(monitoring_level=pw.MonitoringLevel.NONE)
+
+
+def _aggs_as_vars(e):
+    """An output expression with AggRef i as Var('__agg<i>')."""
+    if isinstance(e, AggRef):
+        return Var(f"__agg{e.index}")
+    if isinstance(e, Op):
+        return Op(e.op, tuple(_aggs_as_vars(a) for a in e.args))
+    return e
 
 
 def _pw_native(e, ref):

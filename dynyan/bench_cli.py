@@ -18,6 +18,9 @@ QUICK = {
     "runs": 1,
     "max_events": 10_000,
     "budget": 60.0,
+    "gcq_events": 600,
+    "gcq_window": 200,
+    "fraud_events": 2_000,
 }
 
 
@@ -66,6 +69,7 @@ def cmd_bench(args) -> int:
         tracemalloc=not (args.no_tracemalloc or args.quick),
     )
     streams = []
+    suites = args.suite
     if args.random:
         info = bench.StreamInfo(
             f"random-{args.random}", "random", "random-delete", seed=args.seed
@@ -73,7 +77,7 @@ def cmd_bench(args) -> int:
         streams.append(
             (info, lambda q, n=args.random: bench.random_events(q, n, seed=args.seed))
         )
-    else:
+    if not args.random and "tpch" in suites:
         for sf in sfs:
             for variant in args.variants:
                 path = bench.tpch_stream(
@@ -93,6 +97,7 @@ def cmd_bench(args) -> int:
                     label,
                     "parquet",
                     variant,
+                    benchmark="tpch",
                     sf=sf,
                     window=window if variant == "window" else None,
                     seed=args.seed,
@@ -107,6 +112,10 @@ def cmd_bench(args) -> int:
                         ),
                     )
                 )
+    if not args.random and "gcq" in suites:
+        streams += _gcq_streams(args)
+    if not args.random and "fraud" in suites:
+        streams += _fraud_streams(args)
     out = args.out or Path("bench/results") / (
         datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + ".json"
     )
@@ -122,6 +131,56 @@ def cmd_bench(args) -> int:
             f"{r['status']}: {r['query']} {r['system']} {r['mode']}: {r.get('reason', '')}"
         )
     return 1 if bad else 0
+
+
+def _gcq_streams(args) -> list:
+    """GCQ1-GCQ8 streams (dynyan.synthetic): per query its own stream, by
+    default of the IEDyn paper's size (GCQ1 12,000 inserts, GCQ2/3/5/7 2,700,
+    GCQ4/6/8 21,000); the window variant deletes each tuple after the
+    `--gcq-window`-th later insert."""
+    from . import bench, synthetic
+
+    out = []
+    size = "paper" if args.gcq_events is None else f"n{args.gcq_events}"
+    for variant in args.variants:
+        window = (args.gcq_window or 1_000) if variant == "window" else None
+        label = f"gcq-{size}-{variant}" + (f"-w{window}" if window else "")
+        info = bench.StreamInfo(
+            label, "synthetic", variant, benchmark="gcq", window=window, seed=args.seed
+        )
+
+        def make(q, variant=variant, window=window):
+            return synthetic.gcq_events(
+                Path(q.name).name,
+                events=args.gcq_events,
+                variant=variant,
+                window=window,
+                seed=args.seed,
+            )
+
+        out.append((info, make))
+    return out
+
+
+def _fraud_streams(args) -> list:
+    """The fraud query's transaction stream (dynyan.synthetic.fraud_events):
+    insert-only, and with every transaction deleted one hour after it."""
+    from . import bench, synthetic
+
+    n = args.fraud_events or synthetic.DEFAULT_FRAUD_EVENTS
+    out = []
+    for variant in args.variants:
+        seconds = 3600 if variant == "window" else None
+        label = f"fraud-n{n}-" + ("window1h" if seconds else "insert")
+        info = bench.StreamInfo(
+            label, "synthetic", variant, benchmark="fraud", seed=args.seed
+        )
+
+        def make(q, seconds=seconds):
+            return synthetic.fraud_events(n, seed=args.seed, window_seconds=seconds)
+
+        out.append((info, make))
+    return out
 
 
 def cmd_report(args) -> int:
@@ -177,6 +236,32 @@ def add_commands(subparsers) -> None:
         help="window of the deletion stream (default 10000)",
     )
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--suite",
+        type=_csv(("tpch", "gcq", "fraud")),
+        default=("tpch",),
+        metavar="LIST",
+        help="stream families: tpch (TPC-H, Spark), gcq (synthetic R, S, T at "
+        "the IEDyn paper's sizes), fraud (synthetic transactions); default tpch",
+    )
+    p.add_argument(
+        "--gcq-events",
+        type=int,
+        metavar="N",
+        help="inserts per GCQ stream (default: the paper's size per query)",
+    )
+    p.add_argument(
+        "--gcq-window",
+        type=int,
+        metavar="W",
+        help="window of the GCQ deletion streams (default 1000)",
+    )
+    p.add_argument(
+        "--fraud-events",
+        type=int,
+        metavar="N",
+        help="transactions in the fraud stream (default 20000)",
+    )
     p.add_argument(
         "--max-events",
         type=int,
