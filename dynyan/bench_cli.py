@@ -62,6 +62,7 @@ def cmd_bench(args) -> int:
         modes=args.modes,
         runs=runs,
         recompute_batch=args.recompute_batch,
+        chunk=args.chunk,
         peer_batch=args.peer_batch,
         budget_s=budget,
         mem_budget_mb=args.mem_budget_mb,
@@ -280,6 +281,14 @@ def add_commands(subparsers) -> None:
         "--runs", type=int, help="timing runs per measurement (median; default 3)"
     )
     p.add_argument("--recompute-batch", type=int, default=10_000, metavar="N")
+    p.add_argument(
+        "--chunk",
+        type=int,
+        default=5_000,
+        metavar="N",
+        help="events between budget checks of the per-event systems (default "
+        "5000; smaller for streams where one event can take seconds)",
+    )
     p.add_argument(
         "--peer-batch",
         type=int,
