@@ -512,14 +512,25 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
                 factors = " * ".join(
                     f"({expressions.render(e, refenv)})" for _, e in ch.factors
                 )
-                src.add(f"p[{i + 1}] += m * {factors or '1'}")
-            for pos, arg in multisets:
-                src.add(f"s = p[{pos}]")
-                src.add(f"n = s.get({var_names[arg]}, 0) + m")
-                src.add("if n:")
-                src.add(f"    s[{var_names[arg]}] = n")
-                src.add("else:")
-                src.add(f"    del s[{var_names[arg]}]")
+                step = f"p[{i + 1}] += m * {factors or '1'}"
+                if ch.guards:  # SQL: a row whose argument is NULL adds nothing
+                    nn = " and ".join(
+                        dict.fromkeys(
+                            expressions.nonnull(e, refenv)
+                            for _, es in ch.guards
+                            for e in es
+                        )
+                    )
+                    step = f"if {nn}: {step}"
+                src.add(step)
+            for pos, arg in multisets:  # SQL: NULLs are left out
+                src.add(f"if {var_names[arg]} is not None:")
+                src.add(f"    s = p[{pos}]")
+                src.add(f"    n = s.get({var_names[arg]}, 0) + m")
+                src.add("    if n:")
+                src.add(f"        s[{var_names[arg]}] = n")
+                src.add("    else:")
+                src.add(f"        del s[{var_names[arg]}]")
         else:
             outs = [expressions.render(o.expr, env) for o in query.outputs]
             src.add(f"out = {tuple_literal(outs)}")
@@ -659,10 +670,10 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
             )
             if a.kind == "count":
                 value = lin
-            elif a.kind == "sum":
-                value = f"None if p[0] == 0 else ({lin})"
+            elif a.kind == "sum":  # NULL when no argument is not NULL
+                value = f"None if p[{a.nonnull}] == 0 else ({lin})"
             elif a.kind == "avg":
-                value = f"None if p[0] == 0 else ({lin}) / p[0]"
+                value = f"None if p[{a.nonnull}] == 0 else ({lin}) / p[{a.nonnull}]"
             elif a.kind in ("min", "max"):
                 s = f"p[{ms_pos[a.arg]}]"
                 value = f"{a.kind}({s}) if {s} else None"
@@ -673,10 +684,8 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
             src.add(f"a{i} = {value}")
             env[("agg", i)] = f"a{i}"
         if query.having is not None:
+            # a comparison with a NULL aggregate is not TRUE (three-valued)
             cond = expressions.condition(query.having, env)
-            # a comparison with a NULL aggregate is not TRUE
-            nulls = [f"a{i} is not None" for i in sorted(_agg_refs(query.having))]
-            cond = " and ".join(nulls + [cond])
             src.add(f"if not ({cond}):")
             src.add("    return None")
         outs = [expressions.render(o.expr, env) for o in query.outputs]
@@ -888,6 +897,8 @@ class PathwayEngine:
     def __init__(self, query: Query):
         self.query = query
         self.frames: dict = {}
+        self.nullable: dict[str, set[int]] = {}  # relation -> columns with a NULL
+        self._optional_cols: set[str] = set()
         self.time_ends: list[float] = []
 
     def prepare(self, events, ids, batch: int) -> None:
@@ -905,20 +916,35 @@ class PathwayEngine:
             if dates[rel]:
                 row = list(row)
                 for c in dates[rel]:
-                    row[c] = row[c].isoformat()
+                    if row[c] is not None:
+                        row[c] = row[c].isoformat()
             rows.append(row)
             index.append(ids[i])
             times.append(2 * (i // batch))
             diffs.append(op)
         self.frames = {}
+        # columns holding a NULL: Optional in the schema, values kept as the
+        # Python objects (pandas would turn an int column with None into NaN
+        # floats)
+        self.nullable = {}
         for rel in rels:
             rows, index, times, diffs = per_rel[rel.name]
             names = [f"c{i}" for i in range(len(rel.columns))]
+            nullable = {
+                i
+                for i in range(len(rel.columns))
+                if any(row[i] is None for row in rows)
+            }
+            self.nullable[rel.name] = nullable
             df = pd.DataFrame.from_records(
                 rows, columns=names, index=pd.Index(index, dtype="int64")
             )
-            for c, t in zip(names, rel.types):
-                if t == "int":
+            for i, (c, t) in enumerate(zip(names, rel.types)):
+                if i in nullable:
+                    df[c] = pd.Series(
+                        [row[i] for row in rows], index=df.index, dtype=object
+                    )
+                elif t == "int":
                     df[c] = df[c].astype("int64")
                 elif t == "float":
                     df[c] = df[c].astype("float64")
@@ -933,8 +959,12 @@ class PathwayEngine:
         types = {"int": int, "float": float, "str": str, "date": str}
         tables = {}
         for rel in base_relations(self.query):
+            nullable = self.nullable.get(rel.name, ())
             schema = pw.schema_from_types(
-                **{f"c{i}": types[t] for i, t in enumerate(rel.types)}
+                **{
+                    f"c{i}": types[t] | None if i in nullable else types[t]
+                    for i, t in enumerate(rel.types)
+                }
             )
             tables[rel.name] = pw.debug.table_from_pandas(
                 self.frames[rel.name], schema=schema, _new_universe=True
@@ -953,6 +983,8 @@ class PathwayEngine:
         atom_tables = []
         col_of: dict[str, str] = {}  # variable -> column name in the joined table
         self._types = {}
+        # joined-table columns that may hold a NULL (Optional in Pathway)
+        self._optional_cols: set[str] = set()
         for k, atom in enumerate(q.atoms):
             rel = q.relation(atom.relation)
             if atom.relation in virtual:
@@ -968,6 +1000,20 @@ class PathwayEngine:
                 t = t.select(
                     **{f"a{k}_c{i}": t[f"c{i}"] for i in range(len(rel.columns))}
                 )
+                # SQL: NULL never joins (nor satisfies a comparison), while
+                # Pathway's join matches None with None: drop such rows
+                # first, and make the column non-optional for the joins
+                for i in sorted(self.nullable.get(atom.relation, ())):
+                    v = atom.variables[i]
+                    if v is not None and (
+                        sum(v in a.vars for a in q.atoms) > 1
+                        or any(v in p.vars for p in q.predicates)
+                    ):
+                        col = f"a{k}_c{i}"
+                        t = t.filter(t[col].is_not_none())
+                        t = t.with_columns(**{col: pw.unwrap(t[col])})
+                    else:
+                        self._optional_cols.add(f"a{k}_c{i}")
             for f in atom.filters:
                 if isinstance(f, Op) and f.op == "anti":
                     inner = virtual[f.args[0].value]
@@ -1059,6 +1105,23 @@ class PathwayEngine:
         for i, ch in enumerate(q.channels):
             value = None
             exact = ch.scale is not None
+            # An aggregate argument with a NULL in the data: refused (SQL
+            # leaves those rows out; dynyan's payload guards are not ported).
+            guarded = [(k, e) for k, es in ch.guards for e in es]
+            for k, e in [*ch.factors, *guarded]:
+                nulls = [
+                    refcol[(k, r.column)]
+                    for r in refs(e)
+                    if refcol[(k, r.column)] in self._optional_cols
+                ]
+                if nulls:
+                    rel = q.relation(q.atoms[k].relation)
+                    raise NotImplementedError(
+                        "NULL in an aggregated column (Pathway adapter): "
+                        + ", ".join(
+                            rel.columns[int(c.rsplit("_c", 1)[1])] for c in nulls
+                        )
+                    )
             for (k, e), scale in zip(ch.factors, ch.factor_scales):
                 f = self._ref_value(
                     e,
@@ -1123,12 +1186,15 @@ class PathwayEngine:
     def _expr(self, e, t, rel, k):
         import pathway as pw
 
-        native = _pw_native(e, lambda r: t[f"a{k}_c{r.column}"])
+        cols = sorted({r.column for r in refs(e)})
+        # a column with NULLs: SQL's TRUE in Python (Pathway refuses to
+        # compare an Optional column)
+        nulls = any(f"a{k}_c{c}" in self._optional_cols for c in cols)
+        native = None if nulls else _pw_native(e, lambda r: t[f"a{k}_c{r.column}"])
         if native is not None:
             return native
-        cols = sorted({r.column for r in refs(e)})
         env = {(k, c): f"a[{i}]" for i, c in enumerate(cols)}
-        fn = _udf(e, env, [rel.types[c] for c in cols])
+        fn = _udf(e, env, [rel.types[c] for c in cols], condition=nulls)
         return pw.apply_with_type(fn, bool, *[t[f"a{k}_c{c}"] for c in cols])
 
     def _value(self, e, t, rel, k):
@@ -1166,13 +1232,16 @@ class PathwayEngine:
     def _out(self, e, acc, col_of, result_type=None):
         import pathway as pw
 
-        native = _pw_native(e, lambda v: acc[col_of[v.name]])
+        names = [v.name for v in dict.fromkeys(var_refs(e))]
+        nulls = result_type is bool and any(
+            col_of.get(n) in self._optional_cols for n in names
+        )
+        native = None if nulls else _pw_native(e, lambda v: acc[col_of[v.name]])
         if native is not None:
             return native
-        names = [v.name for v in dict.fromkeys(var_refs(e))]
         env = {n: f"a[{i}]" for i, n in enumerate(names)}
         types = [self._var_type(n) for n in names]
-        fn = _udf(e, env, types)
+        fn = _udf(e, env, types, condition=nulls)
         if result_type is not None:
             return pw.apply_with_type(fn, result_type, *[acc[col_of[n]] for n in names])
         return pw.apply(fn, *[acc[col_of[n]] for n in names])
@@ -1207,7 +1276,8 @@ class PathwayEngine:
         for key in self._keys:
             row = [c[key] for c in cols]
             for i in dates:
-                row[i] = fromiso(row[i])
+                if row[i] is not None:
+                    row[i] = fromiso(row[i])
             yield tuple(row), 1
 
     def run_push(self, on_delta) -> None:
@@ -1228,7 +1298,8 @@ class PathwayEngine:
             def on_change(key, row, time, is_addition):
                 vals = [row[f"o{i}"] for i in range(n)]
                 for i in dates:
-                    vals[i] = fromiso(vals[i])
+                    if vals[i] is not None:
+                        vals[i] = fromiso(vals[i])
                 on_delta(tuple(vals), 1 if is_addition else -1)
 
         else:
@@ -1298,11 +1369,13 @@ def _is_pw(value) -> bool:
     return type(value).__module__.startswith("pathway")
 
 
-def _udf(e, env, types):
+def _udf(e, env, types, condition: bool = False):
     """A Python function over contract values for expression `e`; its
-    arguments arrive as Pathway values (dates as ISO strings)."""
+    arguments arrive as Pathway values (dates as ISO strings). With
+    `condition`: true exactly when SQL condition `e` is TRUE (a comparison
+    with a NULL is not)."""
     expressions = Expressions()
-    body = expressions.render(e, env)
+    body = expressions.condition(e, env) if condition else expressions.render(e, env)
     namespace = {
         "_div": _div,
         "_mod": _mod,
@@ -1320,7 +1393,8 @@ def _udf(e, env, types):
     def fn(*args):
         args = list(args)
         for i in dates:
-            args[i] = fromiso(args[i])
+            if args[i] is not None:
+                args[i] = fromiso(args[i])
         return inner(args)
 
     return fn

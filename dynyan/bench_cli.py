@@ -64,6 +64,11 @@ def cmd_bench(args) -> int:
         recompute_batch=args.recompute_batch,
         chunk=args.chunk,
         peer_batch=args.peer_batch,
+        pathway_max_events=(
+            bench.PATHWAY_MAX_EVENTS
+            if args.pathway_max_events is None
+            else args.pathway_max_events
+        ),
         budget_s=budget,
         mem_budget_mb=args.mem_budget_mb,
         latency=not (args.no_latency or args.quick),
@@ -113,6 +118,8 @@ def cmd_bench(args) -> int:
                         ),
                     )
                 )
+    if not args.random and "tpcds" in suites:
+        streams += _tpcds_streams(args, window)
     if not args.random and "gcq" in suites:
         streams += _gcq_streams(args)
     if not args.random and "fraud" in suites:
@@ -132,6 +139,53 @@ def cmd_bench(args) -> int:
             f"{r['status']}: {r['query']} {r['system']} {r['mode']}: {r.get('reason', '')}"
         )
     return 1 if bad else 0
+
+
+def _tpcds_streams(args, window: int) -> list:
+    """TPC-DS streams (`bench.tpcds_stream`, Spark): one per scale factor and
+    variant. Each query gets the rows of its static dimension tables (they
+    come first), then the first `--tpcds-events` streamed events of its
+    relations; `--max-events` caps the total."""
+    from . import bench
+
+    n = bench.DEFAULT_TPCDS_EVENTS if args.tpcds_events is None else args.tpcds_events
+    if n <= 0:  # 0: the whole stream
+        n = None
+    out = []
+    for sf in args.tpcds_sf or [1.0]:
+        for variant in args.variants:
+            path = bench.tpcds_stream(
+                sf, variant, window, seed=args.seed, data_dir=args.data_dir, log=_say
+            )
+            label = f"tpcds-sf{sf:g}-{variant}" + (
+                f"-w{window}" if variant == "window" else ""
+            )
+            if n is not None:
+                label += f"-first{n}"
+            if args.max_events:
+                label += f"-max{args.max_events}"
+            info = bench.StreamInfo(
+                label,
+                "parquet",
+                variant,
+                benchmark="tpcds",
+                sf=sf,
+                window=window if variant == "window" else None,
+                seed=args.seed,
+                path=str(path),
+                max_events=n,
+            )
+
+            def make(q, p=path):
+                limit = None
+                if n is not None:
+                    limit = bench.static_events(p, q.relations) + n
+                if args.max_events:
+                    limit = min(limit or args.max_events, args.max_events)
+                return bench.decode_stream(p, q.relations, limit)
+
+            out.append((info, make))
+    return out
 
 
 def _gcq_streams(args) -> list:
@@ -207,8 +261,9 @@ def add_commands(subparsers) -> None:
         "bench",
         help="benchmark dynyan against first-order IVM, DuckDB recompute and Pathway",
         description=(
-            "Run every query on TPC-H update streams in pull and push mode against "
-            "the baselines; write a JSON result file. See BENCHMARKS.md."
+            "Run every query on update streams (TPC-H, TPC-DS, synthetic GCQ and "
+            "fraud; --suite) in pull and push mode against the baselines; write a "
+            "JSON result file. See BENCHMARKS.md."
         ),
     )
     p.add_argument(
@@ -234,16 +289,33 @@ def add_commands(subparsers) -> None:
         "--window",
         type=int,
         metavar="W",
-        help="window of the deletion stream (default 10000)",
+        help="window of the TPC-H and TPC-DS deletion streams (default 10000)",
     )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(
         "--suite",
-        type=_csv(("tpch", "gcq", "fraud")),
+        type=_csv(("tpch", "tpcds", "gcq", "fraud")),
         default=("tpch",),
         metavar="LIST",
-        help="stream families: tpch (TPC-H, Spark), gcq (synthetic R, S, T at "
-        "the IEDyn paper's sizes), fraud (synthetic transactions); default tpch",
+        help="stream families: tpch (TPC-H, Spark), tpcds (TPC-DS, Spark; "
+        "--tpcds-sf, --tpcds-events), gcq (synthetic R, S, T at the IEDyn "
+        "paper's sizes), fraud (synthetic transactions); default tpch",
+    )
+    p.add_argument(
+        "--tpcds-sf",
+        type=float,
+        nargs="+",
+        metavar="SF",
+        help="TPC-DS scale factors (default 1; tpcgen accepts smaller ones, "
+        "but date_dim and customer_demographics keep their SF 1 size)",
+    )
+    p.add_argument(
+        "--tpcds-events",
+        type=int,
+        metavar="N",
+        help="per TPC-DS query: the rows of its static dimension tables, then "
+        "only the first N streamed events of its relations (default 300000; "
+        "0: all; --max-events caps the total)",
     )
     p.add_argument(
         "--gcq-events",
@@ -288,6 +360,13 @@ def add_commands(subparsers) -> None:
         metavar="N",
         help="events between budget checks of the per-event systems (default "
         "5000; smaller for streams where one event can take seconds)",
+    )
+    p.add_argument(
+        "--pathway-max-events",
+        type=int,
+        metavar="N",
+        help="longer streams are not given to Pathway, which cannot be stopped "
+        "at the budget (default 300,000; 0: no limit)",
     )
     p.add_argument(
         "--peer-batch",

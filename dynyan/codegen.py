@@ -193,10 +193,10 @@ class Expressions:
             return f"(str({a[0]}) + str({a[1]}))"
         if op == "in":
             return f"({a[0]} in ({', '.join(a[1:])},))"
-        if op == "case":
+        if op == "case":  # a WHEN that is NULL is not TRUE
             out = a[-1]
-            for cond, val in reversed(list(zip(a[:-1:2], a[1:-1:2]))):
-                out = f"({val} if {cond} else {out})"
+            for cond, val in reversed(list(zip(e.args[:-1:2], a[1:-1:2]))):
+                out = f"({val} if {self.condition(cond, env)} else {out})"
             return out
         if op == "add_days":
             self.uses_datetime = True
@@ -233,6 +233,31 @@ class Expressions:
             nulls = " or ".join(f"{x} is None" for x in a[1:])
             return f"({nulls} or {tup(a[1:])} not in {keys})"
         raise RenderError(f"no Python for operator {op}")
+
+    def nonnull(self, e, env) -> str:
+        """Python that is true exactly when the SQL value of `e` is not NULL
+        ("True" when it never is). AND/OR/NOT are refused by the frontend."""
+        if isinstance(e, (Ref, Var)):
+            return f"{self.render(e, env)} is not None"
+        if isinstance(e, Lit):
+            return "False" if e.value is None else "True"
+        if isinstance(e, AggRef):
+            return f"{self.render(e, env)} is not None"
+        if e.op == "anti":
+            return "True"
+        if e.op == "case":
+            out = self.nonnull(e.args[-1], env)
+            for cond, val in reversed(list(zip(e.args[:-1:2], e.args[1:-1:2]))):
+                out = (
+                    f"({self.nonnull(val, env)} if {self.condition(cond, env)}"
+                    f" else {out})"
+                )
+            return out
+        parts = [self.nonnull(a, env) for a in e.args]
+        parts = list(dict.fromkeys(p for p in parts if p != "True"))
+        if "False" in parts:
+            return "False"
+        return " and ".join(parts) or "True"
 
     def condition(self, e, env, negate: bool = False) -> str:
         """Python that is true exactly when SQL condition `e` is TRUE (with
@@ -282,7 +307,7 @@ def _logical(e) -> bool:
 
 def _leaves(e):
     """The column and variable references of an expression (may be NULL)."""
-    if isinstance(e, (Ref, Var)):
+    if isinstance(e, (Ref, Var, AggRef)):
         yield e
     elif isinstance(e, Op) and e.op != "anti":
         for a in e.args:
@@ -892,9 +917,9 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
     if query.having is not None:
         for v in var_refs(query.having):
             computed[v.name] = False
-    for a in query.aggregates:
+    for a in query.aggregates:  # kept in a sorted multiset, NULLs left out
         if a.kind in ("min", "max") and a.arg in query.extra_vars:
-            computed[a.arg] = False
+            computed.setdefault(a.arg, True)
     out: dict[int, dict[int, bool]] = {}
     for i, atom in enumerate(query.atoms):
         cols: dict[int, bool] = {}
@@ -903,10 +928,11 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
                 cols[c] = computed[v]
         many = sum(a.relation == atom.relation for a in query.atoms) > 1
         for channel in query.channels:
+            guarded = any(a == i for a, _ in channel.guards)
             for (a, expr), scale in zip(channel.factors, channel.factor_scales):
                 if a == i and (scale is None or many):
-                    for r in _refs(expr):
-                        cols[r.column] = False
+                    for r in _refs(expr):  # a guarded NULL adds 0
+                        cols[r.column] = cols.get(r.column, True) and guarded
         if cols:
             out[i] = cols
     return out
@@ -970,9 +996,18 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             for (a, expr), scale in zip(channel.factors, channel.factor_scales)
             if a == node.atom
         ]
+        guards = {
+            channel: exprs
+            for channel in query.channels
+            for a, exprs in channel.guards
+            if a == node.atom
+        }
         needed_cols = {r.column for f in atom.filters for r in _refs(f)}
         needed_cols |= {r.column for _, e in atom.derived for r in _refs(e)}
         needed_cols |= {r.column for _, e, _ in factors for r in _refs(e)}
+        needed_cols |= {
+            r.column for es in guards.values() for e in es for r in _refs(e)
+        }
         # SQL: NULL never joins. A row whose join variable is NULL (None)
         # takes no part in this atom (it still counts in the relation).
         shared = _join_vars(query, atom)
@@ -1013,12 +1048,17 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             by_channel = {ch: (e, sc) for ch, e, sc in factors}
             parts = ["d"]
             for channel in query.channels:
+                part = "d"
                 if channel in by_channel:
-                    parts.append(
-                        f"d * {_factor(expressions, *by_channel[channel], env)}"
+                    part = f"d * {_factor(expressions, *by_channel[channel], env)}"
+                if channel in guards:  # SQL: a row with a NULL argument adds 0
+                    nn = " and ".join(
+                        dict.fromkeys(
+                            expressions.nonnull(e, env) for e in guards[channel]
+                        )
                     )
-                else:
-                    parts.append("d")
+                    part = f"({part} if {nn} else 0)"
+                parts.append(part)
             payload = tuple_literal(parts)
         info = layout.info[node.id]
         blocks.append(
@@ -1119,14 +1159,16 @@ def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
     values = []
     extras = list(query.extra_vars)
     for agg in query.aggregates:
+        # the rows whose argument is not NULL (all rows when it never is)
+        nonnull = f"{payload}[{agg.nonnull}]" if agg.nonnull else count
         if agg.kind == "count":
-            values.append(count)
+            values.append(nonnull)
             continue
         if agg.arg is not None:
             if agg.arg not in extras:  # a group variable: constant in its group
                 local = layout.var_local[agg.arg]
                 values.append(
-                    f"(0 if {count} == 0 else 1)"
+                    f"(0 if {count} == 0 or {local} is None else 1)"
                     if agg.kind == "count_distinct"
                     else f"(None if {count} == 0 else {local})"
                 )
@@ -1150,8 +1192,8 @@ def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
             terms.append(term)
         total = "(" + " + ".join(terms) + ")"
         if agg.kind == "avg":
-            total = f"{total} / {count}"
-        values.append(f"(None if {count} == 0 else {total})")
+            total = f"{total} / {nonnull}"
+        values.append(f"(None if {nonnull} == 0 else {total})")
     return values
 
 
@@ -1172,8 +1214,10 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     agg_names = [f"_a{i}" for i in range(len(query.aggregates))]
     out_env.update({("agg", i): n for i, n in enumerate(agg_names)})
     outputs = [expressions.render(o.expr, out_env) for o in query.outputs]
-    having = (
-        expressions.render(query.having, out_env) if query.having is not None else None
+    having = (  # SQL: a comparison with a NULL aggregate is not TRUE
+        expressions.condition(query.having, out_env)
+        if query.having is not None
+        else None
     )
     plain = not query.grouped and all(isinstance(o.expr, Var) for o in query.outputs)
     extra_locals = layout.local(query.extra_vars)
@@ -1278,6 +1322,12 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
                 )
                 else "{}"
             )
+            for v in query.extra_vars
+        ],
+        # SQL NULL: a value that can be NULL is left out of its multiset.
+        "multiset_nullable": [
+            sum(v in a.vars for a in query.atoms) < 2
+            and not any(v in p.vars for p in query.predicates)
             for v in query.extra_vars
         ],
         "having": having,

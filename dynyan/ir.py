@@ -235,25 +235,39 @@ class Channel:
     # Per factor: decimal digits it holds exactly (the leaf scales it to an
     # int), or None when the channel is computed in floats.
     factor_scales: tuple[int | None, ...]
+    # SQL NULL: (atom index, expressions over that atom) that must all be
+    # non-NULL for a row to contribute; the atom's factor is 0 otherwise (1
+    # when the atom has no factor). Empty when no argument can be NULL.
+    guards: tuple[tuple[int, tuple[Expr, ...]], ...] = ()
 
     @property
     def scale(self) -> int | None:
         return None if None in self.factor_scales else sum(self.factor_scales)
 
     def __str__(self) -> str:
-        return " * ".join(str(e) for _, e in self.factors) or "1"
+        text = " * ".join(str(e) for _, e in self.factors) or "1"
+        if self.guards:
+            nn = " AND ".join(
+                f"{e} IS NOT NULL" for _, exprs in self.guards for e in exprs
+            )
+            text += f" where {nn} (else 0)"
+        return text
 
 
 @dataclass(frozen=True)
 class Aggregate:
     """COUNT/SUM/AVG as a linear combination of channels (coefficient, channel);
     MIN/MAX/COUNT(DISTINCT) over the variable `arg`, kept per group in a
-    (sorted) multiset of its values."""
+    (sorted) multiset of its values (NULLs left out)."""
 
     kind: str  # "count" | "sum" | "avg" | "min" | "max" | "count_distinct"
     terms: tuple[tuple[int | float, int], ...]
     text: str
     arg: str | None = None
+    # SQL NULL: the channel counting the rows whose COUNT/SUM/AVG argument is
+    # not NULL (0, the count channel, when it never is): COUNT(x) is its
+    # value, SUM is NULL and AVG divides by it.
+    nonnull: int = 0
 
     def __str__(self) -> str:
         return self.text

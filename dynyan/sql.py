@@ -712,6 +712,17 @@ class _Frontend:
             mine = tuple((v, e) for v, (a, e) in derived.items() if a == i)
             atoms.append(Atom(alias, rel.name, variables, tuple(filters), mine))
 
+        if grouping is not None:
+            # SQL NULL: columns no taken row holds a NULL in (NULL never
+            # joins nor satisfies a comparison).
+            nonnull = {(r.atom, r.column) for p in join_pairs for r in p}
+            nonnull |= {
+                key for key, v in var_of.items() if any(v in p.vars for p in predicates)
+            }
+            for i, atom in enumerate(atoms):
+                for f in atom.filters:
+                    nonnull |= _nonnull_leaves(f)
+            grouping.finish(nonnull)
         group_names = grouping.key_names(var_of, derived) if grouping else {}
         outputs = []
         names_ = self.output_names if len(self.output_names) == len(outputs_sql) else []
@@ -938,6 +949,9 @@ class _Grouping:
         self.channels: list[Channel] = []
         self.aggregates: list[Aggregate] = []
         self.args: list = []  # arguments of MIN/MAX/COUNT(DISTINCT)
+        # Per aggregate: its argument as a sum of products of per-atom
+        # factors (None for COUNT(*), MIN, MAX, COUNT(DISTINCT)), its node.
+        self.polys: list = []
 
     def column_keys(self) -> list[Ref]:
         return [k for k in self.keys + self.args if isinstance(k, Ref)]
@@ -1040,31 +1054,64 @@ class _Grouping:
             aggregate = Aggregate(kind, (), text, f"#arg{self.args.index(arg)}")
             if aggregate not in self.aggregates:
                 self.aggregates.append(aggregate)
+                self.polys.append((None, node))
             return AggRef(self.aggregates.index(aggregate), text)
         if isinstance(node, exp.Count):
-            terms = ((1, 0),)
             kind = "count"
+            if isinstance(node.this, exp.Star) or node.this is None:
+                poly = None  # COUNT(*): every row
+            else:  # COUNT(x): the rows whose x is not NULL
+                arg = self.fe.expr(node.this)
+                if isinstance(arg, Lit) and arg.value is None:
+                    raise _unsupported("COUNT(NULL) is not supported", node)
+                poly = [(1, _split_by_atom(arg, node))]
         else:
             arg = self.fe.expr(node.this)
             if self.fe.type_of(arg) not in ("int", "float", "bool"):
                 raise _unsupported(f"{node.sql_name()} needs a numeric argument", node)
-            terms = tuple(
-                (coef, self._channel(factors)) for coef, factors in _poly(arg, node)
-            )
+            poly = _poly(arg, node)
             kind = "sum" if isinstance(node, exp.Sum) else "avg"
-        aggregate = Aggregate(kind, terms, text)
+        # Terms and channels are made by `finish`, once it is known which
+        # columns can hold a NULL.
+        aggregate = Aggregate(kind, ((1, 0),) if poly is None else (), text)
         if aggregate not in self.aggregates:
             self.aggregates.append(aggregate)
+            self.polys.append((poly, node))
         return AggRef(self.aggregates.index(aggregate), text)
 
-    def _channel(self, factors: dict) -> int:
-        if not factors:
+    def finish(self, nonnull: set[tuple[int, int]]) -> None:
+        """Make the payload channels of COUNT/SUM/AVG, following SQL's NULL
+        rules: a row whose argument is NULL is left out (its factors are 0 and
+        a channel counts the rest); `nonnull`: the (atom, column) pairs that
+        hold no NULL in any row the query takes (join columns, columns a
+        filter compares), whose arguments pay nothing for this."""
+        for i, (poly, node) in enumerate(self.polys):
+            agg = self.aggregates[i]
+            if poly is None or agg.kind not in ("count", "sum", "avg"):
+                continue
+            guards: dict[int, list] = {}
+            for _, factors in poly:
+                for atom, e in factors.items():
+                    if _may_be_null(e, nonnull):
+                        _check_null_safe(e, nonnull, node)
+                        if e not in guards.setdefault(atom, []):
+                            guards[atom].append(e)
+            guard = tuple((a, tuple(es)) for a, es in sorted(guards.items()))
+            nn = self._channel({}, guard)
+            if agg.kind == "count":
+                terms = ((1, nn),)
+            else:
+                terms = tuple((c, self._channel(f, guard)) for c, f in poly)
+            self.aggregates[i] = replace(agg, terms=terms, nonnull=nn)
+
+    def _channel(self, factors: dict, guards: tuple = ()) -> int:
+        if not factors and not guards:
             return 0
         factor_items = tuple(sorted(factors.items()))
         scales = [self._exact_scale(e) for _, e in factor_items]
         if None in scales:
             scales = [None] * len(scales)
-        channel = Channel(factor_items, tuple(scales))
+        channel = Channel(factor_items, tuple(scales), guards)
         if channel not in self.channels:
             self.channels.append(channel)
         return self.channels.index(channel) + 1
@@ -1103,6 +1150,93 @@ class _Grouping:
             ]
             return None if None in parts or not parts else max(parts)
         return None
+
+
+def _split_by_atom(e, node) -> dict:
+    """COUNT(e)'s argument as per-atom parts that are NULL exactly when one of
+    them is (`e` itself when it reads one table)."""
+    atoms = {r.atom for r in refs(e)}
+    if len(atoms) <= 1:
+        return {atoms.pop(): e} if atoms else {}
+    if any(
+        isinstance(x, Op) and x.op in ("case", "and", "or", "not", "anti")
+        for x in _subexpressions(e)
+    ):
+        raise _unsupported(
+            "COUNT of an expression over several tables must be NULL-strict "
+            "(no CASE, AND, OR, NOT)",
+            node,
+        )
+    out: dict = {}
+    for r in refs(e):
+        out.setdefault(r.atom, [])
+        if r not in out[r.atom]:
+            out[r.atom].append(r)
+    # One factor per atom; it is only tested for NULL, never multiplied.
+    return {a: rs[0] if len(rs) == 1 else Op("add", tuple(rs)) for a, rs in out.items()}
+
+
+def _subexpressions(e):
+    yield e
+    if isinstance(e, Op):
+        for a in e.args:
+            yield from _subexpressions(a)
+
+
+def _may_be_null(e, nonnull: set) -> bool:
+    """Whether `e` can be NULL in a row the query takes (conservative)."""
+    if isinstance(e, Ref):
+        return (e.atom, e.column) not in nonnull
+    if isinstance(e, Lit):
+        return e.value is None
+    if isinstance(e, Op):
+        if e.op == "anti":
+            return False
+        if e.op == "case":  # conditions are TRUE or not; a branch may be NULL
+            return any(_may_be_null(a, nonnull) for a in (*e.args[1::2], e.args[-1]))
+        return any(_may_be_null(a, nonnull) for a in e.args)
+    return True
+
+
+def _check_null_safe(e, nonnull: set, node) -> None:
+    """Refuse an aggregate argument whose NULL test the generated code cannot
+    make exactly: a NULL-able boolean (AND/OR/NOT are not NULL-strict)."""
+    for x in _subexpressions(e):
+        if (
+            isinstance(x, Op)
+            and x.op in ("and", "or", "not")
+            and _may_be_null(x, nonnull)
+        ):
+            raise _unsupported(
+                "an aggregate of AND/OR/NOT over a column that may be NULL "
+                "is not supported",
+                node,
+            )
+
+
+def _nonnull_leaves(e, negate: bool = False) -> set:
+    """The columns a row's condition `e` being TRUE (FALSE with `negate`)
+    proves non-NULL, as the generated code's `condition` tests them."""
+    if isinstance(e, Op) and e.op == "not":
+        return _nonnull_leaves(e.args[0], not negate)
+    if isinstance(e, Op) and e.op in ("and", "or"):
+        joint = e.op if not negate else {"and": "or", "or": "and"}[e.op]
+        parts = [_nonnull_leaves(a, negate) for a in e.args]
+        if joint == "or":
+            return set.intersection(*parts)
+        return set.union(*parts)
+    if isinstance(e, Op) and e.op == "anti":
+        return set()
+    return {(r.atom, r.column) for r in _plain_refs(e)}
+
+
+def _plain_refs(e):
+    """The column references of `e` outside NOT IN/NOT EXISTS tests."""
+    if isinstance(e, Ref):
+        yield e
+    elif isinstance(e, Op) and e.op != "anti":
+        for a in e.args:
+            yield from _plain_refs(a)
 
 
 def _poly(e, node) -> list[tuple[int | float, dict]]:

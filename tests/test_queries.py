@@ -193,6 +193,28 @@ DOMAINS = {
     },
 }
 
+# SQL NULL in aggregated measures, as in real TPC-DS data (about 5% of
+# store_sales and inventory measures are NULL): here 40%, so that groups
+# whose measures are all NULL (SUM and AVG NULL) come and go under deletes.
+NULL_MEASURES = {
+    "tpcds/q3": [("store_sales", "ss_ext_sales_price")],
+    "tpcds/q7": [
+        ("store_sales", "ss_quantity"),
+        ("store_sales", "ss_list_price"),
+        ("store_sales", "ss_coupon_amt"),
+        ("store_sales", "ss_sales_price"),
+    ],
+    "tpcds/q19": [("store_sales", "ss_ext_sales_price")],
+    "tpcds/q22": [("inventory", "inv_quantity_on_hand")],
+}
+
+
+def _with_nulls(pool: list, share: float = 0.4) -> list:
+    """`pool` with NULLs making up about `share` of its draws."""
+    k = max(1, round(len(pool) * share / (1 - share)))
+    return list(pool) + [None] * k
+
+
 # ---------------------------------------------------------------------------
 # Loading the benchmark queries
 # ---------------------------------------------------------------------------
@@ -226,6 +248,8 @@ def _query_spec(name: str) -> QuerySpec:
         return spec
     spec = _tune_domains(spec)
     spec.domains.update(DOMAINS.get(name, {}))
+    for key in NULL_MEASURES.get(name, []):
+        spec.domains[key] = _with_nulls(spec.domains[key])
     return spec
 
 
@@ -311,6 +335,15 @@ def test_benchmark_query_against_duckdb(name):
     spec = _query_spec(name)
     module = _query_module(name)  # a refused query raises DynyanError here
     _differential_suite(spec, module)
+
+
+@pytest.mark.parametrize("name", sorted(NULL_MEASURES))
+def test_tpcds_streams_hold_null_measures(name):
+    """The TPC-DS streams above put NULLs in the aggregated measures."""
+    spec = _query_spec(name)
+    for key in NULL_MEASURES[name]:
+        pool = spec.domains[key]
+        assert 0.3 <= pool.count(None) / len(pool) <= 0.5, (key, pool)
 
 
 def test_query_files_have_a_header_and_run_in_duckdb():

@@ -56,7 +56,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -252,7 +252,7 @@ class View:
     }
     COLUMNS = ("brand_id", "brand", "i_manufact_id", "i_manufact", "ext_price")
     QUERY_ID = "4cbba48ee7d804f5"
-    LAYOUT_ID = "3495e35425298508"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "76fab870758bd2d1"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -425,7 +425,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("date_dim", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_date_dim else None
         pending = self._pending
         date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
         item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
@@ -453,7 +454,7 @@ class View:
             if _o is None:
                 date_dim_count_by_d_date_sk[v_d_date_sk] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     date_dim_count_by_d_date_sk[v_d_date_sk] = _n
                 else:
@@ -463,12 +464,12 @@ class View:
             )
             if _g3:
                 for (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n6.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
                     if _o is None:
                         n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
                         else:
@@ -483,7 +484,7 @@ class View:
                         if _o is None:
                             _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
                                 _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
                             else:
@@ -494,7 +495,7 @@ class View:
                                     ]
                     _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
                         _grp = n5_by_ss_customer_sk_ss_store_sk.get(
                             (v_ss_customer_sk, v_ss_store_sk)
                         )
@@ -511,7 +512,7 @@ class View:
                                     (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
                                 ] = _d5
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     _grp[
                                         (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
@@ -534,7 +535,7 @@ class View:
                             if _o is None:
                                 _grp[v_ss_customer_sk] = _d5
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     _grp[v_ss_customer_sk] = _n
                                 else:
@@ -545,7 +546,7 @@ class View:
                                         ]
                         _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1])
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
                             _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _grp is None:
                                 n4_by_ss_customer_sk[v_ss_customer_sk] = {
@@ -556,7 +557,11 @@ class View:
                                 if _o is None:
                                     _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d7
                                 else:
-                                    _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
                                     if _n[0]:
                                         _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
                                     else:
@@ -567,19 +572,27 @@ class View:
                             if _o is None:
                                 n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                                 else:
                                     del n4_count_by_ss_customer_sk[v_ss_customer_sk]
                             _w8 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _w8 is not None:
-                                _d9 = (_d7[0] * _w8[0], _d7[1] * _w8[1])
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                )
                                 _o = n0_root.get(v_ss_customer_sk)
                                 if _o is None:
                                     n0_root[v_ss_customer_sk] = _d9
                                 else:
-                                    _n = (_o[0] + _d9[0], _o[1] + _d9[1])
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
                                     if _n[0]:
                                         n0_root[v_ss_customer_sk] = _n
                                     else:
@@ -640,6 +653,11 @@ class View:
                                                             * _m12[1]
                                                             * _m13[1]
                                                             * _m14[1],
+                                                            _d2[2]
+                                                            * _m11[2]
+                                                            * _m12[2]
+                                                            * _m13[2]
+                                                            * _m14[2],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -648,6 +666,7 @@ class View:
                                                             else (
                                                                 _o[0] + _v[0],
                                                                 _o[1] + _v[1],
+                                                                _o[2] + _v[2],
                                                             )
                                                         )
 
@@ -672,7 +691,20 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("store_sales", row))
-        _p = (d, d * round(c_store_sales_ss_ext_sales_price * 100))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (
+            (
+                d,
+                (d if c_store_sales_ss_ext_sales_price is not None else 0),
+                (
+                    d * round(c_store_sales_ss_ext_sales_price * 100)
+                    if c_store_sales_ss_ext_sales_price is not None
+                    else 0
+                ),
+            )
+            if keep_store_sales
+            else None
+        )
         pending = self._pending
         date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
         item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
@@ -708,7 +740,7 @@ class View:
                 if _o is None:
                     _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
                     else:
@@ -719,12 +751,12 @@ class View:
                             ]
             _w1 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _o = n6.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
                 if _o is None:
                     n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
                         n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
                     else:
@@ -739,7 +771,7 @@ class View:
                     if _o is None:
                         _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
                         else:
@@ -750,7 +782,7 @@ class View:
                                 ]
                 _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
                 if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                     _grp = n5_by_ss_customer_sk_ss_store_sk.get(
                         (v_ss_customer_sk, v_ss_store_sk)
                     )
@@ -763,7 +795,7 @@ class View:
                         if _o is None:
                             _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d4
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                             if _n[0]:
                                 _grp[
                                     (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
@@ -786,7 +818,7 @@ class View:
                         if _o is None:
                             _grp[v_ss_customer_sk] = _d4
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                             if _n[0]:
                                 _grp[v_ss_customer_sk] = _n
                             else:
@@ -795,7 +827,7 @@ class View:
                                     del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
                     _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1])
+                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
                         _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _grp is None:
                             n4_by_ss_customer_sk[v_ss_customer_sk] = {
@@ -806,7 +838,7 @@ class View:
                             if _o is None:
                                 _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d6
                             else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
                                 else:
@@ -817,19 +849,19 @@ class View:
                         if _o is None:
                             n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d6
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                             else:
                                 del n4_count_by_ss_customer_sk[v_ss_customer_sk]
                         _w7 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _w7 is not None:
-                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1])
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n0_root.get(v_ss_customer_sk)
                             if _o is None:
                                 n0_root[v_ss_customer_sk] = _d8
                             else:
-                                _n = (_o[0] + _d8[0], _o[1] + _d8[1])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[v_ss_customer_sk] = _n
                                 else:
@@ -887,6 +919,11 @@ class View:
                                                         * _m11[1]
                                                         * _m12[1]
                                                         * _m13[1],
+                                                        _d2[2]
+                                                        * _m10[2]
+                                                        * _m11[2]
+                                                        * _m12[2]
+                                                        * _m13[2],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -895,6 +932,7 @@ class View:
                                                         else (
                                                             _o[0] + _v[0],
                                                             _o[1] + _v[1],
+                                                            _o[2] + _v[2],
                                                         )
                                                     )
 
@@ -917,7 +955,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("item", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_item else None
         pending = self._pending
         item_by_ss_item_sk = self.item_by_ss_item_sk
         item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
@@ -969,7 +1008,7 @@ class View:
                         )
                     ] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[
                             (
@@ -996,7 +1035,7 @@ class View:
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                 else:
@@ -1004,7 +1043,7 @@ class View:
             _g3 = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
             if _g3:
                 for (v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _grp = n5_by_ss_customer_sk_ss_store_sk.get(
                         (v_ss_customer_sk, v_ss_store_sk)
                     )
@@ -1017,7 +1056,7 @@ class View:
                         if _o is None:
                             _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
                                 _grp[
                                     (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
@@ -1040,7 +1079,7 @@ class View:
                         if _o is None:
                             _grp[v_ss_customer_sk] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
                                 _grp[v_ss_customer_sk] = _n
                             else:
@@ -1049,7 +1088,7 @@ class View:
                                     del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
                     _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
                         _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _grp is None:
                             n4_by_ss_customer_sk[v_ss_customer_sk] = {
@@ -1060,7 +1099,7 @@ class View:
                             if _o is None:
                                 _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d5
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
                                 else:
@@ -1071,19 +1110,19 @@ class View:
                         if _o is None:
                             n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d5
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                             else:
                                 del n4_count_by_ss_customer_sk[v_ss_customer_sk]
                         _w6 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1])
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
                             _o = n0_root.get(v_ss_customer_sk)
                             if _o is None:
                                 n0_root[v_ss_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_ss_customer_sk] = _n
                                 else:
@@ -1139,12 +1178,21 @@ class View:
                                                     * _m10[1]
                                                     * _m11[1]
                                                     * _m12[1],
+                                                    _p[2]
+                                                    * _m9[2]
+                                                    * _m10[2]
+                                                    * _m11[2]
+                                                    * _m12[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
                                                     if _o is None
-                                                    else (_o[0] + _v[0], _o[1] + _v[1])
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
                                                 )
 
     def _apply_customer(self, row, d):
@@ -1160,7 +1208,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("customer", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_customer else None
         pending = self._pending
         customer = self.customer
         customer_address_count_by_c_current_addr_sk = (
@@ -1183,7 +1232,7 @@ class View:
             if _o is None:
                 customer[(v_ss_customer_sk, v_c_current_addr_sk)] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     customer[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
                 else:
@@ -1198,7 +1247,7 @@ class View:
                 if _o is None:
                     _grp[v_ss_customer_sk] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[v_ss_customer_sk] = _n
                     else:
@@ -1209,7 +1258,7 @@ class View:
                             ]
             _w1 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _grp is None:
                     n1_by_ss_customer_sk[v_ss_customer_sk] = {
@@ -1220,7 +1269,7 @@ class View:
                     if _o is None:
                         _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
                         else:
@@ -1231,19 +1280,19 @@ class View:
                 if _o is None:
                     n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
                         n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                     else:
                         del n1_count_by_ss_customer_sk[v_ss_customer_sk]
                 _w3 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                     _o = n0_root.get(v_ss_customer_sk)
                     if _o is None:
                         n0_root[v_ss_customer_sk] = _d4
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                         if _n[0]:
                             n0_root[v_ss_customer_sk] = _n
                         else:
@@ -1308,12 +1357,21 @@ class View:
                                                     * _m8[1]
                                                     * _m9[1]
                                                     * _m10[1],
+                                                    _p[2]
+                                                    * _m5[2]
+                                                    * _m8[2]
+                                                    * _m9[2]
+                                                    * _m10[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
                                                     if _o is None
-                                                    else (_o[0] + _v[0], _o[1] + _v[1])
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
                                                 )
 
     def _apply_customer_address(self, row, d):
@@ -1333,7 +1391,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("customer_address", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_customer_address else None
         pending = self._pending
         customer_address_by_c_current_addr_sk = (
             self.customer_address_by_c_current_addr_sk
@@ -1364,7 +1423,7 @@ class View:
                 if _o is None:
                     _grp[(v_c_current_addr_sk, v_ca_zip)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_c_current_addr_sk, v_ca_zip)] = _n
                     else:
@@ -1377,7 +1436,7 @@ class View:
             if _o is None:
                 customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = (
                         _n
@@ -1387,7 +1446,7 @@ class View:
             _g3 = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _g3:
                 for v_ss_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _grp is None:
                         n1_by_ss_customer_sk[v_ss_customer_sk] = {
@@ -1398,7 +1457,7 @@ class View:
                         if _o is None:
                             _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
                                 _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
                             else:
@@ -1409,19 +1468,19 @@ class View:
                     if _o is None:
                         n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                         else:
                             del n1_count_by_ss_customer_sk[v_ss_customer_sk]
                     _w4 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
                             n0_root[v_ss_customer_sk] = _d5
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ss_customer_sk] = _n
                             else:
@@ -1481,12 +1540,21 @@ class View:
                                                     * _m9[1]
                                                     * _m10[1]
                                                     * _m11[1],
+                                                    _p[2]
+                                                    * _m6[2]
+                                                    * _m9[2]
+                                                    * _m10[2]
+                                                    * _m11[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
                                                     if _o is None
-                                                    else (_o[0] + _v[0], _o[1] + _v[1])
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
                                                 )
 
     def _apply_store(self, row, d):
@@ -1506,7 +1574,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("store", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_store_2 else None
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
@@ -1529,7 +1598,7 @@ class View:
                 if _o is None:
                     _grp[(v_ss_store_sk, v_s_zip)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_ss_store_sk, v_s_zip)] = _n
                     else:
@@ -1540,7 +1609,7 @@ class View:
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                 else:
@@ -1548,7 +1617,7 @@ class View:
             _g3 = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
             if _g3:
                 for v_ss_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _grp is None:
                         n4_by_ss_customer_sk[v_ss_customer_sk] = {
@@ -1559,7 +1628,7 @@ class View:
                         if _o is None:
                             _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
                                 _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
                             else:
@@ -1570,19 +1639,19 @@ class View:
                     if _o is None:
                         n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                         else:
                             del n4_count_by_ss_customer_sk[v_ss_customer_sk]
                     _w4 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
                             n0_root[v_ss_customer_sk] = _d5
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ss_customer_sk] = _n
                             else:
@@ -1648,12 +1717,21 @@ class View:
                                                     * _m8[1]
                                                     * _m10[1]
                                                     * _m11[1],
+                                                    _p[2]
+                                                    * _m7[2]
+                                                    * _m8[2]
+                                                    * _m10[2]
+                                                    * _m11[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
                                                     if _o is None
-                                                    else (_o[0] + _v[0], _o[1] + _v[1])
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
                                                 )
 
     def _lookup(
@@ -1722,13 +1800,14 @@ class View:
         return (
             _m4[0] * _m6[0] * _m11[0] * _m13[0] * _m15[0],
             _m4[1] * _m6[1] * _m11[1] * _m13[1] * _m15[1],
+            _m4[2] * _m6[2] * _m11[2] * _m13[2] * _m15[2],
         )
 
     def _group_row(
         self, v_i_brand, v_i_brand_id, v_i_manufact_id, v_i_manufact, p, e=None
     ):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 100)
+        _a0 = None if p[1] == 0 else (p[2] / 100)
         return (v_i_brand_id, v_i_brand, v_i_manufact_id, v_i_manufact, _a0)
 
     def enumerate(self):
@@ -1752,11 +1831,7 @@ class View:
         row = tuple(row)
         key = (row[1], row[0], row[2], row[3])
         e = self._result.get(key)
-        out = (
-            self._group_row(*key, _ZERO, None)
-            if e is None
-            else self._group_row(*key, e[0], e)
-        )
+        out = None if e is None else self._group_row(*key, e[0], e)  # no such group
         return int(out == row)
 
     def deltas(self):
@@ -1794,7 +1869,11 @@ class View:
                 )
             if entry is None:
                 entry = result[group] = [_ZERO]
-            entry[0] = (entry[0][0] + delta[0], entry[0][1] + delta[1])
+            entry[0] = (
+                entry[0][0] + delta[0],
+                entry[0][1] + delta[1],
+                entry[0][2] + delta[2],
+            )
             if not entry[0][0]:
                 del result[group]
         if self._report:

@@ -44,7 +44,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -151,7 +151,7 @@ class View:
     }
     COLUMNS = ("i_product_name", "i_brand", "i_class", "i_category", "qoh")
     QUERY_ID = "495688c201d89298"
-    LAYOUT_ID = "f7c0c4bf5f37fda2"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f3db3b920791af0e"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.inventory_rows = {}  # input rows: row -> multiplicity
@@ -292,7 +292,20 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("inventory", row))
-        _p = (d, d * round(c_inventory_inv_quantity_on_hand))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (
+            (
+                d,
+                (d if c_inventory_inv_quantity_on_hand is not None else 0),
+                (
+                    d * round(c_inventory_inv_quantity_on_hand)
+                    if c_inventory_inv_quantity_on_hand is not None
+                    else 0
+                ),
+            )
+            if keep_inventory
+            else None
+        )
         pending = self._pending
         date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
         inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = (
@@ -323,7 +336,7 @@ class View:
                 if _o is None:
                     _grp[(v_inv_date_sk, v_inv_item_sk)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
                     else:
@@ -334,7 +347,7 @@ class View:
                             ]
             _w1 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                 if _grp is None:
                     n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_inv_item_sk: _d2}
@@ -343,7 +356,7 @@ class View:
                     if _o is None:
                         _grp[v_inv_item_sk] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             _grp[v_inv_item_sk] = _n
                         else:
@@ -352,12 +365,12 @@ class View:
                                 del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
                 _w3 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                 if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                     _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                     if _o is None:
                         n3_count_by_inv_item_sk[v_inv_item_sk] = _d4
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                         if _n[0]:
                             n3_count_by_inv_item_sk[v_inv_item_sk] = _n
                         else:
@@ -372,7 +385,7 @@ class View:
                             v_i_category,
                             v_i_product_name,
                         ), _w5 in _g7.items():
-                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1])
+                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
                             _o = n0_root.get(
                                 (v_i_brand, v_i_class, v_i_category, v_i_product_name)
                             )
@@ -386,7 +399,7 @@ class View:
                                     )
                                 ] = _d6
                             else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[
                                         (
@@ -415,7 +428,9 @@ class View:
                                 _v = _d6
                                 _o = pending.get(_k)
                                 pending[_k] = (
-                                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
 
     def _apply_date_dim(self, row, d):
@@ -435,7 +450,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("date_dim", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_date_dim else None
         pending = self._pending
         date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
         item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
@@ -454,7 +470,7 @@ class View:
             if _o is None:
                 date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                 else:
@@ -462,12 +478,12 @@ class View:
             _g3 = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _g3:
                 for v_inv_item_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                     if _o is None:
                         n3_count_by_inv_item_sk[v_inv_item_sk] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             n3_count_by_inv_item_sk[v_inv_item_sk] = _n
                         else:
@@ -482,7 +498,7 @@ class View:
                             v_i_category,
                             v_i_product_name,
                         ), _w4 in _g6.items():
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
                             _o = n0_root.get(
                                 (v_i_brand, v_i_class, v_i_category, v_i_product_name)
                             )
@@ -496,7 +512,7 @@ class View:
                                     )
                                 ] = _d5
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n0_root[
                                         (
@@ -525,7 +541,9 @@ class View:
                                 _v = _d5
                                 _o = pending.get(_k)
                                 pending[_k] = (
-                                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
 
     def _apply_item(self, row, d):
@@ -544,7 +562,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("item", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_item else None
         pending = self._pending
         item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
             self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk
@@ -569,7 +588,7 @@ class View:
                 if _o is None:
                     _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = (
                             _n
@@ -582,14 +601,14 @@ class View:
                             ]
             _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _o = n0_root.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
                 if _o is None:
                     n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = (
                         _d2
                     )
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
                         n0_root[
                             (v_i_brand, v_i_class, v_i_category, v_i_product_name)
@@ -602,7 +621,11 @@ class View:
                     _k = (v_i_product_name, v_i_brand, v_i_class, v_i_category)
                     _v = _d2
                     _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                    pending[_k] = (
+                        _v
+                        if _o is None
+                        else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                    )
 
     def _apply_warehouse(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -616,7 +639,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("warehouse", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_warehouse else None
         pending = self._pending
         date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
         inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = (
@@ -639,7 +663,7 @@ class View:
             if _o is None:
                 warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                 else:
@@ -649,7 +673,7 @@ class View:
             )
             if _g3:
                 for (v_inv_date_sk, v_inv_item_sk), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
                         n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
@@ -660,7 +684,7 @@ class View:
                         if _o is None:
                             _grp[v_inv_item_sk] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
                                 _grp[v_inv_item_sk] = _n
                             else:
@@ -669,12 +693,12 @@ class View:
                                     del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
                     _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
                         _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                         if _o is None:
                             n3_count_by_inv_item_sk[v_inv_item_sk] = _d5
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n3_count_by_inv_item_sk[v_inv_item_sk] = _n
                             else:
@@ -689,7 +713,11 @@ class View:
                                 v_i_category,
                                 v_i_product_name,
                             ), _w6 in _g8.items():
-                                _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1])
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                )
                                 _o = n0_root.get(
                                     (
                                         v_i_brand,
@@ -708,7 +736,11 @@ class View:
                                         )
                                     ] = _d7
                                 else:
-                                    _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
                                     if _n[0]:
                                         n0_root[
                                             (
@@ -739,7 +771,11 @@ class View:
                                     pending[_k] = (
                                         _v
                                         if _o is None
-                                        else (_o[0] + _v[0], _o[1] + _v[1])
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
                                     )
 
     def _lookup(self, v_i_product_name, v_i_brand, v_i_class, v_i_category):
@@ -753,7 +789,7 @@ class View:
         self, v_i_product_name, v_i_brand, v_i_class, v_i_category, p, e=None
     ):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1]) / p[0]
+        _a0 = None if p[1] == 0 else (p[2]) / p[1]
         return (v_i_product_name, v_i_brand, v_i_class, v_i_category, _a0)
 
     def enumerate(self):
@@ -813,7 +849,7 @@ class View:
         for key, delta in pending.items():
             new = self._lookup(*key)
             new_p = _ZERO if new is None else new
-            old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
+            old_p = (new_p[0] - delta[0], new_p[1] - delta[1], new_p[2] - delta[2])
             old = self._group_row(*key, old_p) if old_p[0] else None
             new = self._group_row(*key, new_p) if new_p[0] else None
             if old != new:

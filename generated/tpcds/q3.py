@@ -36,7 +36,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -146,7 +146,7 @@ class View:
     }
     COLUMNS = ("d_year", "brand_id", "brand", "sum_agg")
     QUERY_ID = "0c9a596c648b8bee"
-    LAYOUT_ID = "3fb5e15a5c0c80c4"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "6beb3296ec9ae3a9"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -282,7 +282,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("date_dim", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_dt else None
         pending = self._pending
         dt_by_d_date_sk = self.dt_by_d_date_sk
         dt_count_by_d_date_sk = self.dt_count_by_d_date_sk
@@ -302,7 +303,7 @@ class View:
                 if _o is None:
                     _grp[(v_d_date_sk, v_d_year)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_d_date_sk, v_d_year)] = _n
                     else:
@@ -313,19 +314,19 @@ class View:
             if _o is None:
                 dt_count_by_d_date_sk[v_d_date_sk] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     dt_count_by_d_date_sk[v_d_date_sk] = _n
                 else:
                     del dt_count_by_d_date_sk[v_d_date_sk]
             _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _o = n0_root.get(v_d_date_sk)
                 if _o is None:
                     n0_root[v_d_date_sk] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
                         n0_root[v_d_date_sk] = _n
                     else:
@@ -341,10 +342,16 @@ class View:
                             v_i_brand,
                         ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
                             _k = (v_d_year, v_i_brand, v_i_brand_id)
-                            _v = (_p[0] * _m4[0] * _m5[0], _p[1] * _m4[1] * _m5[1])
+                            _v = (
+                                _p[0] * _m4[0] * _m5[0],
+                                _p[1] * _m4[1] * _m5[1],
+                                _p[2] * _m4[2] * _m5[2],
+                            )
                             _o = pending.get(_k)
                             pending[_k] = (
-                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
 
     def _apply_store_sales(self, row, d):
@@ -361,7 +368,20 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("store_sales", row))
-        _p = (d, d * round(c_store_sales_ss_ext_sales_price * 100))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (
+            (
+                d,
+                (d if c_store_sales_ss_ext_sales_price is not None else 0),
+                (
+                    d * round(c_store_sales_ss_ext_sales_price * 100)
+                    if c_store_sales_ss_ext_sales_price is not None
+                    else 0
+                ),
+            )
+            if keep_store_sales
+            else None
+        )
         pending = self._pending
         dt_count_by_d_date_sk = self.dt_count_by_d_date_sk
         item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
@@ -380,7 +400,7 @@ class View:
             if _o is None:
                 store_sales[(v_d_date_sk, v_ss_item_sk)] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     store_sales[(v_d_date_sk, v_ss_item_sk)] = _n
                 else:
@@ -393,7 +413,7 @@ class View:
                 if _o is None:
                     _grp[v_d_date_sk] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[v_d_date_sk] = _n
                     else:
@@ -402,7 +422,7 @@ class View:
                             del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
             _w1 = item_count_by_ss_item_sk.get(v_ss_item_sk)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _grp = n1_by_d_date_sk.get(v_d_date_sk)
                 if _grp is None:
                     n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_item_sk): _d2}
@@ -411,7 +431,7 @@ class View:
                     if _o is None:
                         _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             _grp[(v_d_date_sk, v_ss_item_sk)] = _n
                         else:
@@ -422,19 +442,19 @@ class View:
                 if _o is None:
                     n1_count_by_d_date_sk[v_d_date_sk] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
                         n1_count_by_d_date_sk[v_d_date_sk] = _n
                     else:
                         del n1_count_by_d_date_sk[v_d_date_sk]
                 _w3 = dt_count_by_d_date_sk.get(v_d_date_sk)
                 if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                     _o = n0_root.get(v_d_date_sk)
                     if _o is None:
                         n0_root[v_d_date_sk] = _d4
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                         if _n[0]:
                             n0_root[v_d_date_sk] = _n
                         else:
@@ -449,10 +469,16 @@ class View:
                                 v_d_date_sk
                             ].items():
                                 _k = (v_d_year, v_i_brand, v_i_brand_id)
-                                _v = (_p[0] * _m5[0] * _m6[0], _p[1] * _m5[1] * _m6[1])
+                                _v = (
+                                    _p[0] * _m5[0] * _m6[0],
+                                    _p[1] * _m5[1] * _m6[1],
+                                    _p[2] * _m5[2] * _m6[2],
+                                )
                                 _o = pending.get(_k)
                                 pending[_k] = (
-                                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
 
     def _apply_item(self, row, d):
@@ -472,7 +498,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("item", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_item else None
         pending = self._pending
         dt_count_by_d_date_sk = self.dt_count_by_d_date_sk
         item_by_ss_item_sk = self.item_by_ss_item_sk
@@ -497,7 +524,7 @@ class View:
                 if _o is None:
                     _grp[(v_ss_item_sk, v_i_brand_id, v_i_brand)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_ss_item_sk, v_i_brand_id, v_i_brand)] = _n
                     else:
@@ -508,7 +535,7 @@ class View:
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                 else:
@@ -516,7 +543,7 @@ class View:
             _g3 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
             if _g3:
                 for v_d_date_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _grp = n1_by_d_date_sk.get(v_d_date_sk)
                     if _grp is None:
                         n1_by_d_date_sk[v_d_date_sk] = {
@@ -527,7 +554,7 @@ class View:
                         if _o is None:
                             _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
                                 _grp[(v_d_date_sk, v_ss_item_sk)] = _n
                             else:
@@ -538,19 +565,19 @@ class View:
                     if _o is None:
                         n1_count_by_d_date_sk[v_d_date_sk] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             n1_count_by_d_date_sk[v_d_date_sk] = _n
                         else:
                             del n1_count_by_d_date_sk[v_d_date_sk]
                     _w4 = dt_count_by_d_date_sk.get(v_d_date_sk)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
                         _o = n0_root.get(v_d_date_sk)
                         if _o is None:
                             n0_root[v_d_date_sk] = _d5
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_d_date_sk] = _n
                             else:
@@ -561,10 +588,16 @@ class View:
                                 v_d_date_sk
                             ].items():
                                 _k = (v_d_year, v_i_brand, v_i_brand_id)
-                                _v = (_p[0] * _m6[0] * _m7[0], _p[1] * _m6[1] * _m7[1])
+                                _v = (
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
+                                )
                                 _o = pending.get(_k)
                                 pending[_k] = (
-                                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
 
     def _lookup(self, v_d_year, v_i_brand, v_i_brand_id, v_d_date_sk, v_ss_item_sk):
@@ -593,11 +626,15 @@ class View:
         _m8 = _g7.get((v_d_date_sk, v_d_year))
         if _m8 is None:
             return None
-        return (_m4[0] * _m6[0] * _m8[0], _m4[1] * _m6[1] * _m8[1])
+        return (
+            _m4[0] * _m6[0] * _m8[0],
+            _m4[1] * _m6[1] * _m8[1],
+            _m4[2] * _m6[2] * _m8[2],
+        )
 
     def _group_row(self, v_d_year, v_i_brand, v_i_brand_id, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 100)
+        _a0 = None if p[1] == 0 else (p[2] / 100)
         return (v_d_year, v_i_brand_id, v_i_brand, _a0)
 
     def enumerate(self):
@@ -621,11 +658,7 @@ class View:
         row = tuple(row)
         key = (row[0], row[2], row[1])
         e = self._result.get(key)
-        out = (
-            self._group_row(*key, _ZERO, None)
-            if e is None
-            else self._group_row(*key, e[0], e)
-        )
+        out = None if e is None else self._group_row(*key, e[0], e)  # no such group
         return int(out == row)
 
     def deltas(self):
@@ -663,7 +696,11 @@ class View:
                 )
             if entry is None:
                 entry = result[group] = [_ZERO]
-            entry[0] = (entry[0][0] + delta[0], entry[0][1] + delta[1])
+            entry[0] = (
+                entry[0][0] + delta[0],
+                entry[0][1] + delta[1],
+                entry[0][2] + delta[2],
+            )
             if not entry[0][0]:
                 del result[group]
         if self._report:

@@ -47,7 +47,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -189,7 +189,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "aaaf563b85a1da21"
-    LAYOUT_ID = "29a0fb5d3ec2a19a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3ebce460181ed779"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity
@@ -341,12 +341,37 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("store_sales", row))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
-            d,
-            d * round(c_store_sales_ss_quantity),
-            d * round(c_store_sales_ss_list_price * 100),
-            d * round(c_store_sales_ss_coupon_amt * 100),
-            d * round(c_store_sales_ss_sales_price * 100),
+            (
+                d,
+                (d if c_store_sales_ss_quantity is not None else 0),
+                (
+                    d * round(c_store_sales_ss_quantity)
+                    if c_store_sales_ss_quantity is not None
+                    else 0
+                ),
+                (d if c_store_sales_ss_list_price is not None else 0),
+                (
+                    d * round(c_store_sales_ss_list_price * 100)
+                    if c_store_sales_ss_list_price is not None
+                    else 0
+                ),
+                (d if c_store_sales_ss_coupon_amt is not None else 0),
+                (
+                    d * round(c_store_sales_ss_coupon_amt * 100)
+                    if c_store_sales_ss_coupon_amt is not None
+                    else 0
+                ),
+                (d if c_store_sales_ss_sales_price is not None else 0),
+                (
+                    d * round(c_store_sales_ss_sales_price * 100)
+                    if c_store_sales_ss_sales_price is not None
+                    else 0
+                ),
+            )
+            if keep_store_sales
+            else None
         )
         pending = self._pending
         customer_demographics_count_by_ss_cdemo_sk = (
@@ -390,6 +415,10 @@ class View:
                         _o[2] + _p[2],
                         _o[3] + _p[3],
                         _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
                     )
                     if _n[0]:
                         _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk)] = _n
@@ -407,6 +436,10 @@ class View:
                     _p[2] * _w1[2],
                     _p[3] * _w1[3],
                     _p[4] * _w1[4],
+                    _p[5] * _w1[5],
+                    _p[6] * _w1[6],
+                    _p[7] * _w1[7],
+                    _p[8] * _w1[8],
                 )
                 _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                 if _grp is None:
@@ -424,6 +457,10 @@ class View:
                             _o[2] + _d2[2],
                             _o[3] + _d2[3],
                             _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
+                            _o[7] + _d2[7],
+                            _o[8] + _d2[8],
                         )
                         if _n[0]:
                             _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
@@ -441,6 +478,10 @@ class View:
                         _d2[2] * _w3[2],
                         _d2[3] * _w3[3],
                         _d2[4] * _w3[4],
+                        _d2[5] * _w3[5],
+                        _d2[6] * _w3[6],
+                        _d2[7] * _w3[7],
+                        _d2[8] * _w3[8],
                     )
                     _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                     if _grp is None:
@@ -458,6 +499,10 @@ class View:
                                 _o[2] + _d4[2],
                                 _o[3] + _d4[3],
                                 _o[4] + _d4[4],
+                                _o[5] + _d4[5],
+                                _o[6] + _d4[6],
+                                _o[7] + _d4[7],
+                                _o[8] + _d4[8],
                             )
                             if _n[0]:
                                 _grp[v_ss_item_sk] = _n
@@ -473,6 +518,10 @@ class View:
                             _d4[2] * _w5[2],
                             _d4[3] * _w5[3],
                             _d4[4] * _w5[4],
+                            _d4[5] * _w5[5],
+                            _d4[6] * _w5[6],
+                            _d4[7] * _w5[7],
+                            _d4[8] * _w5[8],
                         )
                         _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _o is None:
@@ -484,6 +533,10 @@ class View:
                                 _o[2] + _d6[2],
                                 _o[3] + _d6[3],
                                 _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
+                                _o[7] + _d6[7],
+                                _o[8] + _d6[8],
                             )
                             if _n[0]:
                                 n3_count_by_ss_item_sk[v_ss_item_sk] = _n
@@ -498,6 +551,10 @@ class View:
                                     _d6[2] * _w7[2],
                                     _d6[3] * _w7[3],
                                     _d6[4] * _w7[4],
+                                    _d6[5] * _w7[5],
+                                    _d6[6] * _w7[6],
+                                    _d6[7] * _w7[7],
+                                    _d6[8] * _w7[8],
                                 )
                                 _o = n0_root.get(v_i_item_id)
                                 if _o is None:
@@ -509,6 +566,10 @@ class View:
                                         _o[2] + _d8[2],
                                         _o[3] + _d8[3],
                                         _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
+                                        _o[7] + _d8[7],
+                                        _o[8] + _d8[8],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_id] = _n
@@ -527,6 +588,10 @@ class View:
                                             _o[2] + _v[2],
                                             _o[3] + _v[3],
                                             _o[4] + _v[4],
+                                            _o[5] + _v[5],
+                                            _o[6] + _v[6],
+                                            _o[7] + _v[7],
+                                            _o[8] + _v[8],
                                         )
                                     )
 
@@ -552,7 +617,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("customer_demographics", row))
-        _p = (d, d, d, d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d, d, d, d, d, d, d) if keep_customer_demographics else None
         pending = self._pending
         customer_demographics_count_by_ss_cdemo_sk = (
             self.customer_demographics_count_by_ss_cdemo_sk
@@ -577,6 +643,10 @@ class View:
                     _o[2] + _p[2],
                     _o[3] + _p[3],
                     _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
                 )
                 if _n[0]:
                     customer_demographics_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _n
@@ -591,6 +661,10 @@ class View:
                         _p[2] * _w1[2],
                         _p[3] * _w1[3],
                         _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                        _p[7] * _w1[7],
+                        _p[8] * _w1[8],
                     )
                     _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                     if _o is None:
@@ -602,6 +676,10 @@ class View:
                             _o[2] + _d2[2],
                             _o[3] + _d2[3],
                             _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
+                            _o[7] + _d2[7],
+                            _o[8] + _d2[8],
                         )
                         if _n[0]:
                             n3_count_by_ss_item_sk[v_ss_item_sk] = _n
@@ -616,6 +694,10 @@ class View:
                                 _d2[2] * _w4[2],
                                 _d2[3] * _w4[3],
                                 _d2[4] * _w4[4],
+                                _d2[5] * _w4[5],
+                                _d2[6] * _w4[6],
+                                _d2[7] * _w4[7],
+                                _d2[8] * _w4[8],
                             )
                             _o = n0_root.get(v_i_item_id)
                             if _o is None:
@@ -627,6 +709,10 @@ class View:
                                     _o[2] + _d5[2],
                                     _o[3] + _d5[3],
                                     _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
                                 )
                                 if _n[0]:
                                     n0_root[v_i_item_id] = _n
@@ -645,6 +731,10 @@ class View:
                                         _o[2] + _v[2],
                                         _o[3] + _v[3],
                                         _o[4] + _v[4],
+                                        _o[5] + _v[5],
+                                        _o[6] + _v[6],
+                                        _o[7] + _v[7],
+                                        _o[8] + _v[8],
                                     )
                                 )
 
@@ -663,7 +753,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("date_dim", row))
-        _p = (d, d, d, d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d, d, d, d, d, d, d) if keep_date_dim else None
         pending = self._pending
         customer_demographics_count_by_ss_cdemo_sk = (
             self.customer_demographics_count_by_ss_cdemo_sk
@@ -696,6 +787,10 @@ class View:
                     _o[2] + _p[2],
                     _o[3] + _p[3],
                     _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
                 )
                 if _n[0]:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
@@ -712,6 +807,10 @@ class View:
                         _p[2] * _w1[2],
                         _p[3] * _w1[3],
                         _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                        _p[7] * _w1[7],
+                        _p[8] * _w1[8],
                     )
                     _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                     if _grp is None:
@@ -729,6 +828,10 @@ class View:
                                 _o[2] + _d2[2],
                                 _o[3] + _d2[3],
                                 _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
                             )
                             if _n[0]:
                                 _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
@@ -746,6 +849,10 @@ class View:
                             _d2[2] * _w4[2],
                             _d2[3] * _w4[3],
                             _d2[4] * _w4[4],
+                            _d2[5] * _w4[5],
+                            _d2[6] * _w4[6],
+                            _d2[7] * _w4[7],
+                            _d2[8] * _w4[8],
                         )
                         _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                         if _grp is None:
@@ -763,6 +870,10 @@ class View:
                                     _o[2] + _d5[2],
                                     _o[3] + _d5[3],
                                     _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
@@ -780,6 +891,10 @@ class View:
                                 _d5[2] * _w6[2],
                                 _d5[3] * _w6[3],
                                 _d5[4] * _w6[4],
+                                _d5[5] * _w6[5],
+                                _d5[6] * _w6[6],
+                                _d5[7] * _w6[7],
+                                _d5[8] * _w6[8],
                             )
                             _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
@@ -791,6 +906,10 @@ class View:
                                     _o[2] + _d7[2],
                                     _o[3] + _d7[3],
                                     _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                    _o[6] + _d7[6],
+                                    _o[7] + _d7[7],
+                                    _o[8] + _d7[8],
                                 )
                                 if _n[0]:
                                     n3_count_by_ss_item_sk[v_ss_item_sk] = _n
@@ -805,6 +924,10 @@ class View:
                                         _d7[2] * _w8[2],
                                         _d7[3] * _w8[3],
                                         _d7[4] * _w8[4],
+                                        _d7[5] * _w8[5],
+                                        _d7[6] * _w8[6],
+                                        _d7[7] * _w8[7],
+                                        _d7[8] * _w8[8],
                                     )
                                     _o = n0_root.get(v_i_item_id)
                                     if _o is None:
@@ -816,6 +939,10 @@ class View:
                                             _o[2] + _d9[2],
                                             _o[3] + _d9[3],
                                             _o[4] + _d9[4],
+                                            _o[5] + _d9[5],
+                                            _o[6] + _d9[6],
+                                            _o[7] + _d9[7],
+                                            _o[8] + _d9[8],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_id] = _n
@@ -834,6 +961,10 @@ class View:
                                                 _o[2] + _v[2],
                                                 _o[3] + _v[3],
                                                 _o[4] + _v[4],
+                                                _o[5] + _v[5],
+                                                _o[6] + _v[6],
+                                                _o[7] + _v[7],
+                                                _o[8] + _v[8],
                                             )
                                         )
 
@@ -850,7 +981,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("item", row))
-        _p = (d, d, d, d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d, d, d, d, d, d, d) if keep_item else None
         pending = self._pending
         item_i_item_id_by_ss_item_sk = self.item_i_item_id_by_ss_item_sk
         n0_root = self.n0_root
@@ -875,6 +1007,10 @@ class View:
                         _o[2] + _p[2],
                         _o[3] + _p[3],
                         _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
                     )
                     if _n[0]:
                         _grp[v_i_item_id] = _n
@@ -890,6 +1026,10 @@ class View:
                     _p[2] * _w1[2],
                     _p[3] * _w1[3],
                     _p[4] * _w1[4],
+                    _p[5] * _w1[5],
+                    _p[6] * _w1[6],
+                    _p[7] * _w1[7],
+                    _p[8] * _w1[8],
                 )
                 _o = n0_root.get(v_i_item_id)
                 if _o is None:
@@ -901,6 +1041,10 @@ class View:
                         _o[2] + _d2[2],
                         _o[3] + _d2[3],
                         _o[4] + _d2[4],
+                        _o[5] + _d2[5],
+                        _o[6] + _d2[6],
+                        _o[7] + _d2[7],
+                        _o[8] + _d2[8],
                     )
                     if _n[0]:
                         n0_root[v_i_item_id] = _n
@@ -919,6 +1063,10 @@ class View:
                             _o[2] + _v[2],
                             _o[3] + _v[3],
                             _o[4] + _v[4],
+                            _o[5] + _v[5],
+                            _o[6] + _v[6],
+                            _o[7] + _v[7],
+                            _o[8] + _v[8],
                         )
                     )
 
@@ -947,7 +1095,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("promotion", row))
-        _p = (d, d, d, d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d, d, d, d, d, d, d) if keep_promotion else None
         pending = self._pending
         customer_demographics_count_by_ss_cdemo_sk = (
             self.customer_demographics_count_by_ss_cdemo_sk
@@ -976,6 +1125,10 @@ class View:
                     _o[2] + _p[2],
                     _o[3] + _p[3],
                     _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
                 )
                 if _n[0]:
                     promotion_count_by_ss_promo_sk[v_ss_promo_sk] = _n
@@ -990,6 +1143,10 @@ class View:
                         _p[2] * _w1[2],
                         _p[3] * _w1[3],
                         _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                        _p[7] * _w1[7],
+                        _p[8] * _w1[8],
                     )
                     _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                     if _grp is None:
@@ -1007,6 +1164,10 @@ class View:
                                 _o[2] + _d2[2],
                                 _o[3] + _d2[3],
                                 _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
                             )
                             if _n[0]:
                                 _grp[v_ss_item_sk] = _n
@@ -1022,6 +1183,10 @@ class View:
                             _d2[2] * _w4[2],
                             _d2[3] * _w4[3],
                             _d2[4] * _w4[4],
+                            _d2[5] * _w4[5],
+                            _d2[6] * _w4[6],
+                            _d2[7] * _w4[7],
+                            _d2[8] * _w4[8],
                         )
                         _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _o is None:
@@ -1033,6 +1198,10 @@ class View:
                                 _o[2] + _d5[2],
                                 _o[3] + _d5[3],
                                 _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
+                                _o[7] + _d5[7],
+                                _o[8] + _d5[8],
                             )
                             if _n[0]:
                                 n3_count_by_ss_item_sk[v_ss_item_sk] = _n
@@ -1047,6 +1216,10 @@ class View:
                                     _d5[2] * _w6[2],
                                     _d5[3] * _w6[3],
                                     _d5[4] * _w6[4],
+                                    _d5[5] * _w6[5],
+                                    _d5[6] * _w6[6],
+                                    _d5[7] * _w6[7],
+                                    _d5[8] * _w6[8],
                                 )
                                 _o = n0_root.get(v_i_item_id)
                                 if _o is None:
@@ -1058,6 +1231,10 @@ class View:
                                         _o[2] + _d7[2],
                                         _o[3] + _d7[3],
                                         _o[4] + _d7[4],
+                                        _o[5] + _d7[5],
+                                        _o[6] + _d7[6],
+                                        _o[7] + _d7[7],
+                                        _o[8] + _d7[8],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_id] = _n
@@ -1076,6 +1253,10 @@ class View:
                                             _o[2] + _v[2],
                                             _o[3] + _v[3],
                                             _o[4] + _v[4],
+                                            _o[5] + _v[5],
+                                            _o[6] + _v[6],
+                                            _o[7] + _v[7],
+                                            _o[8] + _v[8],
                                         )
                                     )
 
@@ -1088,10 +1269,10 @@ class View:
 
     def _group_row(self, v_i_item_id, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1]) / p[0]
-        _a1 = None if p[0] == 0 else (p[2] / 100) / p[0]
-        _a2 = None if p[0] == 0 else (p[3] / 100) / p[0]
-        _a3 = None if p[0] == 0 else (p[4] / 100) / p[0]
+        _a0 = None if p[1] == 0 else (p[2]) / p[1]
+        _a1 = None if p[3] == 0 else (p[4] / 100) / p[3]
+        _a2 = None if p[5] == 0 else (p[6] / 100) / p[5]
+        _a3 = None if p[7] == 0 else (p[8] / 100) / p[7]
         return (v_i_item_id, _a0, _a1, _a2, _a3)
 
     def enumerate(self):
@@ -1150,6 +1331,10 @@ class View:
                 new_p[2] - delta[2],
                 new_p[3] - delta[3],
                 new_p[4] - delta[4],
+                new_p[5] - delta[5],
+                new_p[6] - delta[6],
+                new_p[7] - delta[7],
+                new_p[8] - delta[8],
             )
             old = self._group_row(*key, old_p) if old_p[0] else None
             new = self._group_row(*key, new_p) if new_p[0] else None

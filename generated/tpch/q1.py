@@ -43,7 +43,7 @@ import datetime
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -103,7 +103,7 @@ class View:
         "count_order",
     )
     QUERY_ID = "c1bea3ec6cf39299"
-    LAYOUT_ID = "c734bb5b73c8d098"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "663b650dc1c1b285"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.lineitem_rows = {}  # input rows: row -> multiplicity
@@ -217,21 +217,68 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("lineitem", row))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
-            d,
-            d * round(c_lineitem_l_quantity * 100),
-            d * round(c_lineitem_l_extendedprice * 100),
-            d
-            * round((c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount)) * 10000),
-            d
-            * round(
+            (
+                d,
+                (d if c_lineitem_l_quantity is not None else 0),
                 (
-                    (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
-                    * (1 + c_lineitem_l_tax)
-                )
-                * 1000000
-            ),
-            d * round(c_lineitem_l_discount * 100),
+                    d * round(c_lineitem_l_quantity * 100)
+                    if c_lineitem_l_quantity is not None
+                    else 0
+                ),
+                (d if c_lineitem_l_extendedprice is not None else 0),
+                (
+                    d * round(c_lineitem_l_extendedprice * 100)
+                    if c_lineitem_l_extendedprice is not None
+                    else 0
+                ),
+                (
+                    d
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    else 0
+                ),
+                (
+                    d
+                    * round(
+                        (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
+                        * 10000
+                    )
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    else 0
+                ),
+                (
+                    d
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    and c_lineitem_l_tax is not None
+                    else 0
+                ),
+                (
+                    d
+                    * round(
+                        (
+                            (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
+                            * (1 + c_lineitem_l_tax)
+                        )
+                        * 1000000
+                    )
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    and c_lineitem_l_tax is not None
+                    else 0
+                ),
+                (d if c_lineitem_l_discount is not None else 0),
+                (
+                    d * round(c_lineitem_l_discount * 100)
+                    if c_lineitem_l_discount is not None
+                    else 0
+                ),
+            )
+            if keep_lineitem
+            else None
         )
         pending = self._pending
         lineitem_root = self.lineitem_root
@@ -252,6 +299,11 @@ class View:
                     _o[3] + _p[3],
                     _o[4] + _p[4],
                     _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                    _o[9] + _p[9],
+                    _o[10] + _p[10],
                 )
                 if _n[0]:
                     lineitem_root[(v_l_returnflag, v_l_linestatus)] = _n
@@ -271,6 +323,11 @@ class View:
                         _o[3] + _v[3],
                         _o[4] + _v[4],
                         _o[5] + _v[5],
+                        _o[6] + _v[6],
+                        _o[7] + _v[7],
+                        _o[8] + _v[8],
+                        _o[9] + _v[9],
+                        _o[10] + _v[10],
                     )
                 )
 
@@ -283,13 +340,13 @@ class View:
 
     def _group_row(self, v_l_returnflag, v_l_linestatus, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 100)
-        _a1 = None if p[0] == 0 else (p[2] / 100)
-        _a2 = None if p[0] == 0 else (p[3] / 10000)
-        _a3 = None if p[0] == 0 else (p[4] / 1000000)
-        _a4 = None if p[0] == 0 else (p[1] / 100) / p[0]
-        _a5 = None if p[0] == 0 else (p[2] / 100) / p[0]
-        _a6 = None if p[0] == 0 else (p[5] / 100) / p[0]
+        _a0 = None if p[1] == 0 else (p[2] / 100)
+        _a1 = None if p[3] == 0 else (p[4] / 100)
+        _a2 = None if p[5] == 0 else (p[6] / 10000)
+        _a3 = None if p[7] == 0 else (p[8] / 1000000)
+        _a4 = None if p[1] == 0 else (p[2] / 100) / p[1]
+        _a5 = None if p[3] == 0 else (p[4] / 100) / p[3]
+        _a6 = None if p[9] == 0 else (p[10] / 100) / p[9]
         _a7 = p[0]
         return (v_l_returnflag, v_l_linestatus, _a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7)
 
@@ -350,6 +407,11 @@ class View:
                 new_p[3] - delta[3],
                 new_p[4] - delta[4],
                 new_p[5] - delta[5],
+                new_p[6] - delta[6],
+                new_p[7] - delta[7],
+                new_p[8] - delta[8],
+                new_p[9] - delta[9],
+                new_p[10] - delta[10],
             )
             old = self._group_row(*key, old_p) if old_p[0] else None
             new = self._group_row(*key, new_p) if new_p[0] else None

@@ -223,30 +223,42 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("orders", row))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
-            d,
-            d
-            * round(
-                (
-                    1
-                    if (
-                        (c_orders_o_orderpriority == "1-URGENT")
-                        or (c_orders_o_orderpriority == "2-HIGH")
+            (
+                d,
+                d
+                * round(
+                    (
+                        1
+                        if (
+                            (
+                                c_orders_o_orderpriority is not None
+                                and (c_orders_o_orderpriority == "1-URGENT")
+                            )
+                            or (
+                                c_orders_o_orderpriority is not None
+                                and (c_orders_o_orderpriority == "2-HIGH")
+                            )
+                        )
+                        else 0
                     )
-                    else 0
-                )
-            ),
-            d
-            * round(
-                (
-                    1
-                    if (
-                        (c_orders_o_orderpriority != "1-URGENT")
-                        and (c_orders_o_orderpriority != "2-HIGH")
+                ),
+                d
+                * round(
+                    (
+                        1
+                        if (
+                            c_orders_o_orderpriority is not None
+                            and (c_orders_o_orderpriority != "1-URGENT")
+                            and (c_orders_o_orderpriority != "2-HIGH")
+                        )
+                        else 0
                     )
-                    else 0
-                )
-            ),
+                ),
+            )
+            if keep_orders
+            else None
         )
         pending = self._pending
         lineitem_l_shipmode_by_o_orderkey = self.lineitem_l_shipmode_by_o_orderkey
@@ -316,7 +328,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("lineitem", row))
-        _p = (d, d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_lineitem else None
         pending = self._pending
         lineitem_l_shipmode_by_o_orderkey = self.lineitem_l_shipmode_by_o_orderkey
         n0_root = self.n0_root

@@ -774,11 +774,7 @@ class View:
         row = tuple(row)
         key = (row[0], row[1], row[2])
         e = self._result.get(key)
-        out = (
-            self._group_row(*key, _ZERO, None)
-            if e is None
-            else self._group_row(*key, e[0], e)
-        )
+        out = None if e is None else self._group_row(*key, e[0], e)  # no such group
         return int(out == row)
 
     def deltas(self):
@@ -819,11 +815,12 @@ class View:
             entry[0] = entry[0] + delta
             _ms = entry[1]
             _x = key[3]
-            _c = _ms.get(_x, 0) + delta
-            if _c:
-                _ms[_x] = _c
-            else:
-                _ms.pop(_x, None)
+            if _x is not None:  # SQL: MIN/MAX/COUNT(DISTINCT) skip NULLs
+                _c = _ms.get(_x, 0) + delta
+                if _c:
+                    _ms[_x] = _c
+                else:
+                    _ms.pop(_x, None)
             if not entry[0]:
                 del result[group]
         if self._report:

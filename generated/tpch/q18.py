@@ -45,7 +45,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -86,7 +86,7 @@ def _make_in_1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
-    _ZERO = (0, 0)  # the payload of an absent tuple
+    _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
         return f"{relation} rows have {arity} columns, got {len(row)}: {row!r}"
@@ -126,7 +126,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "31ab7a958b191362"
         LAYOUT_ID = (
-            "d98d71a2d398b998"  # the state's layout: snapshots restore only here
+            "cdadf914849405ed"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -233,7 +233,15 @@ def _make_in_1():
             count = store.get(row, 0) + d
             if count < 0:
                 raise ViewError(_absent_message("lineitem", row))
-            _p = (d, d * round(c_lineitem_l_quantity * 100))
+            _p = (
+                d,
+                (d if c_lineitem_l_quantity is not None else 0),
+                (
+                    d * round(c_lineitem_l_quantity * 100)
+                    if c_lineitem_l_quantity is not None
+                    else 0
+                ),
+            )
             pending = self._pending
             lineitem_root = self.lineitem_root
             if count:
@@ -245,7 +253,7 @@ def _make_in_1():
             if _o is None:
                 lineitem_root[v_l_orderkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     lineitem_root[v_l_orderkey] = _n
                 else:
@@ -254,7 +262,9 @@ def _make_in_1():
                 _k = (v_l_orderkey,)
                 _v = _p
                 _o = pending.get(_k)
-                pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                pending[_k] = (
+                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                )
 
         def _lookup(self, v_l_orderkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -265,9 +275,9 @@ def _make_in_1():
 
         def _group_row(self, v_l_orderkey, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[0] == 0 else (p[1] / 100)
+            _a0 = None if p[1] == 0 else (p[2] / 100)
             try:
-                keep = _a0 > 300
+                keep = _a0 is not None and (_a0 > 300)
             except TypeError:  # compared with NULL (an aggregate of no rows): unknown
                 keep = False
             if not keep:
@@ -324,7 +334,7 @@ def _make_in_1():
             for key, delta in pending.items():
                 new = self._lookup(*key)
                 new_p = _ZERO if new is None else new
-                old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
+                old_p = (new_p[0] - delta[0], new_p[1] - delta[1], new_p[2] - delta[2])
                 old = self._group_row(*key, old_p) if old_p[0] else None
                 new = self._group_row(*key, new_p) if new_p[0] else None
                 if old != new:
@@ -445,7 +455,7 @@ class View:
         "sum(l_quantity)",
     )
     QUERY_ID = "827439af6de6adef"
-    LAYOUT_ID = "4862e8d0b308190b"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "af13aa8c170b921f"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.in_1_rows = {}  # input rows: row -> multiplicity
@@ -581,7 +591,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("in_1", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_in1 else None
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         in1_count_by_o_orderkey = self.in1_count_by_o_orderkey
@@ -603,19 +614,19 @@ class View:
             if _o is None:
                 in1_count_by_o_orderkey[v_o_orderkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     in1_count_by_o_orderkey[v_o_orderkey] = _n
                 else:
                     del in1_count_by_o_orderkey[v_o_orderkey]
             _w1 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _o = n3_count_by_o_orderkey.get(v_o_orderkey)
                 if _o is None:
                     n3_count_by_o_orderkey[v_o_orderkey] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
                         n3_count_by_o_orderkey[v_o_orderkey] = _n
                     else:
@@ -629,7 +640,7 @@ class View:
                         v_o_totalprice,
                         v_o_orderdate,
                     ), _w3 in _g5.items():
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                         _grp = n1_by_c_custkey.get(v_c_custkey)
                         if _grp is None:
                             n1_by_c_custkey[v_c_custkey] = {
@@ -659,7 +670,7 @@ class View:
                                     )
                                 ] = _d4
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
                                     _grp[
                                         (
@@ -684,19 +695,19 @@ class View:
                         if _o is None:
                             n1_count_by_c_custkey[v_c_custkey] = _d4
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                             if _n[0]:
                                 n1_count_by_c_custkey[v_c_custkey] = _n
                             else:
                                 del n1_count_by_c_custkey[v_c_custkey]
                         _w6 = customer_count_by_c_custkey.get(v_c_custkey)
                         if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1])
+                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
                             _o = n0_root.get(v_c_custkey)
                             if _o is None:
                                 n0_root[v_c_custkey] = _d7
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_custkey] = _n
                                 else:
@@ -715,12 +726,20 @@ class View:
                                         v_o_orderdate,
                                         v_o_totalprice,
                                     )
-                                    _v = (_d4[0] * _m8[0], _d4[1] * _m8[1])
+                                    _v = (
+                                        _d4[0] * _m8[0],
+                                        _d4[1] * _m8[1],
+                                        _d4[2] * _m8[2],
+                                    )
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
                                         if _o is None
-                                        else (_o[0] + _v[0], _o[1] + _v[1])
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
                                     )
 
     def _apply_customer(self, row, d):
@@ -736,7 +755,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("customer", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_customer else None
         pending = self._pending
         customer_by_c_custkey = self.customer_by_c_custkey
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
@@ -756,7 +776,7 @@ class View:
                 if _o is None:
                     _grp[(v_c_custkey, v_c_name)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_c_custkey, v_c_name)] = _n
                     else:
@@ -767,19 +787,19 @@ class View:
             if _o is None:
                 customer_count_by_c_custkey[v_c_custkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     customer_count_by_c_custkey[v_c_custkey] = _n
                 else:
                     del customer_count_by_c_custkey[v_c_custkey]
             _w1 = n1_count_by_c_custkey.get(v_c_custkey)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _o = n0_root.get(v_c_custkey)
                 if _o is None:
                     n0_root[v_c_custkey] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
                         n0_root[v_c_custkey] = _n
                     else:
@@ -798,10 +818,12 @@ class View:
                             v_o_orderdate,
                             v_o_totalprice,
                         )
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
                         _o = pending.get(_k)
                         pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                         )
 
     def _apply_orders(self, row, d):
@@ -819,7 +841,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("orders", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_orders else None
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         n0_root = self.n0_root
@@ -847,7 +870,7 @@ class View:
                 if _o is None:
                     _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _n
                     else:
@@ -858,7 +881,7 @@ class View:
                             ]
             _w1 = n3_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _grp = n1_by_c_custkey.get(v_c_custkey)
                 if _grp is None:
                     n1_by_c_custkey[v_c_custkey] = {
@@ -873,7 +896,7 @@ class View:
                             (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
                         ] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             _grp[
                                 (
@@ -898,19 +921,19 @@ class View:
                 if _o is None:
                     n1_count_by_c_custkey[v_c_custkey] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
                         n1_count_by_c_custkey[v_c_custkey] = _n
                     else:
                         del n1_count_by_c_custkey[v_c_custkey]
                 _w3 = customer_count_by_c_custkey.get(v_c_custkey)
                 if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                     _o = n0_root.get(v_c_custkey)
                     if _o is None:
                         n0_root[v_c_custkey] = _d4
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                         if _n[0]:
                             n0_root[v_c_custkey] = _n
                         else:
@@ -926,10 +949,12 @@ class View:
                                 v_o_orderdate,
                                 v_o_totalprice,
                             )
-                            _v = (_d2[0] * _m5[0], _d2[1] * _m5[1])
+                            _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
                             _o = pending.get(_k)
                             pending[_k] = (
-                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
 
     def _apply_lineitem(self, row, d):
@@ -945,7 +970,20 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("lineitem", row))
-        _p = (d, d * round(c_lineitem_l_quantity * 100))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (
+            (
+                d,
+                (d if c_lineitem_l_quantity is not None else 0),
+                (
+                    d * round(c_lineitem_l_quantity * 100)
+                    if c_lineitem_l_quantity is not None
+                    else 0
+                ),
+            )
+            if keep_lineitem
+            else None
+        )
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         in1_count_by_o_orderkey = self.in1_count_by_o_orderkey
@@ -967,19 +1005,19 @@ class View:
             if _o is None:
                 lineitem_count_by_o_orderkey[v_o_orderkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     lineitem_count_by_o_orderkey[v_o_orderkey] = _n
                 else:
                     del lineitem_count_by_o_orderkey[v_o_orderkey]
             _w1 = in1_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _o = n3_count_by_o_orderkey.get(v_o_orderkey)
                 if _o is None:
                     n3_count_by_o_orderkey[v_o_orderkey] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
                         n3_count_by_o_orderkey[v_o_orderkey] = _n
                     else:
@@ -993,7 +1031,7 @@ class View:
                         v_o_totalprice,
                         v_o_orderdate,
                     ), _w3 in _g5.items():
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                         _grp = n1_by_c_custkey.get(v_c_custkey)
                         if _grp is None:
                             n1_by_c_custkey[v_c_custkey] = {
@@ -1023,7 +1061,7 @@ class View:
                                     )
                                 ] = _d4
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
                                     _grp[
                                         (
@@ -1048,19 +1086,19 @@ class View:
                         if _o is None:
                             n1_count_by_c_custkey[v_c_custkey] = _d4
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                             if _n[0]:
                                 n1_count_by_c_custkey[v_c_custkey] = _n
                             else:
                                 del n1_count_by_c_custkey[v_c_custkey]
                         _w6 = customer_count_by_c_custkey.get(v_c_custkey)
                         if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1])
+                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
                             _o = n0_root.get(v_c_custkey)
                             if _o is None:
                                 n0_root[v_c_custkey] = _d7
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_custkey] = _n
                                 else:
@@ -1079,12 +1117,20 @@ class View:
                                         v_o_orderdate,
                                         v_o_totalprice,
                                     )
-                                    _v = (_d4[0] * _m8[0], _d4[1] * _m8[1])
+                                    _v = (
+                                        _d4[0] * _m8[0],
+                                        _d4[1] * _m8[1],
+                                        _d4[2] * _m8[2],
+                                    )
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
                                         if _o is None
-                                        else (_o[0] + _v[0], _o[1] + _v[1])
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
                                     )
 
         # the subquery behind relation in_1 reads this relation
@@ -1113,7 +1159,7 @@ class View:
         _m5 = _g4.get((v_c_custkey, v_c_name))
         if _m5 is None:
             return None
-        return (_m3[0] * _m5[0], _m3[1] * _m5[1])
+        return (_m3[0] * _m5[0], _m3[1] * _m5[1], _m3[2] * _m5[2])
 
     def _group_row(
         self,
@@ -1126,7 +1172,7 @@ class View:
         e=None,
     ):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 100)
+        _a0 = None if p[1] == 0 else (p[2] / 100)
         return (v_c_name, v_c_custkey, v_o_orderkey, v_o_orderdate, v_o_totalprice, _a0)
 
     def enumerate(self):
@@ -1148,7 +1194,7 @@ class View:
                         v_o_orderkey,
                         v_o_orderdate,
                         v_o_totalprice,
-                        (_m2[0] * _m3[0], _m2[1] * _m3[1]),
+                        (_m2[0] * _m3[0], _m2[1] * _m3[1], _m2[2] * _m3[2]),
                     )
                     if out is not None:
                         yield out, 1
@@ -1195,7 +1241,7 @@ class View:
         for key, delta in pending.items():
             new = self._lookup(*key)
             new_p = _ZERO if new is None else new
-            old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
+            old_p = (new_p[0] - delta[0], new_p[1] - delta[1], new_p[2] - delta[2])
             old = self._group_row(*key, old_p) if old_p[0] else None
             new = self._group_row(*key, new_p) if new_p[0] else None
             if old != new:

@@ -39,7 +39,7 @@ import datetime
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -109,7 +109,7 @@ class View:
     }
     COLUMNS = ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
     QUERY_ID = "fd90f37b2a608fc2"
-    LAYOUT_ID = "a3bfdbc9ee9a4713"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f7da45021658480b"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.customer_rows = {}  # input rows: row -> multiplicity
@@ -237,7 +237,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("customer", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_customer else None
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
@@ -258,7 +259,7 @@ class View:
             if _o is None:
                 customer_count_by_c_custkey[v_c_custkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     customer_count_by_c_custkey[v_c_custkey] = _n
                 else:
@@ -268,7 +269,7 @@ class View:
             )
             if _g3:
                 for (v_o_orderkey, v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
                     if _grp is None:
                         n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
@@ -279,7 +280,7 @@ class View:
                         if _o is None:
                             _grp[(v_o_orderdate, v_o_shippriority)] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
                                 _grp[(v_o_orderdate, v_o_shippriority)] = _n
                             else:
@@ -290,7 +291,7 @@ class View:
                                     ]
                     _w4 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
                         _o = n0_root.get(
                             (v_o_orderkey, v_o_orderdate, v_o_shippriority)
                         )
@@ -299,7 +300,7 @@ class View:
                                 _d5
                             )
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[
                                     (v_o_orderkey, v_o_orderdate, v_o_shippriority)
@@ -313,7 +314,9 @@ class View:
                             _v = _d5
                             _o = pending.get(_k)
                             pending[_k] = (
-                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
 
     def _apply_orders(self, row, d):
@@ -338,7 +341,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("orders", row))
-        _p = (d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_orders else None
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
@@ -367,7 +371,7 @@ class View:
                 if _o is None:
                     _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
                         _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _n
                     else:
@@ -378,7 +382,7 @@ class View:
                             ]
             _w1 = customer_count_by_c_custkey.get(v_c_custkey)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
                     n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
@@ -389,7 +393,7 @@ class View:
                     if _o is None:
                         _grp[(v_o_orderdate, v_o_shippriority)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             _grp[(v_o_orderdate, v_o_shippriority)] = _n
                         else:
@@ -400,12 +404,12 @@ class View:
                                 ]
                 _w3 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
                 if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                     _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
                     if _o is None:
                         n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d4
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                         if _n[0]:
                             n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
                                 _n
@@ -417,7 +421,9 @@ class View:
                         _v = _d4
                         _o = pending.get(_k)
                         pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                         )
 
     def _apply_lineitem(self, row, d):
@@ -438,10 +444,29 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("lineitem", row))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
-            d,
-            d
-            * round((c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount)) * 10000),
+            (
+                d,
+                (
+                    d
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    else 0
+                ),
+                (
+                    d
+                    * round(
+                        (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
+                        * 10000
+                    )
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    else 0
+                ),
+            )
+            if keep_lineitem
+            else None
         )
         pending = self._pending
         lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
@@ -459,7 +484,7 @@ class View:
             if _o is None:
                 lineitem_count_by_o_orderkey[v_o_orderkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     lineitem_count_by_o_orderkey[v_o_orderkey] = _n
                 else:
@@ -467,12 +492,12 @@ class View:
             _g3 = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
             if _g3:
                 for (v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
                     if _o is None:
                         n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
                             n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
                                 _n
@@ -484,7 +509,9 @@ class View:
                         _v = _d2
                         _o = pending.get(_k)
                         pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                         )
 
     def _lookup(self, v_o_orderkey, v_o_orderdate, v_o_shippriority):
@@ -496,7 +523,7 @@ class View:
 
     def _group_row(self, v_o_orderkey, v_o_orderdate, v_o_shippriority, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 10000)
+        _a0 = None if p[1] == 0 else (p[2] / 10000)
         return (v_o_orderkey, _a0, v_o_orderdate, v_o_shippriority)
 
     def enumerate(self):
@@ -553,7 +580,7 @@ class View:
         for key, delta in pending.items():
             new = self._lookup(*key)
             new_p = _ZERO if new is None else new
-            old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
+            old_p = (new_p[0] - delta[0], new_p[1] - delta[1], new_p[2] - delta[2])
             old = self._group_row(*key, old_p) if old_p[0] else None
             new = self._group_row(*key, new_p) if new_p[0] else None
             if old != new:

@@ -25,7 +25,7 @@ import datetime
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -74,7 +74,7 @@ class View:
     }
     COLUMNS = ("revenue",)
     QUERY_ID = "de18e02173e0bb15"
-    LAYOUT_ID = "954dc78714354cad"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "560aab1a2e36b3ba"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.lineitem_rows = {}  # input rows: row -> multiplicity
@@ -197,9 +197,28 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("lineitem", row))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
-            d,
-            d * round((c_lineitem_l_extendedprice * c_lineitem_l_discount) * 10000),
+            (
+                d,
+                (
+                    d
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    else 0
+                ),
+                (
+                    d
+                    * round(
+                        (c_lineitem_l_extendedprice * c_lineitem_l_discount) * 10000
+                    )
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    else 0
+                ),
+            )
+            if keep_lineitem
+            else None
         )
         pending = self._pending
         lineitem_root = self.lineitem_root
@@ -213,7 +232,7 @@ class View:
             if _o is None:
                 lineitem_root[()] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     lineitem_root[()] = _n
                 else:
@@ -222,7 +241,9 @@ class View:
                 _k = ()
                 _v = _p
                 _o = pending.get(_k)
-                pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                pending[_k] = (
+                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                )
 
     def _lookup(self):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -233,7 +254,7 @@ class View:
 
     def _group_row(self, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 10000)
+        _a0 = None if p[1] == 0 else (p[2] / 10000)
         return (_a0,)
 
     def enumerate(self):
@@ -285,7 +306,7 @@ class View:
         for key, delta in pending.items():
             new = self._lookup(*key)
             new_p = _ZERO if new is None else new
-            old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
+            old_p = (new_p[0] - delta[0], new_p[1] - delta[1], new_p[2] - delta[2])
             old = self._group_row(*key, old_p)
             new = self._group_row(*key, new_p)
             if old != new:

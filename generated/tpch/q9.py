@@ -50,7 +50,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -138,7 +138,7 @@ class View:
     }
     COLUMNS = ("nation", "o_year", "sum_profit")
     QUERY_ID = "119ebbbb3c872beb"
-    LAYOUT_ID = "e78dd1fd13f078cd"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "34c7b54fdc413faf"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.part_rows = {}  # input rows: row -> multiplicity
@@ -303,7 +303,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("part", row))
-        _p = (d, d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d, d) if keep_part else None
         pending = self._pending
         lineitem_s_suppkey_l_orderkey_by_p_partkey = (
             self.lineitem_s_suppkey_l_orderkey_by_p_partkey
@@ -330,7 +331,7 @@ class View:
             if _o is None:
                 part_count_by_p_partkey[v_p_partkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
                 if _n[0]:
                     part_count_by_p_partkey[v_p_partkey] = _n
                 else:
@@ -338,7 +339,12 @@ class View:
             _g3 = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
             if _g3:
                 for (v_s_suppkey, v_l_orderkey), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                    )
                     _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(
                         (v_p_partkey, v_s_suppkey)
                     )
@@ -351,7 +357,12 @@ class View:
                         if _o is None:
                             _grp[v_l_orderkey] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                            )
                             if _n[0]:
                                 _grp[v_l_orderkey] = _n
                             else:
@@ -364,12 +375,22 @@ class View:
                         (v_p_partkey, v_s_suppkey)
                     )
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                        )
                         _o = n2.get((v_s_suppkey, v_l_orderkey))
                         if _o is None:
                             n2[(v_s_suppkey, v_l_orderkey)] = _d5
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                            )
                             if _n[0]:
                                 n2[(v_s_suppkey, v_l_orderkey)] = _n
                             else:
@@ -384,7 +405,12 @@ class View:
                             if _o is None:
                                 _grp[v_s_suppkey] = _d5
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                )
                                 if _n[0]:
                                     _grp[v_s_suppkey] = _n
                                 else:
@@ -393,7 +419,12 @@ class View:
                                         del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
                         _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
                         if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _d7 = (
+                                _d5[0] * _w6[0],
+                                _d5[1] * _w6[1],
+                                _d5[2] * _w6[2],
+                                _d5[3] * _w6[3],
+                            )
                             _grp = n1_by_s_suppkey.get(v_s_suppkey)
                             if _grp is None:
                                 n1_by_s_suppkey[v_s_suppkey] = {
@@ -408,6 +439,7 @@ class View:
                                         _o[0] + _d7[0],
                                         _o[1] + _d7[1],
                                         _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
                                     )
                                     if _n[0]:
                                         _grp[(v_s_suppkey, v_l_orderkey)] = _n
@@ -419,7 +451,12 @@ class View:
                             if _o is None:
                                 n1_count_by_s_suppkey[v_s_suppkey] = _d7
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                )
                                 if _n[0]:
                                     n1_count_by_s_suppkey[v_s_suppkey] = _n
                                 else:
@@ -430,6 +467,7 @@ class View:
                                     _d7[0] * _w8[0],
                                     _d7[1] * _w8[1],
                                     _d7[2] * _w8[2],
+                                    _d7[3] * _w8[3],
                                 )
                                 _o = n0_root.get(v_s_suppkey)
                                 if _o is None:
@@ -439,6 +477,7 @@ class View:
                                         _o[0] + _d9[0],
                                         _o[1] + _d9[1],
                                         _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
                                     )
                                     if _n[0]:
                                         n0_root[v_s_suppkey] = _n
@@ -480,6 +519,10 @@ class View:
                                                     * _m10[2]
                                                     * _m12[2]
                                                     * _m13[2],
+                                                    _d5[3]
+                                                    * _m10[3]
+                                                    * _m12[3]
+                                                    * _m13[3],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -489,6 +532,7 @@ class View:
                                                         _o[0] + _v[0],
                                                         _o[1] + _v[1],
                                                         _o[2] + _v[2],
+                                                        _o[3] + _v[3],
                                                     )
                                                 )
 
@@ -505,7 +549,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("supplier", row))
-        _p = (d, d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d, d) if keep_supplier else None
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
@@ -524,7 +569,7 @@ class View:
             if _o is None:
                 supplier[(v_s_suppkey, v_s_nationkey)] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
                 if _n[0]:
                     supplier[(v_s_suppkey, v_s_nationkey)] = _n
                 else:
@@ -537,7 +582,7 @@ class View:
                 if _o is None:
                     _grp[v_s_suppkey] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
                     if _n[0]:
                         _grp[v_s_suppkey] = _n
                     else:
@@ -546,7 +591,7 @@ class View:
                             del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
             _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2], _p[3] * _w1[3])
                 _grp = n9_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
                     n9_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
@@ -555,7 +600,12 @@ class View:
                     if _o is None:
                         _grp[(v_s_suppkey, v_s_nationkey)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                        )
                         if _n[0]:
                             _grp[(v_s_suppkey, v_s_nationkey)] = _n
                         else:
@@ -566,19 +616,34 @@ class View:
                 if _o is None:
                     n9_count_by_s_suppkey[v_s_suppkey] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (
+                        _o[0] + _d2[0],
+                        _o[1] + _d2[1],
+                        _o[2] + _d2[2],
+                        _o[3] + _d2[3],
+                    )
                     if _n[0]:
                         n9_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
                         del n9_count_by_s_suppkey[v_s_suppkey]
                 _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
                 if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _d4 = (
+                        _d2[0] * _w3[0],
+                        _d2[1] * _w3[1],
+                        _d2[2] * _w3[2],
+                        _d2[3] * _w3[3],
+                    )
                     _o = n0_root.get(v_s_suppkey)
                     if _o is None:
                         n0_root[v_s_suppkey] = _d4
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                        )
                         if _n[0]:
                             n0_root[v_s_suppkey] = _n
                         else:
@@ -603,6 +668,7 @@ class View:
                                         _p[0] * _m6[0] * _m7[0] * _m8[0],
                                         _p[1] * _m6[1] * _m7[1] * _m8[1],
                                         _p[2] * _m6[2] * _m7[2] * _m8[2],
+                                        _p[3] * _m6[3] * _m7[3] * _m8[3],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -612,6 +678,7 @@ class View:
                                             _o[0] + _v[0],
                                             _o[1] + _v[1],
                                             _o[2] + _v[2],
+                                            _o[3] + _v[3],
                                         )
                                     )
 
@@ -636,11 +703,38 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("lineitem", row))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
-            d,
-            d
-            * round((c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount)) * 10000),
-            d * round(c_lineitem_l_quantity * 100),
+            (
+                d,
+                (
+                    d
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    and c_lineitem_l_quantity is not None
+                    else 0
+                ),
+                (
+                    d
+                    * round(
+                        (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
+                        * 10000
+                    )
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    and c_lineitem_l_quantity is not None
+                    else 0
+                ),
+                (
+                    d * round(c_lineitem_l_quantity * 100)
+                    if c_lineitem_l_extendedprice is not None
+                    and c_lineitem_l_discount is not None
+                    and c_lineitem_l_quantity is not None
+                    else 0
+                ),
+            )
+            if keep_lineitem
+            else None
         )
         pending = self._pending
         lineitem_s_suppkey_l_orderkey_by_p_partkey = (
@@ -674,7 +768,7 @@ class View:
                 if _o is None:
                     _grp[(v_s_suppkey, v_l_orderkey)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
                     if _n[0]:
                         _grp[(v_s_suppkey, v_l_orderkey)] = _n
                     else:
@@ -683,7 +777,7 @@ class View:
                             del lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey]
             _w1 = part_count_by_p_partkey.get(v_p_partkey)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2], _p[3] * _w1[3])
                 _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(
                     (v_p_partkey, v_s_suppkey)
                 )
@@ -696,7 +790,12 @@ class View:
                     if _o is None:
                         _grp[v_l_orderkey] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                        )
                         if _n[0]:
                             _grp[v_l_orderkey] = _n
                         else:
@@ -709,12 +808,22 @@ class View:
                     (v_p_partkey, v_s_suppkey)
                 )
                 if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _d4 = (
+                        _d2[0] * _w3[0],
+                        _d2[1] * _w3[1],
+                        _d2[2] * _w3[2],
+                        _d2[3] * _w3[3],
+                    )
                     _o = n2.get((v_s_suppkey, v_l_orderkey))
                     if _o is None:
                         n2[(v_s_suppkey, v_l_orderkey)] = _d4
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                        )
                         if _n[0]:
                             n2[(v_s_suppkey, v_l_orderkey)] = _n
                         else:
@@ -727,7 +836,12 @@ class View:
                         if _o is None:
                             _grp[v_s_suppkey] = _d4
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (
+                                _o[0] + _d4[0],
+                                _o[1] + _d4[1],
+                                _o[2] + _d4[2],
+                                _o[3] + _d4[3],
+                            )
                             if _n[0]:
                                 _grp[v_s_suppkey] = _n
                             else:
@@ -736,7 +850,12 @@ class View:
                                     del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
                     _w5 = orders_count_by_l_orderkey.get(v_l_orderkey)
                     if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                        _d6 = (
+                            _d4[0] * _w5[0],
+                            _d4[1] * _w5[1],
+                            _d4[2] * _w5[2],
+                            _d4[3] * _w5[3],
+                        )
                         _grp = n1_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
                             n1_by_s_suppkey[v_s_suppkey] = {
@@ -747,7 +866,12 @@ class View:
                             if _o is None:
                                 _grp[(v_s_suppkey, v_l_orderkey)] = _d6
                             else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                )
                                 if _n[0]:
                                     _grp[(v_s_suppkey, v_l_orderkey)] = _n
                                 else:
@@ -758,19 +882,34 @@ class View:
                         if _o is None:
                             n1_count_by_s_suppkey[v_s_suppkey] = _d6
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                            )
                             if _n[0]:
                                 n1_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
                                 del n1_count_by_s_suppkey[v_s_suppkey]
                         _w7 = n9_count_by_s_suppkey.get(v_s_suppkey)
                         if _w7 is not None:
-                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                            )
                             _o = n0_root.get(v_s_suppkey)
                             if _o is None:
                                 n0_root[v_s_suppkey] = _d8
                             else:
-                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                )
                                 if _n[0]:
                                     n0_root[v_s_suppkey] = _n
                                 else:
@@ -802,6 +941,7 @@ class View:
                                                 _d4[0] * _m9[0] * _m11[0] * _m12[0],
                                                 _d4[1] * _m9[1] * _m11[1] * _m12[1],
                                                 _d4[2] * _m9[2] * _m11[2] * _m12[2],
+                                                _d4[3] * _m9[3] * _m11[3] * _m12[3],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -811,6 +951,7 @@ class View:
                                                     _o[0] + _v[0],
                                                     _o[1] + _v[1],
                                                     _o[2] + _v[2],
+                                                    _o[3] + _v[3],
                                                 )
                                             )
 
@@ -826,7 +967,21 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("partsupp", row))
-        _p = (d, d, d * round(c_partsupp_ps_supplycost * 100))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (
+            (
+                d,
+                (d if c_partsupp_ps_supplycost is not None else 0),
+                (d if c_partsupp_ps_supplycost is not None else 0),
+                (
+                    d * round(c_partsupp_ps_supplycost * 100)
+                    if c_partsupp_ps_supplycost is not None
+                    else 0
+                ),
+            )
+            if keep_partsupp
+            else None
+        )
         pending = self._pending
         n0_root = self.n0_root
         n1_by_s_suppkey = self.n1_by_s_suppkey
@@ -849,7 +1004,7 @@ class View:
             if _o is None:
                 partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
                 if _n[0]:
                     partsupp_count_by_p_partkey_s_suppkey[
                         (v_p_partkey, v_s_suppkey)
@@ -861,12 +1016,22 @@ class View:
             _g3 = n4_l_orderkey_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
             if _g3:
                 for v_l_orderkey, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                    )
                     _o = n2.get((v_s_suppkey, v_l_orderkey))
                     if _o is None:
                         n2[(v_s_suppkey, v_l_orderkey)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                        )
                         if _n[0]:
                             n2[(v_s_suppkey, v_l_orderkey)] = _n
                         else:
@@ -879,7 +1044,12 @@ class View:
                         if _o is None:
                             _grp[v_s_suppkey] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                            )
                             if _n[0]:
                                 _grp[v_s_suppkey] = _n
                             else:
@@ -888,7 +1058,12 @@ class View:
                                     del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
                     _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                        )
                         _grp = n1_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
                             n1_by_s_suppkey[v_s_suppkey] = {
@@ -899,7 +1074,12 @@ class View:
                             if _o is None:
                                 _grp[(v_s_suppkey, v_l_orderkey)] = _d5
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                )
                                 if _n[0]:
                                     _grp[(v_s_suppkey, v_l_orderkey)] = _n
                                 else:
@@ -910,19 +1090,34 @@ class View:
                         if _o is None:
                             n1_count_by_s_suppkey[v_s_suppkey] = _d5
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                            )
                             if _n[0]:
                                 n1_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
                                 del n1_count_by_s_suppkey[v_s_suppkey]
                         _w6 = n9_count_by_s_suppkey.get(v_s_suppkey)
                         if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _d7 = (
+                                _d5[0] * _w6[0],
+                                _d5[1] * _w6[1],
+                                _d5[2] * _w6[2],
+                                _d5[3] * _w6[3],
+                            )
                             _o = n0_root.get(v_s_suppkey)
                             if _o is None:
                                 n0_root[v_s_suppkey] = _d7
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                )
                                 if _n[0]:
                                     n0_root[v_s_suppkey] = _n
                                 else:
@@ -952,6 +1147,7 @@ class View:
                                                 _d2[0] * _m8[0] * _m10[0] * _m11[0],
                                                 _d2[1] * _m8[1] * _m10[1] * _m11[1],
                                                 _d2[2] * _m8[2] * _m10[2] * _m11[2],
+                                                _d2[3] * _m8[3] * _m10[3] * _m11[3],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -961,6 +1157,7 @@ class View:
                                                     _o[0] + _v[0],
                                                     _o[1] + _v[1],
                                                     _o[2] + _v[2],
+                                                    _o[3] + _v[3],
                                                 )
                                             )
 
@@ -978,7 +1175,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("orders", row))
-        _p = (d, d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d, d) if keep_orders else None
         pending = self._pending
         n0_root = self.n0_root
         n1_by_s_suppkey = self.n1_by_s_suppkey
@@ -1001,7 +1199,7 @@ class View:
                 if _o is None:
                     _grp[(v_l_orderkey, v_group2)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
                     if _n[0]:
                         _grp[(v_l_orderkey, v_group2)] = _n
                     else:
@@ -1012,7 +1210,7 @@ class View:
             if _o is None:
                 orders_count_by_l_orderkey[v_l_orderkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
                 if _n[0]:
                     orders_count_by_l_orderkey[v_l_orderkey] = _n
                 else:
@@ -1020,7 +1218,12 @@ class View:
             _g3 = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
             if _g3:
                 for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                    )
                     _grp = n1_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
                         n1_by_s_suppkey[v_s_suppkey] = {
@@ -1031,7 +1234,12 @@ class View:
                         if _o is None:
                             _grp[(v_s_suppkey, v_l_orderkey)] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                            )
                             if _n[0]:
                                 _grp[(v_s_suppkey, v_l_orderkey)] = _n
                             else:
@@ -1042,19 +1250,34 @@ class View:
                     if _o is None:
                         n1_count_by_s_suppkey[v_s_suppkey] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                        )
                         if _n[0]:
                             n1_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n1_count_by_s_suppkey[v_s_suppkey]
                     _w4 = n9_count_by_s_suppkey.get(v_s_suppkey)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                        )
                         _o = n0_root.get(v_s_suppkey)
                         if _o is None:
                             n0_root[v_s_suppkey] = _d5
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                            )
                             if _n[0]:
                                 n0_root[v_s_suppkey] = _n
                             else:
@@ -1077,6 +1300,7 @@ class View:
                                         _p[0] * _m6[0] * _m8[0] * _m9[0],
                                         _p[1] * _m6[1] * _m8[1] * _m9[1],
                                         _p[2] * _m6[2] * _m8[2] * _m9[2],
+                                        _p[3] * _m6[3] * _m8[3] * _m9[3],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1086,6 +1310,7 @@ class View:
                                             _o[0] + _v[0],
                                             _o[1] + _v[1],
                                             _o[2] + _v[2],
+                                            _o[3] + _v[3],
                                         )
                                     )
 
@@ -1102,7 +1327,8 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("nation", row))
-        _p = (d, d, d)
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d, d) if keep_nation else None
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
@@ -1125,7 +1351,7 @@ class View:
                 if _o is None:
                     _grp[(v_s_nationkey, v_n_name)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
                     if _n[0]:
                         _grp[(v_s_nationkey, v_n_name)] = _n
                     else:
@@ -1136,7 +1362,7 @@ class View:
             if _o is None:
                 nation_count_by_s_nationkey[v_s_nationkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
                 if _n[0]:
                     nation_count_by_s_nationkey[v_s_nationkey] = _n
                 else:
@@ -1144,7 +1370,12 @@ class View:
             _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _g3:
                 for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                    )
                     _grp = n9_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
                         n9_by_s_suppkey[v_s_suppkey] = {
@@ -1155,7 +1386,12 @@ class View:
                         if _o is None:
                             _grp[(v_s_suppkey, v_s_nationkey)] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                            )
                             if _n[0]:
                                 _grp[(v_s_suppkey, v_s_nationkey)] = _n
                             else:
@@ -1166,19 +1402,34 @@ class View:
                     if _o is None:
                         n9_count_by_s_suppkey[v_s_suppkey] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                        )
                         if _n[0]:
                             n9_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n9_count_by_s_suppkey[v_s_suppkey]
                     _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                        )
                         _o = n0_root.get(v_s_suppkey)
                         if _o is None:
                             n0_root[v_s_suppkey] = _d5
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                            )
                             if _n[0]:
                                 n0_root[v_s_suppkey] = _n
                             else:
@@ -1201,6 +1452,7 @@ class View:
                                         _p[0] * _m7[0] * _m8[0] * _m9[0],
                                         _p[1] * _m7[1] * _m8[1] * _m9[1],
                                         _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                        _p[3] * _m7[3] * _m8[3] * _m9[3],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1210,6 +1462,7 @@ class View:
                                             _o[0] + _v[0],
                                             _o[1] + _v[1],
                                             _o[2] + _v[2],
+                                            _o[3] + _v[3],
                                         )
                                     )
 
@@ -1252,11 +1505,12 @@ class View:
             _m4[0] * _m6[0] * _m9[0] * _m11[0],
             _m4[1] * _m6[1] * _m9[1] * _m11[1],
             _m4[2] * _m6[2] * _m9[2] * _m11[2],
+            _m4[3] * _m6[3] * _m9[3] * _m11[3],
         )
 
     def _group_row(self, v_n_name, v_group2, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 10000 + -1 * p[2] / 10000)
+        _a0 = None if p[1] == 0 else (p[2] / 10000 + -1 * p[3] / 10000)
         return (v_n_name, v_group2, _a0)
 
     def enumerate(self):
@@ -1280,11 +1534,7 @@ class View:
         row = tuple(row)
         key = (row[0], row[1])
         e = self._result.get(key)
-        out = (
-            self._group_row(*key, _ZERO, None)
-            if e is None
-            else self._group_row(*key, e[0], e)
-        )
+        out = None if e is None else self._group_row(*key, e[0], e)  # no such group
         return int(out == row)
 
     def deltas(self):
@@ -1326,6 +1576,7 @@ class View:
                 entry[0][0] + delta[0],
                 entry[0][1] + delta[1],
                 entry[0][2] + delta[2],
+                entry[0][3] + delta[3],
             )
             if not entry[0][0]:
                 del result[group]
