@@ -1517,7 +1517,7 @@ def _rows_by(doc_list: list[dict]):
             yield doc, r
 
 
-PEERS = ("ivm", "recompute", "pathway")
+PEERS = ("ivm", "recompute", "pathway", "pydbsp")
 
 
 def speed_ratios(docs: list[dict]) -> list[dict]:
@@ -1530,12 +1530,12 @@ def speed_ratios(docs: list[dict]) -> list[dict]:
         for mode in MODES:
             mrows = [r for r in rows if r["mode"] == mode]
             for qn in dict.fromkeys(r["query"] for r in mrows):
-                dyn = _find(mrows, qn, "dynyan")
-                if dyn is None or dyn.get("status") != "ok":
-                    continue
                 for peer in PEERS:
                     r = _find(mrows, qn, peer)
                     if r is None:
+                        continue
+                    dyn = r.get("ref") or _find(mrows, qn, "dynyan")
+                    if dyn is None or dyn.get("status") != "ok":
                         continue
                     rec = {"stream": stream, "query": qn, "mode": mode, "peer": peer}
                     if r["status"] == "ok" and r.get("apply_s"):
@@ -1642,7 +1642,7 @@ def report(docs: list[dict]) -> str:
 def summary(docs: list[dict], mode: str = "pull") -> str:
     """Compact tables: events/s and memory per stream and query, one column
     per system, with dynyan's speed-up over each peer in parentheses."""
-    peers = ("ivm", "recompute", "pathway")
+    peers = PEERS
     head = (
         "| stream | query | result rows | dynyan | "
         + " | ".join(SYSTEM_TITLES[p] for p in peers)
@@ -1851,17 +1851,27 @@ def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
 def _merged(docs: list[dict]) -> dict[str, list[dict]]:
     """Result rows by stream label over several documents; for each (stream,
     query) the rows of the document that measured the most systems on it
-    (the later one on a tie), so every ratio compares numbers from one run."""
+    (the later one on a tie), so every ratio compares numbers from one run.
+    A peer measured only in another document (e.g. pydbsp, run later) is
+    added with that document's dynyan row as its reference (``ref``)."""
     chosen: dict[tuple[str, str], list[dict]] = {}
+    every: list[tuple[tuple[str, str], list[dict]]] = []
     for doc in docs:
         by_key: dict[tuple[str, str], list[dict]] = {}
         for r in doc["results"]:
             by_key.setdefault((r["stream"], r["query"]), []).append(r)
         for key, rows in by_key.items():
-            if any(r["system"] == "dynyan" for r in rows) and len(rows) >= len(
-                chosen.get(key, ())
-            ):
-                chosen[key] = rows
+            if any(r["system"] == "dynyan" for r in rows):
+                every.append((key, rows))
+                if len(rows) >= len(chosen.get(key, ())):
+                    chosen[key] = rows
+    for key, rows in every:
+        have = {(r["system"], r["mode"]) for r in chosen[key]}
+        for r in rows:
+            if (r["system"], r["mode"]) in have or r["system"] in ("dynyan", "store"):
+                continue
+            ref = _find([x for x in rows if x["mode"] == r["mode"]], key[1], "dynyan")
+            chosen[key] = chosen[key] + [dict(r, ref=ref)]
     out: dict[str, list[dict]] = {}
     for (stream, _q), rows in chosen.items():
         out.setdefault(stream, []).extend(rows)
@@ -1891,7 +1901,7 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
-    peers = ("ivm", "recompute", "pathway")
+    peers = PEERS
     for label, all_rows in _merged(docs).items():
         for mode in MODES:
             rows = [r for r in all_rows if r["mode"] == mode]
@@ -1908,8 +1918,8 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
                 for i, peer in enumerate(peers):
                     xs, ys, notes = [], [], []
                     for qi, qn in enumerate(queries):
-                        dyn = _find(rows, qn, "dynyan")
                         pr = _find(rows, qn, peer)
+                        dyn = (pr or {}).get("ref") or _find(rows, qn, "dynyan")
                         x = qi + (i - (len(peers) - 1) / 2) * width
                         if dyn is None or dyn["status"] != "ok" or pr is None:
                             continue

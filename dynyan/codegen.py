@@ -163,6 +163,9 @@ class Expressions:
     anti: dict = field(
         default_factory=dict
     )  # virtual relation -> attribute of its keys
+    # (atom, column) pairs declared NOT NULL whose values the module checks
+    # before using them: no `is not None` test for them.
+    notnull: set = field(default_factory=set)
 
     def render(self, e, env) -> str:
         if isinstance(e, Ref):
@@ -237,6 +240,8 @@ class Expressions:
     def nonnull(self, e, env) -> str:
         """Python that is true exactly when the SQL value of `e` is not NULL
         ("True" when it never is). AND/OR/NOT are refused by the frontend."""
+        if isinstance(e, Ref) and (e.atom, e.column) in self.notnull:
+            return "True"
         if isinstance(e, (Ref, Var)):
             return f"{self.render(e, env)} is not None"
         if isinstance(e, Lit):
@@ -274,7 +279,10 @@ class Expressions:
         else:
             parts, plain = [], [e]
         guards = dict.fromkeys(
-            f"{self.render(x, env)} is not None" for a in plain for x in _leaves(a)
+            f"{self.render(x, env)} is not None"
+            for a in plain
+            for x in _leaves(a)
+            if not (isinstance(x, Ref) and (x.atom, x.column) in self.notnull)
         )
         tests = [self.render(a, env) for a in plain]
         if negate:
@@ -973,6 +981,52 @@ def _type_check(rel, checked: dict[int, bool], loaded: dict[int, str], sets: dic
     return {"cond": " and ".join(conds), "spec": tuple_literal(spec)}
 
 
+def _used_columns(query, i: int) -> set[int]:
+    """The columns of atom `i` whose values the view reads (binds to a
+    variable, filters on, derives from, sums or tests for NULL)."""
+    atom = query.atoms[i]
+    cols = {c for c, v in enumerate(atom.variables) if v is not None}
+    cols |= {r.column for f in atom.filters for r in _refs(f)}
+    cols |= {r.column for _, e in atom.derived for r in _refs(e)}
+    for channel in query.channels:
+        cols |= {r.column for a, e in channel.factors if a == i for r in _refs(e)}
+        cols |= {
+            r.column for a, es in channel.guards if a == i for e in es for r in _refs(e)
+        }
+    return cols
+
+
+def _subquery_null_checks(plan: Plan) -> dict[str, set[int]]:
+    """Per base relation: its NOT NULL columns its subqueries' inner views
+    read (at any depth), checked by an outer view that changes first."""
+    out: dict[str, set[int]] = {}
+    for _, sub in plan.subplans:
+        for i, atom in enumerate(sub.query.atoms):
+            rel = sub.query.relation(atom.relation)
+            used = {c for c in _used_columns(sub.query, i) if rel.is_notnull(c)}
+            out.setdefault(atom.relation, set()).update(used)
+        for rel, cols in _subquery_null_checks(sub).items():
+            out.setdefault(rel, set()).update(cols)
+    return out
+
+
+def _null_check(rel, columns, locals_=None) -> dict | None:
+    """The check that no column of `columns` (declared NOT NULL) holds None
+    in a row, as {"cond": true when one does, "spec": (position, column)
+    pairs for `_null_error`}, or None. `locals_`: names the values are
+    loaded into (`row[i]` otherwise). A few `is None` tests: nearly free."""
+    columns = sorted(set(columns))
+    if not columns:
+        return None
+    values = [(locals_[c] if locals_ and locals_[c] else f"row[{c}]") for c in columns]
+    return {
+        "cond": " or ".join(f"{v} is None" for v in values),
+        "spec": tuple_literal(
+            [tuple_literal([str(c), py(rel.columns[c])]) for c in columns]
+        ),
+    }
+
+
 def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets):
     """Per atom of relation `rel_name`: which columns to load from the row, its
     filter, the check of the values it computes with (`checks`: see
@@ -984,7 +1038,8 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
     for node in plan.nodes:
         if not node.is_leaf or query.atoms[node.atom].relation != rel_name:
             continue
-        columns = query.relation(rel_name).columns
+        rel = query.relation(rel_name)
+        columns = rel.columns
         atom = query.atoms[node.atom]
         identity = list(atom.variables) == list(atom.vars) and len(atom.variables) > 1
         steps, uses = _path_steps(
@@ -1034,11 +1089,17 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             )
         else:
             loads = [f"{locals_[i]} = row[{i}]" for i in wanted]
-        loads += [
+        null_columns = [i for i in wanted if rel.is_notnull(i)]
+        null_check = _null_check(rel, null_columns, locals_)
+        derives = [
             f"{layout.var_local[v]} = {expressions.render(e, env)}"
             for v, e in atom.derived
         ]
-        conds = [f"{layout.var_local[v]} is not None" for v in shared]
+        conds = [
+            f"{layout.var_local[v]} is not None"
+            for v in shared
+            if not rel.is_notnull(atom.variables.index(v))
+        ]
         if atom.filters:
             conds.append(expressions.condition(Op("and", atom.filters), env))
         cond = " and ".join(conds) or None
@@ -1065,6 +1126,9 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             {
                 "name": info.name,
                 "loads": loads,
+                "null_check": null_check,
+                "null_columns": null_columns,
+                "derives": derives,
                 "type_check": _type_check(
                     query.relation(rel_name),
                     checked,
@@ -1204,6 +1268,13 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     names = Names()
     layout = _Layout(plan, names)
     expressions = Expressions()
+    # Declared NOT NULL columns are checked at the leaf before any use.
+    expressions.notnull = {
+        (i, c)
+        for i, atom in enumerate(query.atoms)
+        for c in _used_columns(query, i)
+        if query.relation(atom.relation).is_notnull(c)
+    }
     ring = Ring(1 + len(query.channels))
     materialized = bool(plan.widened or query.extra_vars or query.residual)
     key_vars = list(plan.n_vars)
@@ -1240,6 +1311,7 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
 
     value_checks = _value_checks(query)
     inner_checks = _subquery_value_checks(plan)
+    inner_null_checks = _subquery_null_checks(plan)
     class_sets: dict[str, tuple[str, ...]] = {}  # for the value checks
     relations = []
     for rel in [r for r in query.relations if r.name in virtual] + base:
@@ -1255,6 +1327,10 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         if not leaves and len(forwards.get(rel.name, [])) < 2:
             checked = {}
         type_check = _type_check(rel, checked, {}, class_sets)
+        null_check = None
+        if rel.name not in virtual and (leaves or len(forwards.get(rel.name, [])) > 1):
+            own = {c for leaf in leaves for c in leaf["null_columns"]}
+            null_check = _null_check(rel, inner_null_checks.get(rel.name, set()) - own)
         count = leaves[0]["count"] if len(leaves) == 1 else None
         relations.append(
             {
@@ -1270,6 +1346,7 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
                 "reunpack": len(leaves) > 1,
                 "virtual": rel.name in virtual,
                 "type_check": type_check,
+                "null_check": null_check,
                 "forwards": forwards.get(rel.name, []),
                 "anti_indexes": [
                     a for a in antis.values() if a["relation"] == rel.name
@@ -1328,6 +1405,11 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         "multiset_nullable": [
             sum(v in a.vars for a in query.atoms) < 2
             and not any(v in p.vars for p in query.predicates)
+            and not any(
+                v in a.variables
+                and query.relation(a.relation).is_notnull(a.variables.index(v))
+                for a in query.atoms
+            )
             for v in query.extra_vars
         ],
         "having": having,
@@ -1347,6 +1429,10 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         "check_payload": check_payload,
         "constants": expressions.constants,
         "type_checks": bool(class_sets),
+        "null_checks": any(
+            r["null_check"] or any(leaf["null_check"] for leaf in r["leaves"])
+            for r in relations
+        ),
         "class_sets": [
             (name, ", ".join(map(py, kinds)))
             for name, kinds in sorted(class_sets.items())

@@ -137,10 +137,20 @@ class Relation:
     # Decimal digits after the point where exact (INTEGER 0, DECIMAL(p, s) s),
     # None for DOUBLE and non-numeric columns.
     scales: tuple[int | None, ...] = ()
+    # Per column: declared NOT NULL (or PRIMARY KEY); () when none is. Such a
+    # column never holds NULL (the generated module refuses a None there).
+    notnull: tuple[bool, ...] = ()
 
     def __str__(self) -> str:
-        cols = ", ".join(f"{c} {t}" for c, t in zip(self.columns, self.types))
+        cols = ", ".join(
+            f"{c} {t}" + (" NOT NULL" if self.is_notnull(i) else "")
+            for i, (c, t) in enumerate(zip(self.columns, self.types))
+        )
         return f"{self.name}({cols})"
+
+    def is_notnull(self, column: int) -> bool:
+        """Whether column `column` is declared NOT NULL (or PRIMARY KEY)."""
+        return column < len(self.notnull) and self.notnull[column]
 
 
 @dataclass(frozen=True)

@@ -137,12 +137,16 @@ def _relation(create: exp.Create) -> Relation:
             "only CREATE TABLE name (column type, ...) is supported", create
         )
     name = schema.this.name.lower()
-    columns, types, scales = [], [], []
+    columns, types, scales, notnull = [], [], [], []
+    key_columns: set[str] = set()  # named by a table constraint PRIMARY KEY (...)
     for col in schema.expressions:
         if isinstance(col, exp.Identifier):
             raise _sql_error(f"column {name}.{col.name} has no type", col)
         if not isinstance(col, exp.ColumnDef):
-            continue  # constraints such as PRIMARY KEY (...)
+            # constraints such as [CONSTRAINT c] PRIMARY KEY (...)
+            for key in col.find_all(exp.PrimaryKey):
+                key_columns |= {k.name.lower() for k in key.expressions}
+            continue
         kind = col.args.get("kind")
         type_name = kind.this.name if kind is not None else None
         if type_name not in TYPES:
@@ -154,11 +158,39 @@ def _relation(create: exp.Create) -> Relation:
         columns.append(col.name.lower())
         types.append(TYPES[type_name])
         scales.append(_scale(kind))
+        notnull.append(_declared_notnull(col))
     if not columns:
         raise _sql_error(f"table {name} declares no column", create)
     if len(set(columns)) != len(columns):
         raise _sql_error(f"table {name} declares a column twice", create)
-    return Relation(name, tuple(columns), tuple(types), tuple(scales))
+    unknown = sorted(key_columns - set(columns))
+    if unknown:
+        raise _sql_error(
+            f"PRIMARY KEY names {unknown[0]}, not a column of {name}", create
+        )
+    notnull = [nn or c in key_columns for c, nn in zip(columns, notnull)]
+    return Relation(
+        name,
+        tuple(columns),
+        tuple(types),
+        tuple(scales),
+        tuple(notnull) if any(notnull) else (),
+    )
+
+
+def _declared_notnull(col: exp.ColumnDef) -> bool:
+    """Whether a column definition says NOT NULL or PRIMARY KEY (SQL: a key
+    column is NOT NULL). sqlglot reads a bare `NULL` as a NotNull constraint
+    with allow_null."""
+    for constraint in col.constraints:
+        kind = constraint.kind
+        if isinstance(kind, exp.PrimaryKeyColumnConstraint):
+            return True
+        if isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get(
+            "allow_null"
+        ):
+            return True
+    return False
 
 
 def _scale(kind: exp.DataType) -> int | None:
@@ -713,9 +745,15 @@ class _Frontend:
             atoms.append(Atom(alias, rel.name, variables, tuple(filters), mine))
 
         if grouping is not None:
-            # SQL NULL: columns no taken row holds a NULL in (NULL never
-            # joins nor satisfies a comparison).
+            # SQL NULL: columns no taken row holds a NULL in (declared NOT
+            # NULL; NULL never joins nor satisfies a comparison).
             nonnull = {(r.atom, r.column) for p in join_pairs for r in p}
+            nonnull |= {  # declared NOT NULL (the module refuses a None there)
+                (i, c)
+                for i, rel in enumerate(self.atom_relations)
+                for c in range(len(rel.columns))
+                if rel.is_notnull(c)
+            }
             nonnull |= {
                 key for key, v in var_of.items() if any(v in p.vars for p in predicates)
             }

@@ -115,6 +115,17 @@ def _absent_message(relation, row):
     )
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -280,13 +291,11 @@ class View:
         "i_manager_id",
         "i_product_name",
     )
-    QUERY_ID = "96ad0901550f3db9"
-    LAYOUT_ID = "6de4e4e93fd548f5"  # the state's layout: snapshots restore only here
+    QUERY_ID = "dd2e5b1450c4e408"
+    LAYOUT_ID = "e214b3d047705216"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
-        self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.store_sales_rows = {}  # input rows: row -> multiplicity
-        self.item_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.n1_by_d_date_sk = {}  # n1 by the variables it shares with its parent
         self.n1_count_by_d_date_sk = (
@@ -437,91 +446,164 @@ class View:
             v_d_current_quarter,
             v_d_current_year,
         ) = row
-        keep_date_dim = v_d_date_sk is not None
-        store = self.date_dim_rows
-        count = store.get(row, 0) + d
-        if count < 0:
+        if v_d_date_sk is None or v_d_date_id is None:
+            raise _null_error("date_dim", row, ((0, "d_date_sk"), (1, "d_date_id")))
+        if (
+            d < 0
+            and self.date_dim_by_d_date_sk.get(v_d_date_sk, _EMPTY).get(row, _ZERO) + d
+            < 0
+        ):
             raise ViewError(_absent_message("date_dim", row))
         pending = self._pending
         date_dim_by_d_date_sk = self.date_dim_by_d_date_sk
         date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
         n0_root = self.n0_root
         n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom date_dim
-        if keep_date_dim:
-            _p = d
-            _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
-            if _grp is None:
-                date_dim_by_d_date_sk[v_d_date_sk] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del date_dim_by_d_date_sk[v_d_date_sk]
-            _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+        _p = d
+        _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
+        if _grp is None:
+            date_dim_by_d_date_sk[v_d_date_sk] = {row: _p}
+        else:
+            _o = _grp.get(row)
             if _o is None:
-                date_dim_count_by_d_date_sk[v_d_date_sk] = _p
+                _grp[row] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    date_dim_count_by_d_date_sk[v_d_date_sk] = _n
+                    _grp[row] = _n
                 else:
-                    del date_dim_count_by_d_date_sk[v_d_date_sk]
-            _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get(v_d_date_sk)
-                if _o is None:
-                    n0_root[v_d_date_sk] = _d2
+                    del _grp[row]
+                    if not _grp:
+                        del date_dim_by_d_date_sk[v_d_date_sk]
+        _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+        if _o is None:
+            date_dim_count_by_d_date_sk[v_d_date_sk] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                date_dim_count_by_d_date_sk[v_d_date_sk] = _n
+            else:
+                del date_dim_count_by_d_date_sk[v_d_date_sk]
+        _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n0_root.get(v_d_date_sk)
+            if _o is None:
+                n0_root[v_d_date_sk] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n0_root[v_d_date_sk] = _n
                 else:
-                    _n = _o + _d2
-                    if _n:
-                        n0_root[v_d_date_sk] = _n
-                    else:
-                        del n0_root[v_d_date_sk]
-                if pending is not None:
-                    for (v_d_date_sk, v_ss_item_sk), _m3 in self.n1_by_d_date_sk[
-                        v_d_date_sk
+                    del n0_root[v_d_date_sk]
+            if pending is not None:
+                for (v_d_date_sk, v_ss_item_sk), _m3 in self.n1_by_d_date_sk[
+                    v_d_date_sk
+                ].items():
+                    for (
+                        v_d_date_sk,
+                        v_ss_sold_time_sk,
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_cdemo_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_promo_sk,
+                        v_ss_ticket_number,
+                        v_ss_quantity,
+                        v_ss_wholesale_cost,
+                        v_ss_list_price,
+                        v_ss_sales_price,
+                        v_ss_ext_discount_amt,
+                        v_ss_ext_sales_price,
+                        v_ss_ext_wholesale_cost,
+                        v_ss_ext_list_price,
+                        v_ss_ext_tax,
+                        v_ss_coupon_amt,
+                        v_ss_net_paid,
+                        v_ss_net_paid_inc_tax,
+                        v_ss_net_profit,
+                    ), _m4 in self.store_sales_by_d_date_sk_ss_item_sk[
+                        (v_d_date_sk, v_ss_item_sk)
                     ].items():
                         for (
-                            v_d_date_sk,
-                            v_ss_sold_time_sk,
                             v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_promo_sk,
-                            v_ss_ticket_number,
-                            v_ss_quantity,
-                            v_ss_wholesale_cost,
-                            v_ss_list_price,
-                            v_ss_sales_price,
-                            v_ss_ext_discount_amt,
-                            v_ss_ext_sales_price,
-                            v_ss_ext_wholesale_cost,
-                            v_ss_ext_list_price,
-                            v_ss_ext_tax,
-                            v_ss_coupon_amt,
-                            v_ss_net_paid,
-                            v_ss_net_paid_inc_tax,
-                            v_ss_net_profit,
-                        ), _m4 in self.store_sales_by_d_date_sk_ss_item_sk[
-                            (v_d_date_sk, v_ss_item_sk)
-                        ].items():
-                            for (
+                            v_i_item_id,
+                            v_i_rec_start_date,
+                            v_i_rec_end_date,
+                            v_i_item_desc,
+                            v_i_current_price,
+                            v_i_wholesale_cost,
+                            v_i_brand_id,
+                            v_i_brand,
+                            v_i_class_id,
+                            v_i_class,
+                            v_i_category_id,
+                            v_i_category,
+                            v_i_manufact_id,
+                            v_i_manufact,
+                            v_i_size,
+                            v_i_formulation,
+                            v_i_color,
+                            v_i_units,
+                            v_i_container,
+                            v_i_manager_id,
+                            v_i_product_name,
+                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                            _k = (
+                                v_d_date_sk,
+                                v_d_date_id,
+                                v_d_date,
+                                v_d_month_seq,
+                                v_d_week_seq,
+                                v_d_quarter_seq,
+                                v_d_year,
+                                v_d_dow,
+                                v_d_moy,
+                                v_d_dom,
+                                v_d_qoy,
+                                v_d_fy_year,
+                                v_d_fy_quarter_seq,
+                                v_d_fy_week_seq,
+                                v_d_day_name,
+                                v_d_quarter_name,
+                                v_d_holiday,
+                                v_d_weekend,
+                                v_d_following_holiday,
+                                v_d_first_dom,
+                                v_d_last_dom,
+                                v_d_same_day_ly,
+                                v_d_same_day_lq,
+                                v_d_current_day,
+                                v_d_current_week,
+                                v_d_current_month,
+                                v_d_current_quarter,
+                                v_d_current_year,
+                                v_d_date_sk,
+                                v_ss_sold_time_sk,
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_cdemo_sk,
+                                v_ss_hdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_store_sk,
+                                v_ss_promo_sk,
+                                v_ss_ticket_number,
+                                v_ss_quantity,
+                                v_ss_wholesale_cost,
+                                v_ss_list_price,
+                                v_ss_sales_price,
+                                v_ss_ext_discount_amt,
+                                v_ss_ext_sales_price,
+                                v_ss_ext_wholesale_cost,
+                                v_ss_ext_list_price,
+                                v_ss_ext_tax,
+                                v_ss_coupon_amt,
+                                v_ss_net_paid,
+                                v_ss_net_paid_inc_tax,
+                                v_ss_net_profit,
                                 v_ss_item_sk,
                                 v_i_item_id,
                                 v_i_rec_start_date,
@@ -544,85 +626,10 @@ class View:
                                 v_i_container,
                                 v_i_manager_id,
                                 v_i_product_name,
-                            ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
-                                _k = (
-                                    v_d_date_sk,
-                                    v_d_date_id,
-                                    v_d_date,
-                                    v_d_month_seq,
-                                    v_d_week_seq,
-                                    v_d_quarter_seq,
-                                    v_d_year,
-                                    v_d_dow,
-                                    v_d_moy,
-                                    v_d_dom,
-                                    v_d_qoy,
-                                    v_d_fy_year,
-                                    v_d_fy_quarter_seq,
-                                    v_d_fy_week_seq,
-                                    v_d_day_name,
-                                    v_d_quarter_name,
-                                    v_d_holiday,
-                                    v_d_weekend,
-                                    v_d_following_holiday,
-                                    v_d_first_dom,
-                                    v_d_last_dom,
-                                    v_d_same_day_ly,
-                                    v_d_same_day_lq,
-                                    v_d_current_day,
-                                    v_d_current_week,
-                                    v_d_current_month,
-                                    v_d_current_quarter,
-                                    v_d_current_year,
-                                    v_d_date_sk,
-                                    v_ss_sold_time_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_promo_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_quantity,
-                                    v_ss_wholesale_cost,
-                                    v_ss_list_price,
-                                    v_ss_sales_price,
-                                    v_ss_ext_discount_amt,
-                                    v_ss_ext_sales_price,
-                                    v_ss_ext_wholesale_cost,
-                                    v_ss_ext_list_price,
-                                    v_ss_ext_tax,
-                                    v_ss_coupon_amt,
-                                    v_ss_net_paid,
-                                    v_ss_net_paid_inc_tax,
-                                    v_ss_net_profit,
-                                    v_ss_item_sk,
-                                    v_i_item_id,
-                                    v_i_rec_start_date,
-                                    v_i_rec_end_date,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_wholesale_cost,
-                                    v_i_brand_id,
-                                    v_i_brand,
-                                    v_i_class_id,
-                                    v_i_class,
-                                    v_i_category_id,
-                                    v_i_category,
-                                    v_i_manufact_id,
-                                    v_i_manufact,
-                                    v_i_size,
-                                    v_i_formulation,
-                                    v_i_color,
-                                    v_i_units,
-                                    v_i_container,
-                                    v_i_manager_id,
-                                    v_i_product_name,
-                                )
-                                _v = _p * _m4 * _m5
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
+                            )
+                            _v = _p * _m4 * _m5
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -655,7 +662,11 @@ class View:
             v_ss_net_paid_inc_tax,
             v_ss_net_profit,
         ) = row
-        keep_store_sales = v_d_date_sk is not None and v_ss_item_sk is not None
+        if v_ss_item_sk is None or v_ss_ticket_number is None:
+            raise _null_error(
+                "store_sales", row, ((2, "ss_item_sk"), (9, "ss_ticket_number"))
+            )
+        keep_store_sales = v_d_date_sk is not None
         store = self.store_sales_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -912,10 +923,13 @@ class View:
             v_i_manager_id,
             v_i_product_name,
         ) = row
-        keep_item = v_ss_item_sk is not None
-        store = self.item_rows
-        count = store.get(row, 0) + d
-        if count < 0:
+        if v_ss_item_sk is None or v_i_item_id is None:
+            raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+        if (
+            d < 0
+            and self.item_by_ss_item_sk.get(v_ss_item_sk, _EMPTY).get(row, _ZERO) + d
+            < 0
+        ):
             raise ViewError(_absent_message("item", row))
         pending = self._pending
         date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
@@ -925,108 +939,131 @@ class View:
         n1_by_d_date_sk = self.n1_by_d_date_sk
         n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
         store_sales_d_date_sk_by_ss_item_sk = self.store_sales_d_date_sk_by_ss_item_sk
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom item
-        if keep_item:
-            _p = d
-            _grp = item_by_ss_item_sk.get(v_ss_item_sk)
-            if _grp is None:
-                item_by_ss_item_sk[v_ss_item_sk] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del item_by_ss_item_sk[v_ss_item_sk]
-            _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
+        _p = d
+        _grp = item_by_ss_item_sk.get(v_ss_item_sk)
+        if _grp is None:
+            item_by_ss_item_sk[v_ss_item_sk] = {row: _p}
+        else:
+            _o = _grp.get(row)
             if _o is None:
-                item_count_by_ss_item_sk[v_ss_item_sk] = _p
+                _grp[row] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    item_count_by_ss_item_sk[v_ss_item_sk] = _n
+                    _grp[row] = _n
                 else:
-                    del item_count_by_ss_item_sk[v_ss_item_sk]
-            _g3 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
-            if _g3:
-                for v_d_date_sk, _w1 in _g3.items():
-                    _d2 = _p * _w1
-                    _grp = n1_by_d_date_sk.get(v_d_date_sk)
-                    if _grp is None:
-                        n1_by_d_date_sk[v_d_date_sk] = {
-                            (v_d_date_sk, v_ss_item_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_d_date_sk, v_ss_item_sk))
-                        if _o is None:
-                            _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
-                        else:
-                            _n = _o + _d2
-                            if _n:
-                                _grp[(v_d_date_sk, v_ss_item_sk)] = _n
-                            else:
-                                del _grp[(v_d_date_sk, v_ss_item_sk)]
-                                if not _grp:
-                                    del n1_by_d_date_sk[v_d_date_sk]
-                    _o = n1_count_by_d_date_sk.get(v_d_date_sk)
+                    del _grp[row]
+                    if not _grp:
+                        del item_by_ss_item_sk[v_ss_item_sk]
+        _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
+        if _o is None:
+            item_count_by_ss_item_sk[v_ss_item_sk] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                item_count_by_ss_item_sk[v_ss_item_sk] = _n
+            else:
+                del item_count_by_ss_item_sk[v_ss_item_sk]
+        _g3 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
+        if _g3:
+            for v_d_date_sk, _w1 in _g3.items():
+                _d2 = _p * _w1
+                _grp = n1_by_d_date_sk.get(v_d_date_sk)
+                if _grp is None:
+                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_item_sk): _d2}
+                else:
+                    _o = _grp.get((v_d_date_sk, v_ss_item_sk))
                     if _o is None:
-                        n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                        _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            n1_count_by_d_date_sk[v_d_date_sk] = _n
+                            _grp[(v_d_date_sk, v_ss_item_sk)] = _n
                         else:
-                            del n1_count_by_d_date_sk[v_d_date_sk]
-                    _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get(v_d_date_sk)
-                        if _o is None:
-                            n0_root[v_d_date_sk] = _d5
+                            del _grp[(v_d_date_sk, v_ss_item_sk)]
+                            if not _grp:
+                                del n1_by_d_date_sk[v_d_date_sk]
+                _o = n1_count_by_d_date_sk.get(v_d_date_sk)
+                if _o is None:
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_d_date_sk[v_d_date_sk] = _n
+                    else:
+                        del n1_count_by_d_date_sk[v_d_date_sk]
+                _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                if _w4 is not None:
+                    _d5 = _d2 * _w4
+                    _o = n0_root.get(v_d_date_sk)
+                    if _o is None:
+                        n0_root[v_d_date_sk] = _d5
+                    else:
+                        _n = _o + _d5
+                        if _n:
+                            n0_root[v_d_date_sk] = _n
                         else:
-                            _n = _o + _d5
-                            if _n:
-                                n0_root[v_d_date_sk] = _n
-                            else:
-                                del n0_root[v_d_date_sk]
-                        if pending is not None:
+                            del n0_root[v_d_date_sk]
+                    if pending is not None:
+                        for (
+                            v_d_date_sk,
+                            v_ss_sold_time_sk,
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_cdemo_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_promo_sk,
+                            v_ss_ticket_number,
+                            v_ss_quantity,
+                            v_ss_wholesale_cost,
+                            v_ss_list_price,
+                            v_ss_sales_price,
+                            v_ss_ext_discount_amt,
+                            v_ss_ext_sales_price,
+                            v_ss_ext_wholesale_cost,
+                            v_ss_ext_list_price,
+                            v_ss_ext_tax,
+                            v_ss_coupon_amt,
+                            v_ss_net_paid,
+                            v_ss_net_paid_inc_tax,
+                            v_ss_net_profit,
+                        ), _m6 in self.store_sales_by_d_date_sk_ss_item_sk[
+                            (v_d_date_sk, v_ss_item_sk)
+                        ].items():
                             for (
                                 v_d_date_sk,
-                                v_ss_sold_time_sk,
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_promo_sk,
-                                v_ss_ticket_number,
-                                v_ss_quantity,
-                                v_ss_wholesale_cost,
-                                v_ss_list_price,
-                                v_ss_sales_price,
-                                v_ss_ext_discount_amt,
-                                v_ss_ext_sales_price,
-                                v_ss_ext_wholesale_cost,
-                                v_ss_ext_list_price,
-                                v_ss_ext_tax,
-                                v_ss_coupon_amt,
-                                v_ss_net_paid,
-                                v_ss_net_paid_inc_tax,
-                                v_ss_net_profit,
-                            ), _m6 in self.store_sales_by_d_date_sk_ss_item_sk[
-                                (v_d_date_sk, v_ss_item_sk)
-                            ].items():
-                                for (
+                                v_d_date_id,
+                                v_d_date,
+                                v_d_month_seq,
+                                v_d_week_seq,
+                                v_d_quarter_seq,
+                                v_d_year,
+                                v_d_dow,
+                                v_d_moy,
+                                v_d_dom,
+                                v_d_qoy,
+                                v_d_fy_year,
+                                v_d_fy_quarter_seq,
+                                v_d_fy_week_seq,
+                                v_d_day_name,
+                                v_d_quarter_name,
+                                v_d_holiday,
+                                v_d_weekend,
+                                v_d_following_holiday,
+                                v_d_first_dom,
+                                v_d_last_dom,
+                                v_d_same_day_ly,
+                                v_d_same_day_lq,
+                                v_d_current_day,
+                                v_d_current_week,
+                                v_d_current_month,
+                                v_d_current_quarter,
+                                v_d_current_year,
+                            ), _m7 in self.date_dim_by_d_date_sk[v_d_date_sk].items():
+                                _k = (
                                     v_d_date_sk,
                                     v_d_date_id,
                                     v_d_date,
@@ -1055,87 +1092,55 @@ class View:
                                     v_d_current_month,
                                     v_d_current_quarter,
                                     v_d_current_year,
-                                ), _m7 in self.date_dim_by_d_date_sk[
-                                    v_d_date_sk
-                                ].items():
-                                    _k = (
-                                        v_d_date_sk,
-                                        v_d_date_id,
-                                        v_d_date,
-                                        v_d_month_seq,
-                                        v_d_week_seq,
-                                        v_d_quarter_seq,
-                                        v_d_year,
-                                        v_d_dow,
-                                        v_d_moy,
-                                        v_d_dom,
-                                        v_d_qoy,
-                                        v_d_fy_year,
-                                        v_d_fy_quarter_seq,
-                                        v_d_fy_week_seq,
-                                        v_d_day_name,
-                                        v_d_quarter_name,
-                                        v_d_holiday,
-                                        v_d_weekend,
-                                        v_d_following_holiday,
-                                        v_d_first_dom,
-                                        v_d_last_dom,
-                                        v_d_same_day_ly,
-                                        v_d_same_day_lq,
-                                        v_d_current_day,
-                                        v_d_current_week,
-                                        v_d_current_month,
-                                        v_d_current_quarter,
-                                        v_d_current_year,
-                                        v_d_date_sk,
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_promo_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_quantity,
-                                        v_ss_wholesale_cost,
-                                        v_ss_list_price,
-                                        v_ss_sales_price,
-                                        v_ss_ext_discount_amt,
-                                        v_ss_ext_sales_price,
-                                        v_ss_ext_wholesale_cost,
-                                        v_ss_ext_list_price,
-                                        v_ss_ext_tax,
-                                        v_ss_coupon_amt,
-                                        v_ss_net_paid,
-                                        v_ss_net_paid_inc_tax,
-                                        v_ss_net_profit,
-                                        v_ss_item_sk,
-                                        v_i_item_id,
-                                        v_i_rec_start_date,
-                                        v_i_rec_end_date,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_wholesale_cost,
-                                        v_i_brand_id,
-                                        v_i_brand,
-                                        v_i_class_id,
-                                        v_i_class,
-                                        v_i_category_id,
-                                        v_i_category,
-                                        v_i_manufact_id,
-                                        v_i_manufact,
-                                        v_i_size,
-                                        v_i_formulation,
-                                        v_i_color,
-                                        v_i_units,
-                                        v_i_container,
-                                        v_i_manager_id,
-                                        v_i_product_name,
-                                    )
-                                    _v = _p * _m6 * _m7
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                    v_d_date_sk,
+                                    v_ss_sold_time_sk,
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_cdemo_sk,
+                                    v_ss_hdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_store_sk,
+                                    v_ss_promo_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_quantity,
+                                    v_ss_wholesale_cost,
+                                    v_ss_list_price,
+                                    v_ss_sales_price,
+                                    v_ss_ext_discount_amt,
+                                    v_ss_ext_sales_price,
+                                    v_ss_ext_wholesale_cost,
+                                    v_ss_ext_list_price,
+                                    v_ss_ext_tax,
+                                    v_ss_coupon_amt,
+                                    v_ss_net_paid,
+                                    v_ss_net_paid_inc_tax,
+                                    v_ss_net_profit,
+                                    v_ss_item_sk,
+                                    v_i_item_id,
+                                    v_i_rec_start_date,
+                                    v_i_rec_end_date,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_wholesale_cost,
+                                    v_i_brand_id,
+                                    v_i_brand,
+                                    v_i_class_id,
+                                    v_i_class,
+                                    v_i_category_id,
+                                    v_i_category,
+                                    v_i_manufact_id,
+                                    v_i_manufact,
+                                    v_i_size,
+                                    v_i_formulation,
+                                    v_i_color,
+                                    v_i_units,
+                                    v_i_container,
+                                    v_i_manager_id,
+                                    v_i_product_name,
+                                )
+                                _v = _p * _m6 * _m7
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,
@@ -1688,9 +1693,7 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "date_dim_rows": self.date_dim_rows,
                     "store_sales_rows": self.store_sales_rows,
-                    "item_rows": self.item_rows,
                     "n0_root": self.n0_root,
                     "n1_by_d_date_sk": self.n1_by_d_date_sk,
                     "n1_count_by_d_date_sk": self.n1_count_by_d_date_sk,
@@ -1727,9 +1730,7 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "date_dim_rows",
             "store_sales_rows",
-            "item_rows",
             "n0_root",
             "n1_by_d_date_sk",
             "n1_count_by_d_date_sk",

@@ -94,6 +94,17 @@ def _type_error(relation, row, spec):
     return TypeError(f"bad value in {row!r}")
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -251,7 +262,7 @@ class View:
         ),
     }
     COLUMNS = ("brand_id", "brand", "i_manufact_id", "i_manufact", "ext_price")
-    QUERY_ID = "4cbba48ee7d804f5"
+    QUERY_ID = "cfeee7842092578a"
     LAYOUT_ID = "76fab870758bd2d1"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
@@ -415,7 +426,9 @@ class View:
         v_d_date_sk = row[0]
         c_date_dim_d_year = row[6]
         c_date_dim_d_moy = row[8]
-        keep_date_dim = v_d_date_sk is not None and (
+        if v_d_date_sk is None:
+            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+        keep_date_dim = (
             c_date_dim_d_moy is not None
             and c_date_dim_d_year is not None
             and (c_date_dim_d_moy == 11)
@@ -681,9 +694,10 @@ class View:
         v_ss_customer_sk = row[3]
         v_ss_store_sk = row[7]
         c_store_sales_ss_ext_sales_price = row[15]
+        if v_ss_item_sk is None:
+            raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
         keep_store_sales = (
             v_d_date_sk is not None
-            and v_ss_item_sk is not None
             and v_ss_customer_sk is not None
             and v_ss_store_sk is not None
         )
@@ -948,9 +962,9 @@ class View:
         v_i_manufact_id = row[13]
         v_i_manufact = row[14]
         c_item_i_manager_id = row[20]
-        keep_item = v_ss_item_sk is not None and (
-            c_item_i_manager_id is not None and (c_item_i_manager_id == 8)
-        )
+        if v_ss_item_sk is None:
+            raise _null_error("item", row, ((0, "i_item_sk"),))
+        keep_item = c_item_i_manager_id is not None and (c_item_i_manager_id == 8)
         store = self.item_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -1203,7 +1217,9 @@ class View:
             raise ViewError(_arity_message("customer", 18, row))
         v_ss_customer_sk = row[0]
         v_c_current_addr_sk = row[4]
-        keep_customer = v_ss_customer_sk is not None and v_c_current_addr_sk is not None
+        if v_ss_customer_sk is None:
+            raise _null_error("customer", row, ((0, "c_customer_sk"),))
+        keep_customer = v_c_current_addr_sk is not None
         store = self.customer_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -1382,8 +1398,9 @@ class View:
             raise ViewError(_arity_message("customer_address", 13, row))
         v_c_current_addr_sk = row[0]
         v_ca_zip = row[9]
-        keep_customer_address = v_c_current_addr_sk is not None
-        if keep_customer_address and not (v_ca_zip.__class__ in _STR_OR_NULL):
+        if v_c_current_addr_sk is None:
+            raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+        if not (v_ca_zip.__class__ in _STR_OR_NULL):
             raise _type_error(
                 "customer_address", row, ((9, "ca_zip", _STR_OR_NULL, "a str or None"),)
             )
@@ -1391,8 +1408,7 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("customer_address", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d) if keep_customer_address else None
+        _p = (d, d, d)
         pending = self._pending
         customer_address_by_c_current_addr_sk = (
             self.customer_address_by_c_current_addr_sk
@@ -1412,150 +1428,143 @@ class View:
         else:
             del store[row]
         # atom customer_address
-        if keep_customer_address:
-            _grp = customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
-            if _grp is None:
-                customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                    (v_c_current_addr_sk, v_ca_zip): _p
-                }
-            else:
-                _o = _grp.get((v_c_current_addr_sk, v_ca_zip))
-                if _o is None:
-                    _grp[(v_c_current_addr_sk, v_ca_zip)] = _p
-                else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                    if _n[0]:
-                        _grp[(v_c_current_addr_sk, v_ca_zip)] = _n
-                    else:
-                        del _grp[(v_c_current_addr_sk, v_ca_zip)]
-                        if not _grp:
-                            del customer_address_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ]
-            _o = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+        _grp = customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
+        if _grp is None:
+            customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                (v_c_current_addr_sk, v_ca_zip): _p
+            }
+        else:
+            _o = _grp.get((v_c_current_addr_sk, v_ca_zip))
             if _o is None:
-                customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
+                _grp[(v_c_current_addr_sk, v_ca_zip)] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = (
-                        _n
-                    )
+                    _grp[(v_c_current_addr_sk, v_ca_zip)] = _n
                 else:
-                    del customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk]
-            _g3 = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
-            if _g3:
-                for v_ss_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
-                    if _grp is None:
-                        n1_by_ss_customer_sk[v_ss_customer_sk] = {
-                            (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                            if _n[0]:
-                                _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
-                            else:
-                                del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_customer_sk[v_ss_customer_sk]
-                    _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    del _grp[(v_c_current_addr_sk, v_ca_zip)]
+                    if not _grp:
+                        del customer_address_by_c_current_addr_sk[v_c_current_addr_sk]
+        _o = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+        if _o is None:
+            customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            if _n[0]:
+                customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
+            else:
+                del customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk]
+        _g3 = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
+        if _g3:
+            for v_ss_customer_sk, _w1 in _g3.items():
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _grp is None:
+                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
+                    }
+                else:
+                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
                     if _o is None:
-                        n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
                         else:
-                            del n1_count_by_ss_customer_sk[v_ss_customer_sk]
-                    _w4 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _o = n0_root.get(v_ss_customer_sk)
-                        if _o is None:
-                            n0_root[v_ss_customer_sk] = _d5
+                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
+                            if not _grp:
+                                del n1_by_ss_customer_sk[v_ss_customer_sk]
+                _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _o is None:
+                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                    else:
+                        del n1_count_by_ss_customer_sk[v_ss_customer_sk]
+                _w4 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _w4 is not None:
+                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _o = n0_root.get(v_ss_customer_sk)
+                    if _o is None:
+                        n0_root[v_ss_customer_sk] = _d5
+                    else:
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        if _n[0]:
+                            n0_root[v_ss_customer_sk] = _n
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
-                            if _n[0]:
-                                n0_root[v_ss_customer_sk] = _n
-                            else:
-                                del n0_root[v_ss_customer_sk]
-                        if pending is not None:
-                            _m6 = self.customer[(v_ss_customer_sk, v_c_current_addr_sk)]
+                            del n0_root[v_ss_customer_sk]
+                    if pending is not None:
+                        _m6 = self.customer[(v_ss_customer_sk, v_c_current_addr_sk)]
+                        for (
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                        ), _m7 in self.n4_by_ss_customer_sk[v_ss_customer_sk].items():
                             for (
+                                v_ss_item_sk,
                                 v_ss_customer_sk,
                                 v_ss_store_sk,
-                            ), _m7 in self.n4_by_ss_customer_sk[
-                                v_ss_customer_sk
+                            ), _m8 in self.n5_by_ss_customer_sk_ss_store_sk[
+                                (v_ss_customer_sk, v_ss_store_sk)
                             ].items():
+                                _m9 = self.n6[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                ]
                                 for (
                                     v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                ), _m8 in self.n5_by_ss_customer_sk_ss_store_sk[
-                                    (v_ss_customer_sk, v_ss_store_sk)
+                                    v_i_brand_id,
+                                    v_i_brand,
+                                    v_i_manufact_id,
+                                    v_i_manufact,
+                                ), _m10 in self.item_by_ss_item_sk[
+                                    v_ss_item_sk
                                 ].items():
-                                    _m9 = self.n6[
-                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                    ]
                                     for (
-                                        v_ss_item_sk,
-                                        v_i_brand_id,
-                                        v_i_brand,
-                                        v_i_manufact_id,
-                                        v_i_manufact,
-                                    ), _m10 in self.item_by_ss_item_sk[
-                                        v_ss_item_sk
+                                        v_ss_store_sk,
+                                        v_s_zip,
+                                    ), _m11 in self.store_2_by_ss_store_sk[
+                                        v_ss_store_sk
                                     ].items():
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_zip,
-                                        ), _m11 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
-                                            if (
-                                                v_ca_zip is not None
-                                                and v_s_zip is not None
-                                                and (v_ca_zip[0:5] != v_s_zip[0:5])
-                                            ):  # conditions on result rows
-                                                _k = (
-                                                    v_i_brand,
-                                                    v_i_brand_id,
-                                                    v_i_manufact_id,
-                                                    v_i_manufact,
+                                        if (
+                                            v_ca_zip is not None
+                                            and v_s_zip is not None
+                                            and (v_ca_zip[0:5] != v_s_zip[0:5])
+                                        ):  # conditions on result rows
+                                            _k = (
+                                                v_i_brand,
+                                                v_i_brand_id,
+                                                v_i_manufact_id,
+                                                v_i_manufact,
+                                            )
+                                            _v = (
+                                                _p[0]
+                                                * _m6[0]
+                                                * _m9[0]
+                                                * _m10[0]
+                                                * _m11[0],
+                                                _p[1]
+                                                * _m6[1]
+                                                * _m9[1]
+                                                * _m10[1]
+                                                * _m11[1],
+                                                _p[2]
+                                                * _m6[2]
+                                                * _m9[2]
+                                                * _m10[2]
+                                                * _m11[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
                                                 )
-                                                _v = (
-                                                    _p[0]
-                                                    * _m6[0]
-                                                    * _m9[0]
-                                                    * _m10[0]
-                                                    * _m11[0],
-                                                    _p[1]
-                                                    * _m6[1]
-                                                    * _m9[1]
-                                                    * _m10[1]
-                                                    * _m11[1],
-                                                    _p[2]
-                                                    * _m6[2]
-                                                    * _m9[2]
-                                                    * _m10[2]
-                                                    * _m11[2],
-                                                )
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
-                                                )
+                                            )
 
     def _apply_store(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1565,8 +1574,9 @@ class View:
             raise ViewError(_arity_message("store", 29, row))
         v_ss_store_sk = row[0]
         v_s_zip = row[25]
-        keep_store_2 = v_ss_store_sk is not None
-        if keep_store_2 and not (v_s_zip.__class__ in _STR_OR_NULL):
+        if v_ss_store_sk is None:
+            raise _null_error("store", row, ((0, "s_store_sk"),))
+        if not (v_s_zip.__class__ in _STR_OR_NULL):
             raise _type_error(
                 "store", row, ((25, "s_zip", _STR_OR_NULL, "a str or None"),)
             )
@@ -1574,8 +1584,7 @@ class View:
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("store", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d) if keep_store_2 else None
+        _p = (d, d, d)
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
@@ -1589,150 +1598,141 @@ class View:
         else:
             del store[row]
         # atom store_2
-        if keep_store_2:
-            _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
-            if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {(v_ss_store_sk, v_s_zip): _p}
-            else:
-                _o = _grp.get((v_ss_store_sk, v_s_zip))
-                if _o is None:
-                    _grp[(v_ss_store_sk, v_s_zip)] = _p
-                else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                    if _n[0]:
-                        _grp[(v_ss_store_sk, v_s_zip)] = _n
-                    else:
-                        del _grp[(v_ss_store_sk, v_s_zip)]
-                        if not _grp:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
-            _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+        _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
+        if _grp is None:
+            store_2_by_ss_store_sk[v_ss_store_sk] = {(v_ss_store_sk, v_s_zip): _p}
+        else:
+            _o = _grp.get((v_ss_store_sk, v_s_zip))
             if _o is None:
-                store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+                _grp[(v_ss_store_sk, v_s_zip)] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                    _grp[(v_ss_store_sk, v_s_zip)] = _n
                 else:
-                    del store_2_count_by_ss_store_sk[v_ss_store_sk]
-            _g3 = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
-            if _g3:
-                for v_ss_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
-                    if _grp is None:
-                        n4_by_ss_customer_sk[v_ss_customer_sk] = {
-                            (v_ss_customer_sk, v_ss_store_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                            if _n[0]:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
-                            else:
-                                del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n4_by_ss_customer_sk[v_ss_customer_sk]
-                    _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    del _grp[(v_ss_store_sk, v_s_zip)]
+                    if not _grp:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+        _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+        if _o is None:
+            store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            if _n[0]:
+                store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+            else:
+                del store_2_count_by_ss_store_sk[v_ss_store_sk]
+        _g3 = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+        if _g3:
+            for v_ss_customer_sk, _w1 in _g3.items():
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _grp is None:
+                    n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                        (v_ss_customer_sk, v_ss_store_sk): _d2
+                    }
+                else:
+                    _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
                     if _o is None:
-                        n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                        _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
                         else:
-                            del n4_count_by_ss_customer_sk[v_ss_customer_sk]
-                    _w4 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _o = n0_root.get(v_ss_customer_sk)
-                        if _o is None:
-                            n0_root[v_ss_customer_sk] = _d5
+                            del _grp[(v_ss_customer_sk, v_ss_store_sk)]
+                            if not _grp:
+                                del n4_by_ss_customer_sk[v_ss_customer_sk]
+                _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _o is None:
+                    n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                    else:
+                        del n4_count_by_ss_customer_sk[v_ss_customer_sk]
+                _w4 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _w4 is not None:
+                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _o = n0_root.get(v_ss_customer_sk)
+                    if _o is None:
+                        n0_root[v_ss_customer_sk] = _d5
+                    else:
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        if _n[0]:
+                            n0_root[v_ss_customer_sk] = _n
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
-                            if _n[0]:
-                                n0_root[v_ss_customer_sk] = _n
-                            else:
-                                del n0_root[v_ss_customer_sk]
-                        if pending is not None:
+                            del n0_root[v_ss_customer_sk]
+                    if pending is not None:
+                        for (
+                            v_ss_customer_sk,
+                            v_c_current_addr_sk,
+                        ), _m6 in self.n1_by_ss_customer_sk[v_ss_customer_sk].items():
+                            _m7 = self.customer[(v_ss_customer_sk, v_c_current_addr_sk)]
                             for (
-                                v_ss_customer_sk,
                                 v_c_current_addr_sk,
-                            ), _m6 in self.n1_by_ss_customer_sk[
-                                v_ss_customer_sk
+                                v_ca_zip,
+                            ), _m8 in self.customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
                             ].items():
-                                _m7 = self.customer[
-                                    (v_ss_customer_sk, v_c_current_addr_sk)
-                                ]
                                 for (
-                                    v_c_current_addr_sk,
-                                    v_ca_zip,
-                                ), _m8 in self.customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                ), _m9 in self.n5_by_ss_customer_sk_ss_store_sk[
+                                    (v_ss_customer_sk, v_ss_store_sk)
                                 ].items():
+                                    _m10 = self.n6[
+                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                    ]
                                     for (
                                         v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                    ), _m9 in self.n5_by_ss_customer_sk_ss_store_sk[
-                                        (v_ss_customer_sk, v_ss_store_sk)
+                                        v_i_brand_id,
+                                        v_i_brand,
+                                        v_i_manufact_id,
+                                        v_i_manufact,
+                                    ), _m11 in self.item_by_ss_item_sk[
+                                        v_ss_item_sk
                                     ].items():
-                                        _m10 = self.n6[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_store_sk,
+                                        if (
+                                            v_ca_zip is not None
+                                            and v_s_zip is not None
+                                            and (v_ca_zip[0:5] != v_s_zip[0:5])
+                                        ):  # conditions on result rows
+                                            _k = (
+                                                v_i_brand,
+                                                v_i_brand_id,
+                                                v_i_manufact_id,
+                                                v_i_manufact,
                                             )
-                                        ]
-                                        for (
-                                            v_ss_item_sk,
-                                            v_i_brand_id,
-                                            v_i_brand,
-                                            v_i_manufact_id,
-                                            v_i_manufact,
-                                        ), _m11 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
-                                            if (
-                                                v_ca_zip is not None
-                                                and v_s_zip is not None
-                                                and (v_ca_zip[0:5] != v_s_zip[0:5])
-                                            ):  # conditions on result rows
-                                                _k = (
-                                                    v_i_brand,
-                                                    v_i_brand_id,
-                                                    v_i_manufact_id,
-                                                    v_i_manufact,
+                                            _v = (
+                                                _p[0]
+                                                * _m7[0]
+                                                * _m8[0]
+                                                * _m10[0]
+                                                * _m11[0],
+                                                _p[1]
+                                                * _m7[1]
+                                                * _m8[1]
+                                                * _m10[1]
+                                                * _m11[1],
+                                                _p[2]
+                                                * _m7[2]
+                                                * _m8[2]
+                                                * _m10[2]
+                                                * _m11[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
                                                 )
-                                                _v = (
-                                                    _p[0]
-                                                    * _m7[0]
-                                                    * _m8[0]
-                                                    * _m10[0]
-                                                    * _m11[0],
-                                                    _p[1]
-                                                    * _m7[1]
-                                                    * _m8[1]
-                                                    * _m10[1]
-                                                    * _m11[1],
-                                                    _p[2]
-                                                    * _m7[2]
-                                                    * _m8[2]
-                                                    * _m10[2]
-                                                    * _m11[2],
-                                                )
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
-                                                )
+                                            )
 
     def _lookup(
         self,

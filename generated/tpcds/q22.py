@@ -62,6 +62,17 @@ def _absent_message(relation, row):
     )
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -150,7 +161,7 @@ class View:
         ),
     }
     COLUMNS = ("i_product_name", "i_brand", "i_class", "i_category", "qoh")
-    QUERY_ID = "495688c201d89298"
+    QUERY_ID = "a3b45056b845ec64"
     LAYOUT_ID = "f3db3b920791af0e"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
@@ -283,28 +294,24 @@ class View:
             v_inv_warehouse_sk,
             c_inventory_inv_quantity_on_hand,
         ) = row
-        keep_inventory = (
-            v_inv_date_sk is not None
-            and v_inv_item_sk is not None
-            and v_inv_warehouse_sk is not None
-        )
+        if v_inv_date_sk is None or v_inv_item_sk is None or v_inv_warehouse_sk is None:
+            raise _null_error(
+                "inventory",
+                row,
+                ((0, "inv_date_sk"), (1, "inv_item_sk"), (2, "inv_warehouse_sk")),
+            )
         store = self.inventory_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("inventory", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
+            d,
+            (d if c_inventory_inv_quantity_on_hand is not None else 0),
             (
-                d,
-                (d if c_inventory_inv_quantity_on_hand is not None else 0),
-                (
-                    d * round(c_inventory_inv_quantity_on_hand)
-                    if c_inventory_inv_quantity_on_hand is not None
-                    else 0
-                ),
-            )
-            if keep_inventory
-            else None
+                d * round(c_inventory_inv_quantity_on_hand)
+                if c_inventory_inv_quantity_on_hand is not None
+                else 0
+            ),
         )
         pending = self._pending
         date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
@@ -323,73 +330,78 @@ class View:
         else:
             del store[row]
         # atom inventory
-        if keep_inventory:
-            _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+        _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+            v_inv_warehouse_sk
+        )
+        if _grp is None:
+            inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
                 v_inv_warehouse_sk
-            )
-            if _grp is None:
-                inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
-                    v_inv_warehouse_sk
-                ] = {(v_inv_date_sk, v_inv_item_sk): _p}
+            ] = {(v_inv_date_sk, v_inv_item_sk): _p}
+        else:
+            _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+            if _o is None:
+                _grp[(v_inv_date_sk, v_inv_item_sk)] = _p
             else:
-                _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                else:
+                    del _grp[(v_inv_date_sk, v_inv_item_sk)]
+                    if not _grp:
+                        del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                            v_inv_warehouse_sk
+                        ]
+        _w1 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+        if _w1 is not None:
+            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
+            if _grp is None:
+                n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_inv_item_sk: _d2}
+            else:
+                _o = _grp.get(v_inv_item_sk)
                 if _o is None:
-                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _p
+                    _grp[v_inv_item_sk] = _d2
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
-                        _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                        _grp[v_inv_item_sk] = _n
                     else:
-                        del _grp[(v_inv_date_sk, v_inv_item_sk)]
+                        del _grp[v_inv_item_sk]
                         if not _grp:
-                            del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
-                                v_inv_warehouse_sk
-                            ]
-            _w1 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
-                if _grp is None:
-                    n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_inv_item_sk: _d2}
+                            del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+            _w3 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+            if _w3 is not None:
+                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                if _o is None:
+                    n3_count_by_inv_item_sk[v_inv_item_sk] = _d4
                 else:
-                    _o = _grp.get(v_inv_item_sk)
-                    if _o is None:
-                        _grp[v_inv_item_sk] = _d2
+                    _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                    if _n[0]:
+                        n3_count_by_inv_item_sk[v_inv_item_sk] = _n
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                        if _n[0]:
-                            _grp[v_inv_item_sk] = _n
-                        else:
-                            del _grp[v_inv_item_sk]
-                            if not _grp:
-                                del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
-                _w3 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                    _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-                    if _o is None:
-                        n3_count_by_inv_item_sk[v_inv_item_sk] = _d4
-                    else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
-                        if _n[0]:
-                            n3_count_by_inv_item_sk[v_inv_item_sk] = _n
-                        else:
-                            del n3_count_by_inv_item_sk[v_inv_item_sk]
-                    _g7 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
-                        v_inv_item_sk
-                    )
-                    if _g7:
-                        for (
-                            v_i_brand,
-                            v_i_class,
-                            v_i_category,
-                            v_i_product_name,
-                        ), _w5 in _g7.items():
-                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
-                            _o = n0_root.get(
+                        del n3_count_by_inv_item_sk[v_inv_item_sk]
+                _g7 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                    v_inv_item_sk
+                )
+                if _g7:
+                    for (
+                        v_i_brand,
+                        v_i_class,
+                        v_i_category,
+                        v_i_product_name,
+                    ), _w5 in _g7.items():
+                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                        _o = n0_root.get(
+                            (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                        )
+                        if _o is None:
+                            n0_root[
                                 (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                            )
-                            if _o is None:
+                            ] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
                                 n0_root[
                                     (
                                         v_i_brand,
@@ -397,41 +409,25 @@ class View:
                                         v_i_category,
                                         v_i_product_name,
                                     )
-                                ] = _d6
+                                ] = _n
                             else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
-                                if _n[0]:
-                                    n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ] = _n
-                                else:
-                                    del n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ]
-                            if pending is not None:
-                                _k = (
-                                    v_i_product_name,
-                                    v_i_brand,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                                _v = _d6
-                                _o = pending.get(_k)
-                                pending[_k] = (
-                                    _v
-                                    if _o is None
-                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                                )
+                                del n0_root[
+                                    (
+                                        v_i_brand,
+                                        v_i_class,
+                                        v_i_category,
+                                        v_i_product_name,
+                                    )
+                                ]
+                        if pending is not None:
+                            _k = (v_i_product_name, v_i_brand, v_i_class, v_i_category)
+                            _v = _d6
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -441,7 +437,9 @@ class View:
             raise ViewError(_arity_message("date_dim", 28, row))
         v_inv_date_sk = row[0]
         c_date_dim_d_month_seq = row[3]
-        keep_date_dim = v_inv_date_sk is not None and (
+        if v_inv_date_sk is None:
+            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+        keep_date_dim = (
             c_date_dim_d_month_seq is not None
             and (c_date_dim_d_month_seq >= 1200)
             and (c_date_dim_d_month_seq <= 1211)
@@ -557,13 +555,13 @@ class View:
         v_i_class = row[10]
         v_i_category = row[12]
         v_i_product_name = row[21]
-        keep_item = v_inv_item_sk is not None
+        if v_inv_item_sk is None:
+            raise _null_error("item", row, ((0, "i_item_sk"),))
         store = self.item_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("item", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d) if keep_item else None
+        _p = (d, d, d)
         pending = self._pending
         item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
             self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk
@@ -575,57 +573,46 @@ class View:
         else:
             del store[row]
         # atom item
-        if keep_item:
-            _grp = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+        _grp = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+            v_inv_item_sk
+        )
+        if _grp is None:
+            item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
                 v_inv_item_sk
-            )
-            if _grp is None:
-                item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
-                    v_inv_item_sk
-                ] = {(v_i_brand, v_i_class, v_i_category, v_i_product_name): _p}
+            ] = {(v_i_brand, v_i_class, v_i_category, v_i_product_name): _p}
+        else:
+            _o = _grp.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
+            if _o is None:
+                _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _p
             else:
-                _o = _grp.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
-                if _o is None:
-                    _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _p
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _n
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                    if _n[0]:
-                        _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = (
-                            _n
-                        )
-                    else:
-                        del _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)]
-                        if not _grp:
-                            del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
-                                v_inv_item_sk
-                            ]
-            _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n0_root.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
-                if _o is None:
-                    n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = (
-                        _d2
-                    )
-                else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                    if _n[0]:
-                        n0_root[
-                            (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                        ] = _n
-                    else:
-                        del n0_root[
-                            (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                    del _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)]
+                    if not _grp:
+                        del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                            v_inv_item_sk
                         ]
-                if pending is not None:
-                    _k = (v_i_product_name, v_i_brand, v_i_class, v_i_category)
-                    _v = _d2
-                    _o = pending.get(_k)
-                    pending[_k] = (
-                        _v
-                        if _o is None
-                        else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                    )
+        _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+        if _w1 is not None:
+            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _o = n0_root.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
+            if _o is None:
+                n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _d2
+            else:
+                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                if _n[0]:
+                    n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _n
+                else:
+                    del n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)]
+            if pending is not None:
+                _k = (v_i_product_name, v_i_brand, v_i_class, v_i_category)
+                _v = _d2
+                _o = pending.get(_k)
+                pending[_k] = (
+                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                )
 
     def _apply_warehouse(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -634,13 +621,13 @@ class View:
         if len(row) != 14:
             raise ViewError(_arity_message("warehouse", 14, row))
         v_inv_warehouse_sk = row[0]
-        keep_warehouse = v_inv_warehouse_sk is not None
+        if v_inv_warehouse_sk is None:
+            raise _null_error("warehouse", row, ((0, "w_warehouse_sk"),))
         store = self.warehouse_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("warehouse", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d) if keep_warehouse else None
+        _p = (d, d, d)
         pending = self._pending
         date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
         inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = (
@@ -658,75 +645,74 @@ class View:
         else:
             del store[row]
         # atom warehouse
-        if keep_warehouse:
-            _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-            if _o is None:
-                warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
+        _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+        if _o is None:
+            warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            if _n[0]:
+                warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                if _n[0]:
-                    warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
+                del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
+        _g3 = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+            v_inv_warehouse_sk
+        )
+        if _g3:
+            for (v_inv_date_sk, v_inv_item_sk), _w1 in _g3.items():
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
+                if _grp is None:
+                    n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_inv_item_sk: _d2}
                 else:
-                    del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-            _g3 = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
-                v_inv_warehouse_sk
-            )
-            if _g3:
-                for (v_inv_date_sk, v_inv_item_sk), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
-                    if _grp is None:
-                        n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                            v_inv_item_sk: _d2
-                        }
+                    _o = _grp.get(v_inv_item_sk)
+                    if _o is None:
+                        _grp[v_inv_item_sk] = _d2
                     else:
-                        _o = _grp.get(v_inv_item_sk)
-                        if _o is None:
-                            _grp[v_inv_item_sk] = _d2
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[v_inv_item_sk] = _n
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                            if _n[0]:
-                                _grp[v_inv_item_sk] = _n
-                            else:
-                                del _grp[v_inv_item_sk]
-                                if not _grp:
-                                    del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
-                    _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-                        if _o is None:
-                            n3_count_by_inv_item_sk[v_inv_item_sk] = _d5
+                            del _grp[v_inv_item_sk]
+                            if not _grp:
+                                del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                if _w4 is not None:
+                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _o is None:
+                        n3_count_by_inv_item_sk[v_inv_item_sk] = _d5
+                    else:
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        if _n[0]:
+                            n3_count_by_inv_item_sk[v_inv_item_sk] = _n
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
-                            if _n[0]:
-                                n3_count_by_inv_item_sk[v_inv_item_sk] = _n
-                            else:
-                                del n3_count_by_inv_item_sk[v_inv_item_sk]
-                        _g8 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
-                            v_inv_item_sk
-                        )
-                        if _g8:
-                            for (
-                                v_i_brand,
-                                v_i_class,
-                                v_i_category,
-                                v_i_product_name,
-                            ), _w6 in _g8.items():
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                )
-                                _o = n0_root.get(
+                            del n3_count_by_inv_item_sk[v_inv_item_sk]
+                    _g8 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                        v_inv_item_sk
+                    )
+                    if _g8:
+                        for (
+                            v_i_brand,
+                            v_i_class,
+                            v_i_category,
+                            v_i_product_name,
+                        ), _w6 in _g8.items():
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _o = n0_root.get(
+                                (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                            )
+                            if _o is None:
+                                n0_root[
                                     (
                                         v_i_brand,
                                         v_i_class,
                                         v_i_category,
                                         v_i_product_name,
                                     )
-                                )
-                                if _o is None:
+                                ] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
                                     n0_root[
                                         (
                                             v_i_brand,
@@ -734,49 +720,30 @@ class View:
                                             v_i_category,
                                             v_i_product_name,
                                         )
-                                    ] = _d7
+                                    ] = _n
                                 else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                    )
-                                    if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del n0_root[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        ]
-                                if pending is not None:
-                                    _k = (
-                                        v_i_product_name,
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                    _v = _d7
-                                    _o = pending.get(_k)
-                                    pending[_k] = (
-                                        _v
-                                        if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
+                                    del n0_root[
+                                        (
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                            v_i_product_name,
                                         )
-                                    )
+                                    ]
+                            if pending is not None:
+                                _k = (
+                                    v_i_product_name,
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_category,
+                                )
+                                _v = _d7
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
     def _lookup(self, v_i_product_name, v_i_brand, v_i_class, v_i_category):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -54,6 +54,17 @@ def _absent_message(relation, row):
     )
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -145,7 +156,7 @@ class View:
         ),
     }
     COLUMNS = ("d_year", "brand_id", "brand", "sum_agg")
-    QUERY_ID = "0c9a596c648b8bee"
+    QUERY_ID = "76da9d9e57737ad1"
     LAYOUT_ID = "6beb3296ec9ae3a9"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
@@ -275,9 +286,9 @@ class View:
         v_d_date_sk = row[0]
         v_d_year = row[6]
         c_dt_d_moy = row[8]
-        keep_dt = v_d_date_sk is not None and (
-            c_dt_d_moy is not None and (c_dt_d_moy == 11)
-        )
+        if v_d_date_sk is None:
+            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+        keep_dt = c_dt_d_moy is not None and (c_dt_d_moy == 11)
         store = self.date_dim_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -363,7 +374,9 @@ class View:
         v_d_date_sk = row[0]
         v_ss_item_sk = row[2]
         c_store_sales_ss_ext_sales_price = row[15]
-        keep_store_sales = v_d_date_sk is not None and v_ss_item_sk is not None
+        if v_ss_item_sk is None:
+            raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
+        keep_store_sales = v_d_date_sk is not None
         store = self.store_sales_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -491,9 +504,9 @@ class View:
         v_i_brand_id = row[7]
         v_i_brand = row[8]
         c_item_i_manufact_id = row[13]
-        keep_item = v_ss_item_sk is not None and (
-            c_item_i_manufact_id is not None and (c_item_i_manufact_id == 128)
-        )
+        if v_ss_item_sk is None:
+            raise _null_error("item", row, ((0, "i_item_sk"),))
+        keep_item = c_item_i_manufact_id is not None and (c_item_i_manufact_id == 128)
         store = self.item_rows
         count = store.get(row, 0) + d
         if count < 0:

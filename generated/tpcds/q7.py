@@ -65,6 +65,17 @@ def _absent_message(relation, row):
     )
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -188,7 +199,7 @@ class View:
         ),
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
-    QUERY_ID = "aaaf563b85a1da21"
+    QUERY_ID = "486a058f9e418dc1"
     LAYOUT_ID = "3ebce460181ed779"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
@@ -331,9 +342,10 @@ class View:
         c_store_sales_ss_list_price = row[12]
         c_store_sales_ss_sales_price = row[13]
         c_store_sales_ss_coupon_amt = row[19]
+        if v_ss_item_sk is None:
+            raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
         keep_store_sales = (
             v_ss_sold_date_sk is not None
-            and v_ss_item_sk is not None
             and v_ss_cdemo_sk is not None
             and v_ss_promo_sk is not None
         )
@@ -605,7 +617,9 @@ class View:
         c_customer_demographics_cd_gender = row[1]
         c_customer_demographics_cd_marital_status = row[2]
         c_customer_demographics_cd_education_status = row[3]
-        keep_customer_demographics = v_ss_cdemo_sk is not None and (
+        if v_ss_cdemo_sk is None:
+            raise _null_error("customer_demographics", row, ((0, "cd_demo_sk"),))
+        keep_customer_demographics = (
             c_customer_demographics_cd_gender is not None
             and c_customer_demographics_cd_marital_status is not None
             and c_customer_demographics_cd_education_status is not None
@@ -746,9 +760,9 @@ class View:
             raise ViewError(_arity_message("date_dim", 28, row))
         v_ss_sold_date_sk = row[0]
         c_date_dim_d_year = row[6]
-        keep_date_dim = v_ss_sold_date_sk is not None and (
-            c_date_dim_d_year is not None and (c_date_dim_d_year == 2000)
-        )
+        if v_ss_sold_date_sk is None:
+            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+        keep_date_dim = c_date_dim_d_year is not None and (c_date_dim_d_year == 2000)
         store = self.date_dim_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -976,13 +990,13 @@ class View:
             raise ViewError(_arity_message("item", 22, row))
         v_ss_item_sk = row[0]
         v_i_item_id = row[1]
-        keep_item = v_ss_item_sk is not None
+        if v_ss_item_sk is None or v_i_item_id is None:
+            raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
         store = self.item_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("item", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d, d, d, d, d, d, d) if keep_item else None
+        _p = (d, d, d, d, d, d, d, d, d)
         pending = self._pending
         item_i_item_id_by_ss_item_sk = self.item_i_item_id_by_ss_item_sk
         n0_root = self.n0_root
@@ -992,83 +1006,82 @@ class View:
         else:
             del store[row]
         # atom item
-        if keep_item:
-            _grp = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-            if _grp is None:
-                item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {v_i_item_id: _p}
+        _grp = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+        if _grp is None:
+            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {v_i_item_id: _p}
+        else:
+            _o = _grp.get(v_i_item_id)
+            if _o is None:
+                _grp[v_i_item_id] = _p
             else:
-                _o = _grp.get(v_i_item_id)
-                if _o is None:
-                    _grp[v_i_item_id] = _p
-                else:
-                    _n = (
-                        _o[0] + _p[0],
-                        _o[1] + _p[1],
-                        _o[2] + _p[2],
-                        _o[3] + _p[3],
-                        _o[4] + _p[4],
-                        _o[5] + _p[5],
-                        _o[6] + _p[6],
-                        _o[7] + _p[7],
-                        _o[8] + _p[8],
-                    )
-                    if _n[0]:
-                        _grp[v_i_item_id] = _n
-                    else:
-                        del _grp[v_i_item_id]
-                        if not _grp:
-                            del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
-            _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
                 )
-                _o = n0_root.get(v_i_item_id)
-                if _o is None:
-                    n0_root[v_i_item_id] = _d2
+                if _n[0]:
+                    _grp[v_i_item_id] = _n
                 else:
-                    _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
-                        _o[7] + _d2[7],
-                        _o[8] + _d2[8],
+                    del _grp[v_i_item_id]
+                    if not _grp:
+                        del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+        _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+        if _w1 is not None:
+            _d2 = (
+                _p[0] * _w1[0],
+                _p[1] * _w1[1],
+                _p[2] * _w1[2],
+                _p[3] * _w1[3],
+                _p[4] * _w1[4],
+                _p[5] * _w1[5],
+                _p[6] * _w1[6],
+                _p[7] * _w1[7],
+                _p[8] * _w1[8],
+            )
+            _o = n0_root.get(v_i_item_id)
+            if _o is None:
+                n0_root[v_i_item_id] = _d2
+            else:
+                _n = (
+                    _o[0] + _d2[0],
+                    _o[1] + _d2[1],
+                    _o[2] + _d2[2],
+                    _o[3] + _d2[3],
+                    _o[4] + _d2[4],
+                    _o[5] + _d2[5],
+                    _o[6] + _d2[6],
+                    _o[7] + _d2[7],
+                    _o[8] + _d2[8],
+                )
+                if _n[0]:
+                    n0_root[v_i_item_id] = _n
+                else:
+                    del n0_root[v_i_item_id]
+            if pending is not None:
+                _k = (v_i_item_id,)
+                _v = _d2
+                _o = pending.get(_k)
+                pending[_k] = (
+                    _v
+                    if _o is None
+                    else (
+                        _o[0] + _v[0],
+                        _o[1] + _v[1],
+                        _o[2] + _v[2],
+                        _o[3] + _v[3],
+                        _o[4] + _v[4],
+                        _o[5] + _v[5],
+                        _o[6] + _v[6],
+                        _o[7] + _v[7],
+                        _o[8] + _v[8],
                     )
-                    if _n[0]:
-                        n0_root[v_i_item_id] = _n
-                    else:
-                        del n0_root[v_i_item_id]
-                if pending is not None:
-                    _k = (v_i_item_id,)
-                    _v = _d2
-                    _o = pending.get(_k)
-                    pending[_k] = (
-                        _v
-                        if _o is None
-                        else (
-                            _o[0] + _v[0],
-                            _o[1] + _v[1],
-                            _o[2] + _v[2],
-                            _o[3] + _v[3],
-                            _o[4] + _v[4],
-                            _o[5] + _v[5],
-                            _o[6] + _v[6],
-                            _o[7] + _v[7],
-                            _o[8] + _v[8],
-                        )
-                    )
+                )
 
     def _apply_promotion(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1079,17 +1092,14 @@ class View:
         v_ss_promo_sk = row[0]
         c_promotion_p_channel_email = row[9]
         c_promotion_p_channel_event = row[14]
-        keep_promotion = v_ss_promo_sk is not None and (
-            (
-                (
-                    c_promotion_p_channel_email is not None
-                    and (c_promotion_p_channel_email == "N")
-                )
-                or (
-                    c_promotion_p_channel_event is not None
-                    and (c_promotion_p_channel_event == "N")
-                )
-            )
+        if v_ss_promo_sk is None:
+            raise _null_error("promotion", row, ((0, "p_promo_sk"),))
+        keep_promotion = (
+            c_promotion_p_channel_email is not None
+            and (c_promotion_p_channel_email == "N")
+        ) or (
+            c_promotion_p_channel_event is not None
+            and (c_promotion_p_channel_event == "N")
         )
         store = self.promotion_rows
         count = store.get(row, 0) + d

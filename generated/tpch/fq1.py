@@ -84,6 +84,17 @@ def _absent_message(relation, row):
     )
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -183,14 +194,10 @@ class View:
         "ps_supplycost",
         "ps_comment",
     )
-    QUERY_ID = "99087bb533c0e44f"
-    LAYOUT_ID = "32990f6953759a8e"  # the state's layout: snapshots restore only here
+    QUERY_ID = "c0dd49dbd86261c9"
+    LAYOUT_ID = "2c67ca319074179f"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
-        self.orders_rows = {}  # input rows: row -> multiplicity
-        self.lineitem_rows = {}  # input rows: row -> multiplicity
-        self.part_rows = {}  # input rows: row -> multiplicity
-        self.partsupp_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.n1_by_l_partkey = {}  # n1 by the variables it shares with its parent
         self.n1_count_by_l_partkey = (
@@ -335,10 +342,37 @@ class View:
             v_o_shippriority,
             v_o_comment,
         ) = row
-        keep_orders = v_o_orderkey is not None
-        store = self.orders_rows
-        count = store.get(row, 0) + d
-        if count < 0:
+        if (
+            v_o_orderkey is None
+            or v_o_custkey is None
+            or v_o_orderstatus is None
+            or v_o_totalprice is None
+            or v_o_orderdate is None
+            or v_o_orderpriority is None
+            or v_o_clerk is None
+            or v_o_shippriority is None
+            or v_o_comment is None
+        ):
+            raise _null_error(
+                "orders",
+                row,
+                (
+                    (0, "o_orderkey"),
+                    (1, "o_custkey"),
+                    (2, "o_orderstatus"),
+                    (3, "o_totalprice"),
+                    (4, "o_orderdate"),
+                    (5, "o_orderpriority"),
+                    (6, "o_clerk"),
+                    (7, "o_shippriority"),
+                    (8, "o_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.orders_by_o_orderkey.get(v_o_orderkey, _EMPTY).get(row, _ZERO) + d
+            < 0
+        ):
             raise ViewError(_absent_message("orders", row))
         pending = self._pending
         lineitem_l_partkey_l_suppkey_by_o_orderkey = (
@@ -355,303 +389,35 @@ class View:
         partsupp_count_by_l_partkey_l_suppkey = (
             self.partsupp_count_by_l_partkey_l_suppkey
         )
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom orders
-        if keep_orders:
-            _p = d
-            _grp = orders_by_o_orderkey.get(v_o_orderkey)
-            if _grp is None:
-                orders_by_o_orderkey[v_o_orderkey] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del orders_by_o_orderkey[v_o_orderkey]
-            _o = orders_count_by_o_orderkey.get(v_o_orderkey)
+        _p = d
+        _grp = orders_by_o_orderkey.get(v_o_orderkey)
+        if _grp is None:
+            orders_by_o_orderkey[v_o_orderkey] = {row: _p}
+        else:
+            _o = _grp.get(row)
             if _o is None:
-                orders_count_by_o_orderkey[v_o_orderkey] = _p
+                _grp[row] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    orders_count_by_o_orderkey[v_o_orderkey] = _n
+                    _grp[row] = _n
                 else:
-                    del orders_count_by_o_orderkey[v_o_orderkey]
-            _g3 = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
-            if _g3:
-                for (v_l_partkey, v_l_suppkey), _w1 in _g3.items():
-                    _d2 = _p * _w1
-                    _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-                    if _grp is None:
-                        n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
-                            (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
-                        if _o is None:
-                            _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
-                        else:
-                            _n = _o + _d2
-                            if _n:
-                                _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
-                            else:
-                                del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
-                                if not _grp:
-                                    del n3_by_l_partkey_l_suppkey[
-                                        (v_l_partkey, v_l_suppkey)
-                                    ]
-                    _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-                    if _o is None:
-                        n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = (
-                            _d2
-                        )
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            n3_count_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ] = _n
-                        else:
-                            del n3_count_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ]
-                    _w4 = partsupp_count_by_l_partkey_l_suppkey.get(
-                        (v_l_partkey, v_l_suppkey)
-                    )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
-                        _grp = n1_by_l_partkey.get(v_l_partkey)
-                        if _grp is None:
-                            n1_by_l_partkey[v_l_partkey] = {
-                                (v_l_partkey, v_l_suppkey): _d5
-                            }
-                        else:
-                            _o = _grp.get((v_l_partkey, v_l_suppkey))
-                            if _o is None:
-                                _grp[(v_l_partkey, v_l_suppkey)] = _d5
-                            else:
-                                _n = _o + _d5
-                                if _n:
-                                    _grp[(v_l_partkey, v_l_suppkey)] = _n
-                                else:
-                                    del _grp[(v_l_partkey, v_l_suppkey)]
-                                    if not _grp:
-                                        del n1_by_l_partkey[v_l_partkey]
-                        _o = n1_count_by_l_partkey.get(v_l_partkey)
-                        if _o is None:
-                            n1_count_by_l_partkey[v_l_partkey] = _d5
-                        else:
-                            _n = _o + _d5
-                            if _n:
-                                n1_count_by_l_partkey[v_l_partkey] = _n
-                            else:
-                                del n1_count_by_l_partkey[v_l_partkey]
-                        _w6 = part_count_by_l_partkey.get(v_l_partkey)
-                        if _w6 is not None:
-                            _d7 = _d5 * _w6
-                            _o = n0_root.get(v_l_partkey)
-                            if _o is None:
-                                n0_root[v_l_partkey] = _d7
-                            else:
-                                _n = _o + _d7
-                                if _n:
-                                    n0_root[v_l_partkey] = _n
-                                else:
-                                    del n0_root[v_l_partkey]
-                            if pending is not None:
-                                for (
-                                    v_l_partkey,
-                                    v_l_suppkey,
-                                    v_ps_availqty,
-                                    v_ps_supplycost,
-                                    v_ps_comment,
-                                ), _m8 in self.partsupp_by_l_partkey_l_suppkey[
-                                    (v_l_partkey, v_l_suppkey)
-                                ].items():
-                                    for (
-                                        v_o_orderkey,
-                                        v_l_partkey,
-                                        v_l_suppkey,
-                                        v_l_linenumber,
-                                        v_l_quantity,
-                                        v_l_extendedprice,
-                                        v_l_discount,
-                                        v_l_tax,
-                                        v_l_returnflag,
-                                        v_l_linestatus,
-                                        v_l_shipdate,
-                                        v_l_commitdate,
-                                        v_l_receiptdate,
-                                        v_l_shipinstruct,
-                                        v_l_shipmode,
-                                        v_l_comment,
-                                    ), _m9 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                                        (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                                    ].items():
-                                        for (
-                                            v_l_partkey,
-                                            v_p_name,
-                                            v_p_mfgr,
-                                            v_p_brand,
-                                            v_p_type,
-                                            v_p_size,
-                                            v_p_container,
-                                            v_p_retailprice,
-                                            v_p_comment,
-                                        ), _m10 in self.part_by_l_partkey[
-                                            v_l_partkey
-                                        ].items():
-                                            _k = (
-                                                v_o_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                                v_o_orderkey,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_l_linenumber,
-                                                v_l_quantity,
-                                                v_l_extendedprice,
-                                                v_l_discount,
-                                                v_l_tax,
-                                                v_l_returnflag,
-                                                v_l_linestatus,
-                                                v_l_shipdate,
-                                                v_l_commitdate,
-                                                v_l_receiptdate,
-                                                v_l_shipinstruct,
-                                                v_l_shipmode,
-                                                v_l_comment,
-                                                v_l_partkey,
-                                                v_p_name,
-                                                v_p_mfgr,
-                                                v_p_brand,
-                                                v_p_type,
-                                                v_p_size,
-                                                v_p_container,
-                                                v_p_retailprice,
-                                                v_p_comment,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_ps_availqty,
-                                                v_ps_supplycost,
-                                                v_ps_comment,
-                                            )
-                                            _v = _p * _m8 * _m9 * _m10
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_lineitem(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 16:
-            raise ViewError(_arity_message("lineitem", 16, row))
-        (
-            v_o_orderkey,
-            v_l_partkey,
-            v_l_suppkey,
-            v_l_linenumber,
-            v_l_quantity,
-            v_l_extendedprice,
-            v_l_discount,
-            v_l_tax,
-            v_l_returnflag,
-            v_l_linestatus,
-            v_l_shipdate,
-            v_l_commitdate,
-            v_l_receiptdate,
-            v_l_shipinstruct,
-            v_l_shipmode,
-            v_l_comment,
-        ) = row
-        keep_lineitem = (
-            v_o_orderkey is not None
-            and v_l_partkey is not None
-            and v_l_suppkey is not None
-        )
-        store = self.lineitem_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("lineitem", row))
-        pending = self._pending
-        lineitem_by_o_orderkey_l_partkey_l_suppkey = (
-            self.lineitem_by_o_orderkey_l_partkey_l_suppkey
-        )
-        lineitem_l_partkey_l_suppkey_by_o_orderkey = (
-            self.lineitem_l_partkey_l_suppkey_by_o_orderkey
-        )
-        n0_root = self.n0_root
-        n1_by_l_partkey = self.n1_by_l_partkey
-        n1_count_by_l_partkey = self.n1_count_by_l_partkey
-        n3_by_l_partkey_l_suppkey = self.n3_by_l_partkey_l_suppkey
-        n3_count_by_l_partkey_l_suppkey = self.n3_count_by_l_partkey_l_suppkey
-        orders_count_by_o_orderkey = self.orders_count_by_o_orderkey
-        part_count_by_l_partkey = self.part_count_by_l_partkey
-        partsupp_count_by_l_partkey_l_suppkey = (
-            self.partsupp_count_by_l_partkey_l_suppkey
-        )
-        if count:
-            store[row] = count
+                    del _grp[row]
+                    if not _grp:
+                        del orders_by_o_orderkey[v_o_orderkey]
+        _o = orders_count_by_o_orderkey.get(v_o_orderkey)
+        if _o is None:
+            orders_count_by_o_orderkey[v_o_orderkey] = _p
         else:
-            del store[row]
-        # atom lineitem
-        if keep_lineitem:
-            _p = d
-            _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
-                (v_o_orderkey, v_l_partkey, v_l_suppkey)
-            )
-            if _grp is None:
-                lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                ] = {row: _p}
+            _n = _o + _p
+            if _n:
+                orders_count_by_o_orderkey[v_o_orderkey] = _n
             else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                                (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                            ]
-            _grp = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
-            if _grp is None:
-                lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = {
-                    (v_l_partkey, v_l_suppkey): _p
-                }
-            else:
-                _o = _grp.get((v_l_partkey, v_l_suppkey))
-                if _o is None:
-                    _grp[(v_l_partkey, v_l_suppkey)] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[(v_l_partkey, v_l_suppkey)] = _n
-                    else:
-                        del _grp[(v_l_partkey, v_l_suppkey)]
-                        if not _grp:
-                            del lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey]
-            _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
-            if _w1 is not None:
+                del orders_count_by_o_orderkey[v_o_orderkey]
+        _g3 = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
+        if _g3:
+            for (v_l_partkey, v_l_suppkey), _w1 in _g3.items():
                 _d2 = _p * _w1
                 _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
                 if _grp is None:
@@ -681,20 +447,20 @@ class View:
                         n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
                     else:
                         del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-                _w3 = partsupp_count_by_l_partkey_l_suppkey.get(
+                _w4 = partsupp_count_by_l_partkey_l_suppkey.get(
                     (v_l_partkey, v_l_suppkey)
                 )
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                if _w4 is not None:
+                    _d5 = _d2 * _w4
                     _grp = n1_by_l_partkey.get(v_l_partkey)
                     if _grp is None:
-                        n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d4}
+                        n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d5}
                     else:
                         _o = _grp.get((v_l_partkey, v_l_suppkey))
                         if _o is None:
-                            _grp[(v_l_partkey, v_l_suppkey)] = _d4
+                            _grp[(v_l_partkey, v_l_suppkey)] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 _grp[(v_l_partkey, v_l_suppkey)] = _n
                             else:
@@ -703,21 +469,21 @@ class View:
                                     del n1_by_l_partkey[v_l_partkey]
                     _o = n1_count_by_l_partkey.get(v_l_partkey)
                     if _o is None:
-                        n1_count_by_l_partkey[v_l_partkey] = _d4
+                        n1_count_by_l_partkey[v_l_partkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n1_count_by_l_partkey[v_l_partkey] = _n
                         else:
                             del n1_count_by_l_partkey[v_l_partkey]
-                    _w5 = part_count_by_l_partkey.get(v_l_partkey)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = part_count_by_l_partkey.get(v_l_partkey)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n0_root.get(v_l_partkey)
                         if _o is None:
-                            n0_root[v_l_partkey] = _d6
+                            n0_root[v_l_partkey] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_l_partkey] = _n
                             else:
@@ -729,21 +495,28 @@ class View:
                                 v_ps_availqty,
                                 v_ps_supplycost,
                                 v_ps_comment,
-                            ), _m7 in self.partsupp_by_l_partkey_l_suppkey[
+                            ), _m8 in self.partsupp_by_l_partkey_l_suppkey[
                                 (v_l_partkey, v_l_suppkey)
                             ].items():
                                 for (
                                     v_o_orderkey,
-                                    v_o_custkey,
-                                    v_o_orderstatus,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                    v_o_orderpriority,
-                                    v_o_clerk,
-                                    v_o_shippriority,
-                                    v_o_comment,
-                                ), _m8 in self.orders_by_o_orderkey[
-                                    v_o_orderkey
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                ), _m9 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
                                 ].items():
                                     for (
                                         v_l_partkey,
@@ -755,7 +528,7 @@ class View:
                                         v_p_container,
                                         v_p_retailprice,
                                         v_p_comment,
-                                    ), _m9 in self.part_by_l_partkey[
+                                    ), _m10 in self.part_by_l_partkey[
                                         v_l_partkey
                                     ].items():
                                         _k = (
@@ -799,9 +572,284 @@ class View:
                                             v_ps_supplycost,
                                             v_ps_comment,
                                         )
-                                        _v = _p * _m7 * _m8 * _m9
+                                        _v = _p * _m8 * _m9 * _m10
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_lineitem(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 16:
+            raise ViewError(_arity_message("lineitem", 16, row))
+        (
+            v_o_orderkey,
+            v_l_partkey,
+            v_l_suppkey,
+            v_l_linenumber,
+            v_l_quantity,
+            v_l_extendedprice,
+            v_l_discount,
+            v_l_tax,
+            v_l_returnflag,
+            v_l_linestatus,
+            v_l_shipdate,
+            v_l_commitdate,
+            v_l_receiptdate,
+            v_l_shipinstruct,
+            v_l_shipmode,
+            v_l_comment,
+        ) = row
+        if (
+            v_o_orderkey is None
+            or v_l_partkey is None
+            or v_l_suppkey is None
+            or v_l_linenumber is None
+            or v_l_quantity is None
+            or v_l_extendedprice is None
+            or v_l_discount is None
+            or v_l_tax is None
+            or v_l_returnflag is None
+            or v_l_linestatus is None
+            or v_l_shipdate is None
+            or v_l_commitdate is None
+            or v_l_receiptdate is None
+            or v_l_shipinstruct is None
+            or v_l_shipmode is None
+            or v_l_comment is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (0, "l_orderkey"),
+                    (1, "l_partkey"),
+                    (2, "l_suppkey"),
+                    (3, "l_linenumber"),
+                    (4, "l_quantity"),
+                    (5, "l_extendedprice"),
+                    (6, "l_discount"),
+                    (7, "l_tax"),
+                    (8, "l_returnflag"),
+                    (9, "l_linestatus"),
+                    (10, "l_shipdate"),
+                    (11, "l_commitdate"),
+                    (12, "l_receiptdate"),
+                    (13, "l_shipinstruct"),
+                    (14, "l_shipmode"),
+                    (15, "l_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
+                (v_o_orderkey, v_l_partkey, v_l_suppkey), _EMPTY
+            ).get(row, _ZERO)
+            + d
+            < 0
+        ):
+            raise ViewError(_absent_message("lineitem", row))
+        pending = self._pending
+        lineitem_by_o_orderkey_l_partkey_l_suppkey = (
+            self.lineitem_by_o_orderkey_l_partkey_l_suppkey
+        )
+        lineitem_l_partkey_l_suppkey_by_o_orderkey = (
+            self.lineitem_l_partkey_l_suppkey_by_o_orderkey
+        )
+        n0_root = self.n0_root
+        n1_by_l_partkey = self.n1_by_l_partkey
+        n1_count_by_l_partkey = self.n1_count_by_l_partkey
+        n3_by_l_partkey_l_suppkey = self.n3_by_l_partkey_l_suppkey
+        n3_count_by_l_partkey_l_suppkey = self.n3_count_by_l_partkey_l_suppkey
+        orders_count_by_o_orderkey = self.orders_count_by_o_orderkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        partsupp_count_by_l_partkey_l_suppkey = (
+            self.partsupp_count_by_l_partkey_l_suppkey
+        )
+        # atom lineitem
+        _p = d
+        _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
+            (v_o_orderkey, v_l_partkey, v_l_suppkey)
+        )
+        if _grp is None:
+            lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                (v_o_orderkey, v_l_partkey, v_l_suppkey)
+            ] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                        ]
+        _grp = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
+        if _grp is None:
+            lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = {
+                (v_l_partkey, v_l_suppkey): _p
+            }
+        else:
+            _o = _grp.get((v_l_partkey, v_l_suppkey))
+            if _o is None:
+                _grp[(v_l_partkey, v_l_suppkey)] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[(v_l_partkey, v_l_suppkey)] = _n
+                else:
+                    del _grp[(v_l_partkey, v_l_suppkey)]
+                    if not _grp:
+                        del lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey]
+        _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            if _grp is None:
+                n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
+                    (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
+                }
+            else:
+                _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
+                if _o is None:
+                    _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                    else:
+                        del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
+                        if not _grp:
+                            del n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+            _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            if _o is None:
+                n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+                else:
+                    del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+            _w3 = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _grp = n1_by_l_partkey.get(v_l_partkey)
+                if _grp is None:
+                    n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d4}
+                else:
+                    _o = _grp.get((v_l_partkey, v_l_suppkey))
+                    if _o is None:
+                        _grp[(v_l_partkey, v_l_suppkey)] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[(v_l_partkey, v_l_suppkey)] = _n
+                        else:
+                            del _grp[(v_l_partkey, v_l_suppkey)]
+                            if not _grp:
+                                del n1_by_l_partkey[v_l_partkey]
+                _o = n1_count_by_l_partkey.get(v_l_partkey)
+                if _o is None:
+                    n1_count_by_l_partkey[v_l_partkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n1_count_by_l_partkey[v_l_partkey] = _n
+                    else:
+                        del n1_count_by_l_partkey[v_l_partkey]
+                _w5 = part_count_by_l_partkey.get(v_l_partkey)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
+                    _o = n0_root.get(v_l_partkey)
+                    if _o is None:
+                        n0_root[v_l_partkey] = _d6
+                    else:
+                        _n = _o + _d6
+                        if _n:
+                            n0_root[v_l_partkey] = _n
+                        else:
+                            del n0_root[v_l_partkey]
+                    if pending is not None:
+                        for (
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        ), _m7 in self.partsupp_by_l_partkey_l_suppkey[
+                            (v_l_partkey, v_l_suppkey)
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_o_custkey,
+                                v_o_orderstatus,
+                                v_o_totalprice,
+                                v_o_orderdate,
+                                v_o_orderpriority,
+                                v_o_clerk,
+                                v_o_shippriority,
+                                v_o_comment,
+                            ), _m8 in self.orders_by_o_orderkey[v_o_orderkey].items():
+                                for (
+                                    v_l_partkey,
+                                    v_p_name,
+                                    v_p_mfgr,
+                                    v_p_brand,
+                                    v_p_type,
+                                    v_p_size,
+                                    v_p_container,
+                                    v_p_retailprice,
+                                    v_p_comment,
+                                ), _m9 in self.part_by_l_partkey[v_l_partkey].items():
+                                    _k = (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                        v_o_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_ps_availqty,
+                                        v_ps_supplycost,
+                                        v_ps_comment,
+                                    )
+                                    _v = _p * _m7 * _m8 * _m9
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
 
     def _apply_part(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -820,256 +868,93 @@ class View:
             v_p_retailprice,
             v_p_comment,
         ) = row
-        keep_part = v_l_partkey is not None
-        store = self.part_rows
-        count = store.get(row, 0) + d
-        if count < 0:
+        if (
+            v_l_partkey is None
+            or v_p_name is None
+            or v_p_mfgr is None
+            or v_p_brand is None
+            or v_p_type is None
+            or v_p_size is None
+            or v_p_container is None
+            or v_p_retailprice is None
+            or v_p_comment is None
+        ):
+            raise _null_error(
+                "part",
+                row,
+                (
+                    (0, "p_partkey"),
+                    (1, "p_name"),
+                    (2, "p_mfgr"),
+                    (3, "p_brand"),
+                    (4, "p_type"),
+                    (5, "p_size"),
+                    (6, "p_container"),
+                    (7, "p_retailprice"),
+                    (8, "p_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO) + d < 0
+        ):
             raise ViewError(_absent_message("part", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_l_partkey = self.n1_count_by_l_partkey
         part_by_l_partkey = self.part_by_l_partkey
         part_count_by_l_partkey = self.part_count_by_l_partkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom part
-        if keep_part:
-            _p = d
-            _grp = part_by_l_partkey.get(v_l_partkey)
-            if _grp is None:
-                part_by_l_partkey[v_l_partkey] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del part_by_l_partkey[v_l_partkey]
-            _o = part_count_by_l_partkey.get(v_l_partkey)
-            if _o is None:
-                part_count_by_l_partkey[v_l_partkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    part_count_by_l_partkey[v_l_partkey] = _n
-                else:
-                    del part_count_by_l_partkey[v_l_partkey]
-            _w1 = n1_count_by_l_partkey.get(v_l_partkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get(v_l_partkey)
-                if _o is None:
-                    n0_root[v_l_partkey] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n0_root[v_l_partkey] = _n
-                    else:
-                        del n0_root[v_l_partkey]
-                if pending is not None:
-                    for (v_l_partkey, v_l_suppkey), _m3 in self.n1_by_l_partkey[
-                        v_l_partkey
-                    ].items():
-                        for (
-                            v_l_partkey,
-                            v_l_suppkey,
-                            v_ps_availqty,
-                            v_ps_supplycost,
-                            v_ps_comment,
-                        ), _m4 in self.partsupp_by_l_partkey_l_suppkey[
-                            (v_l_partkey, v_l_suppkey)
-                        ].items():
-                            for (
-                                v_o_orderkey,
-                                v_l_partkey,
-                                v_l_suppkey,
-                            ), _m5 in self.n3_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ].items():
-                                for (
-                                    v_o_orderkey,
-                                    v_l_partkey,
-                                    v_l_suppkey,
-                                    v_l_linenumber,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_tax,
-                                    v_l_returnflag,
-                                    v_l_linestatus,
-                                    v_l_shipdate,
-                                    v_l_commitdate,
-                                    v_l_receiptdate,
-                                    v_l_shipinstruct,
-                                    v_l_shipmode,
-                                    v_l_comment,
-                                ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                                ].items():
-                                    for (
-                                        v_o_orderkey,
-                                        v_o_custkey,
-                                        v_o_orderstatus,
-                                        v_o_totalprice,
-                                        v_o_orderdate,
-                                        v_o_orderpriority,
-                                        v_o_clerk,
-                                        v_o_shippriority,
-                                        v_o_comment,
-                                    ), _m7 in self.orders_by_o_orderkey[
-                                        v_o_orderkey
-                                    ].items():
-                                        _k = (
-                                            v_o_orderkey,
-                                            v_o_custkey,
-                                            v_o_orderstatus,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
-                                            v_o_orderpriority,
-                                            v_o_clerk,
-                                            v_o_shippriority,
-                                            v_o_comment,
-                                            v_o_orderkey,
-                                            v_l_partkey,
-                                            v_l_suppkey,
-                                            v_l_linenumber,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                            v_l_tax,
-                                            v_l_returnflag,
-                                            v_l_linestatus,
-                                            v_l_shipdate,
-                                            v_l_commitdate,
-                                            v_l_receiptdate,
-                                            v_l_shipinstruct,
-                                            v_l_shipmode,
-                                            v_l_comment,
-                                            v_l_partkey,
-                                            v_p_name,
-                                            v_p_mfgr,
-                                            v_p_brand,
-                                            v_p_type,
-                                            v_p_size,
-                                            v_p_container,
-                                            v_p_retailprice,
-                                            v_p_comment,
-                                            v_l_partkey,
-                                            v_l_suppkey,
-                                            v_ps_availqty,
-                                            v_ps_supplycost,
-                                            v_ps_comment,
-                                        )
-                                        _v = _p * _m4 * _m6 * _m7
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_partsupp(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 5:
-            raise ViewError(_arity_message("partsupp", 5, row))
-        v_l_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
-        keep_partsupp = v_l_partkey is not None and v_l_suppkey is not None
-        store = self.partsupp_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("partsupp", row))
-        pending = self._pending
-        n0_root = self.n0_root
-        n1_by_l_partkey = self.n1_by_l_partkey
-        n1_count_by_l_partkey = self.n1_count_by_l_partkey
-        n3_count_by_l_partkey_l_suppkey = self.n3_count_by_l_partkey_l_suppkey
-        part_count_by_l_partkey = self.part_count_by_l_partkey
-        partsupp_by_l_partkey_l_suppkey = self.partsupp_by_l_partkey_l_suppkey
-        partsupp_count_by_l_partkey_l_suppkey = (
-            self.partsupp_count_by_l_partkey_l_suppkey
-        )
-        if count:
-            store[row] = count
+        _p = d
+        _grp = part_by_l_partkey.get(v_l_partkey)
+        if _grp is None:
+            part_by_l_partkey[v_l_partkey] = {row: _p}
         else:
-            del store[row]
-        # atom partsupp
-        if keep_partsupp:
-            _p = d
-            _grp = partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-            if _grp is None:
-                partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del partsupp_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ]
-            _o = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            _o = _grp.get(row)
             if _o is None:
-                partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _p
+                _grp[row] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    partsupp_count_by_l_partkey_l_suppkey[
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del part_by_l_partkey[v_l_partkey]
+        _o = part_count_by_l_partkey.get(v_l_partkey)
+        if _o is None:
+            part_count_by_l_partkey[v_l_partkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                part_count_by_l_partkey[v_l_partkey] = _n
+            else:
+                del part_count_by_l_partkey[v_l_partkey]
+        _w1 = n1_count_by_l_partkey.get(v_l_partkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n0_root.get(v_l_partkey)
+            if _o is None:
+                n0_root[v_l_partkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n0_root[v_l_partkey] = _n
+                else:
+                    del n0_root[v_l_partkey]
+            if pending is not None:
+                for (v_l_partkey, v_l_suppkey), _m3 in self.n1_by_l_partkey[
+                    v_l_partkey
+                ].items():
+                    for (
+                        v_l_partkey,
+                        v_l_suppkey,
+                        v_ps_availqty,
+                        v_ps_supplycost,
+                        v_ps_comment,
+                    ), _m4 in self.partsupp_by_l_partkey_l_suppkey[
                         (v_l_partkey, v_l_suppkey)
-                    ] = _n
-                else:
-                    del partsupp_count_by_l_partkey_l_suppkey[
-                        (v_l_partkey, v_l_suppkey)
-                    ]
-            _w1 = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n1_by_l_partkey.get(v_l_partkey)
-                if _grp is None:
-                    n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d2}
-                else:
-                    _o = _grp.get((v_l_partkey, v_l_suppkey))
-                    if _o is None:
-                        _grp[(v_l_partkey, v_l_suppkey)] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[(v_l_partkey, v_l_suppkey)] = _n
-                        else:
-                            del _grp[(v_l_partkey, v_l_suppkey)]
-                            if not _grp:
-                                del n1_by_l_partkey[v_l_partkey]
-                _o = n1_count_by_l_partkey.get(v_l_partkey)
-                if _o is None:
-                    n1_count_by_l_partkey[v_l_partkey] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n1_count_by_l_partkey[v_l_partkey] = _n
-                    else:
-                        del n1_count_by_l_partkey[v_l_partkey]
-                _w3 = part_count_by_l_partkey.get(v_l_partkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_l_partkey)
-                    if _o is None:
-                        n0_root[v_l_partkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_l_partkey] = _n
-                        else:
-                            del n0_root[v_l_partkey]
-                    if pending is not None:
+                    ].items():
                         for (
                             v_o_orderkey,
                             v_l_partkey,
@@ -1110,7 +995,32 @@ class View:
                                 ), _m7 in self.orders_by_o_orderkey[
                                     v_o_orderkey
                                 ].items():
-                                    for (
+                                    _k = (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                        v_o_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
                                         v_l_partkey,
                                         v_p_name,
                                         v_p_mfgr,
@@ -1120,53 +1030,219 @@ class View:
                                         v_p_container,
                                         v_p_retailprice,
                                         v_p_comment,
-                                    ), _m8 in self.part_by_l_partkey[
-                                        v_l_partkey
-                                    ].items():
-                                        _k = (
-                                            v_o_orderkey,
-                                            v_o_custkey,
-                                            v_o_orderstatus,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
-                                            v_o_orderpriority,
-                                            v_o_clerk,
-                                            v_o_shippriority,
-                                            v_o_comment,
-                                            v_o_orderkey,
-                                            v_l_partkey,
-                                            v_l_suppkey,
-                                            v_l_linenumber,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                            v_l_tax,
-                                            v_l_returnflag,
-                                            v_l_linestatus,
-                                            v_l_shipdate,
-                                            v_l_commitdate,
-                                            v_l_receiptdate,
-                                            v_l_shipinstruct,
-                                            v_l_shipmode,
-                                            v_l_comment,
-                                            v_l_partkey,
-                                            v_p_name,
-                                            v_p_mfgr,
-                                            v_p_brand,
-                                            v_p_type,
-                                            v_p_size,
-                                            v_p_container,
-                                            v_p_retailprice,
-                                            v_p_comment,
-                                            v_l_partkey,
-                                            v_l_suppkey,
-                                            v_ps_availqty,
-                                            v_ps_supplycost,
-                                            v_ps_comment,
-                                        )
-                                        _v = _p * _m6 * _m7 * _m8
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_ps_availqty,
+                                        v_ps_supplycost,
+                                        v_ps_comment,
+                                    )
+                                    _v = _p * _m4 * _m6 * _m7
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_partsupp(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 5:
+            raise ViewError(_arity_message("partsupp", 5, row))
+        v_l_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
+        if (
+            v_l_partkey is None
+            or v_l_suppkey is None
+            or v_ps_availqty is None
+            or v_ps_supplycost is None
+            or v_ps_comment is None
+        ):
+            raise _null_error(
+                "partsupp",
+                row,
+                (
+                    (0, "ps_partkey"),
+                    (1, "ps_suppkey"),
+                    (2, "ps_availqty"),
+                    (3, "ps_supplycost"),
+                    (4, "ps_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.partsupp_by_l_partkey_l_suppkey.get(
+                (v_l_partkey, v_l_suppkey), _EMPTY
+            ).get(row, _ZERO)
+            + d
+            < 0
+        ):
+            raise ViewError(_absent_message("partsupp", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_by_l_partkey = self.n1_by_l_partkey
+        n1_count_by_l_partkey = self.n1_count_by_l_partkey
+        n3_count_by_l_partkey_l_suppkey = self.n3_count_by_l_partkey_l_suppkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        partsupp_by_l_partkey_l_suppkey = self.partsupp_by_l_partkey_l_suppkey
+        partsupp_count_by_l_partkey_l_suppkey = (
+            self.partsupp_count_by_l_partkey_l_suppkey
+        )
+        # atom partsupp
+        _p = d
+        _grp = partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+        if _grp is None:
+            partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+        _o = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+        if _o is None:
+            partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+            else:
+                del partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+        _w1 = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _grp = n1_by_l_partkey.get(v_l_partkey)
+            if _grp is None:
+                n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d2}
+            else:
+                _o = _grp.get((v_l_partkey, v_l_suppkey))
+                if _o is None:
+                    _grp[(v_l_partkey, v_l_suppkey)] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_l_partkey, v_l_suppkey)] = _n
+                    else:
+                        del _grp[(v_l_partkey, v_l_suppkey)]
+                        if not _grp:
+                            del n1_by_l_partkey[v_l_partkey]
+            _o = n1_count_by_l_partkey.get(v_l_partkey)
+            if _o is None:
+                n1_count_by_l_partkey[v_l_partkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n1_count_by_l_partkey[v_l_partkey] = _n
+                else:
+                    del n1_count_by_l_partkey[v_l_partkey]
+            _w3 = part_count_by_l_partkey.get(v_l_partkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_partkey)
+                if _o is None:
+                    n0_root[v_l_partkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_partkey] = _n
+                    else:
+                        del n0_root[v_l_partkey]
+                if pending is not None:
+                    for (
+                        v_o_orderkey,
+                        v_l_partkey,
+                        v_l_suppkey,
+                    ), _m5 in self.n3_by_l_partkey_l_suppkey[
+                        (v_l_partkey, v_l_suppkey)
+                    ].items():
+                        for (
+                            v_o_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_l_linenumber,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_tax,
+                            v_l_returnflag,
+                            v_l_linestatus,
+                            v_l_shipdate,
+                            v_l_commitdate,
+                            v_l_receiptdate,
+                            v_l_shipinstruct,
+                            v_l_shipmode,
+                            v_l_comment,
+                        ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_o_custkey,
+                                v_o_orderstatus,
+                                v_o_totalprice,
+                                v_o_orderdate,
+                                v_o_orderpriority,
+                                v_o_clerk,
+                                v_o_shippriority,
+                                v_o_comment,
+                            ), _m7 in self.orders_by_o_orderkey[v_o_orderkey].items():
+                                for (
+                                    v_l_partkey,
+                                    v_p_name,
+                                    v_p_mfgr,
+                                    v_p_brand,
+                                    v_p_type,
+                                    v_p_size,
+                                    v_p_container,
+                                    v_p_retailprice,
+                                    v_p_comment,
+                                ), _m8 in self.part_by_l_partkey[v_l_partkey].items():
+                                    _k = (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                        v_o_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_ps_availqty,
+                                        v_ps_supplycost,
+                                        v_ps_comment,
+                                    )
+                                    _v = _p * _m6 * _m7 * _m8
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,
@@ -1537,10 +1613,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "orders_rows": self.orders_rows,
-                    "lineitem_rows": self.lineitem_rows,
-                    "part_rows": self.part_rows,
-                    "partsupp_rows": self.partsupp_rows,
                     "n0_root": self.n0_root,
                     "n1_by_l_partkey": self.n1_by_l_partkey,
                     "n1_count_by_l_partkey": self.n1_count_by_l_partkey,
@@ -1581,10 +1653,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "orders_rows",
-            "lineitem_rows",
-            "part_rows",
-            "partsupp_rows",
             "n0_root",
             "n1_by_l_partkey",
             "n1_count_by_l_partkey",

@@ -93,6 +93,17 @@ def _absent_message(relation, row):
     )
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -203,15 +214,10 @@ class View:
         "n_regionkey",
         "n_comment",
     )
-    QUERY_ID = "bb395a9a0ed3f5d9"
-    LAYOUT_ID = "2a085e650fb37964"  # the state's layout: snapshots restore only here
+    QUERY_ID = "0e62c54840ba51d1"
+    LAYOUT_ID = "d530b48b4f401cbc"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
-        self.lineitem_rows = {}  # input rows: row -> multiplicity
-        self.orders_rows = {}  # input rows: row -> multiplicity
-        self.customer_rows = {}  # input rows: row -> multiplicity
-        self.part_rows = {}  # input rows: row -> multiplicity
-        self.nation_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.n1_by_l_orderkey = {}  # n1 by the variables it shares with its parent
         self.n1_count_by_l_orderkey = (
@@ -372,10 +378,54 @@ class View:
             v_l_shipmode,
             v_l_comment,
         ) = row
-        keep_lineitem = v_l_orderkey is not None and v_l_partkey is not None
-        store = self.lineitem_rows
-        count = store.get(row, 0) + d
-        if count < 0:
+        if (
+            v_l_orderkey is None
+            or v_l_partkey is None
+            or v_l_suppkey is None
+            or v_l_linenumber is None
+            or v_l_quantity is None
+            or v_l_extendedprice is None
+            or v_l_discount is None
+            or v_l_tax is None
+            or v_l_returnflag is None
+            or v_l_linestatus is None
+            or v_l_shipdate is None
+            or v_l_commitdate is None
+            or v_l_receiptdate is None
+            or v_l_shipinstruct is None
+            or v_l_shipmode is None
+            or v_l_comment is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (0, "l_orderkey"),
+                    (1, "l_partkey"),
+                    (2, "l_suppkey"),
+                    (3, "l_linenumber"),
+                    (4, "l_quantity"),
+                    (5, "l_extendedprice"),
+                    (6, "l_discount"),
+                    (7, "l_tax"),
+                    (8, "l_returnflag"),
+                    (9, "l_linestatus"),
+                    (10, "l_shipdate"),
+                    (11, "l_commitdate"),
+                    (12, "l_receiptdate"),
+                    (13, "l_shipinstruct"),
+                    (14, "l_shipmode"),
+                    (15, "l_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.lineitem_by_l_orderkey_l_partkey.get(
+                (v_l_orderkey, v_l_partkey), _EMPTY
+            ).get(row, _ZERO)
+            + d
+            < 0
+        ):
             raise ViewError(_absent_message("lineitem", row))
         pending = self._pending
         lineitem_by_l_orderkey_l_partkey = self.lineitem_by_l_orderkey_l_partkey
@@ -385,49 +435,786 @@ class View:
         n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
         n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
         part_count_by_l_partkey = self.part_count_by_l_partkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom lineitem
-        if keep_lineitem:
-            _p = d
-            _grp = lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
-            if _grp is None:
-                lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)] = {
-                    row: _p
-                }
+        _p = d
+        _grp = lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
+        if _grp is None:
+            lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del lineitem_by_l_orderkey_l_partkey[
-                                (v_l_orderkey, v_l_partkey)
-                            ]
-            _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
-            if _grp is None:
-                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {v_l_orderkey: _p}
+                    del _grp[row]
+                    if not _grp:
+                        del lineitem_by_l_orderkey_l_partkey[
+                            (v_l_orderkey, v_l_partkey)
+                        ]
+        _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
+        if _grp is None:
+            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {v_l_orderkey: _p}
+        else:
+            _o = _grp.get(v_l_orderkey)
+            if _o is None:
+                _grp[v_l_orderkey] = _p
             else:
-                _o = _grp.get(v_l_orderkey)
-                if _o is None:
-                    _grp[v_l_orderkey] = _p
+                _n = _o + _p
+                if _n:
+                    _grp[v_l_orderkey] = _n
                 else:
-                    _n = _o + _p
+                    del _grp[v_l_orderkey]
+                    if not _grp:
+                        del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+        _w1 = part_count_by_l_partkey.get(v_l_partkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _grp = n1_by_l_orderkey.get(v_l_orderkey)
+            if _grp is None:
+                n1_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
+            else:
+                _o = _grp.get((v_l_orderkey, v_l_partkey))
+                if _o is None:
+                    _grp[(v_l_orderkey, v_l_partkey)] = _d2
+                else:
+                    _n = _o + _d2
                     if _n:
-                        _grp[v_l_orderkey] = _n
+                        _grp[(v_l_orderkey, v_l_partkey)] = _n
                     else:
-                        del _grp[v_l_orderkey]
+                        del _grp[(v_l_orderkey, v_l_partkey)]
                         if not _grp:
-                            del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
-            _w1 = part_count_by_l_partkey.get(v_l_partkey)
-            if _w1 is not None:
+                            del n1_by_l_orderkey[v_l_orderkey]
+            _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+            if _o is None:
+                n1_count_by_l_orderkey[v_l_orderkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n1_count_by_l_orderkey[v_l_orderkey] = _n
+                else:
+                    del n1_count_by_l_orderkey[v_l_orderkey]
+            _w3 = n4_count_by_l_orderkey.get(v_l_orderkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_orderkey)
+                if _o is None:
+                    n0_root[v_l_orderkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_orderkey] = _n
+                    else:
+                        del n0_root[v_l_orderkey]
+                if pending is not None:
+                    for (
+                        v_l_partkey,
+                        v_p_name,
+                        v_p_mfgr,
+                        v_p_brand,
+                        v_p_type,
+                        v_p_size,
+                        v_p_container,
+                        v_p_retailprice,
+                        v_p_comment,
+                    ), _m5 in self.part_by_l_partkey[v_l_partkey].items():
+                        for (v_l_orderkey, v_o_custkey), _m6 in self.n4_by_l_orderkey[
+                            v_l_orderkey
+                        ].items():
+                            for (
+                                v_l_orderkey,
+                                v_o_custkey,
+                                v_o_orderstatus,
+                                v_o_totalprice,
+                                v_o_orderdate,
+                                v_o_orderpriority,
+                                v_o_clerk,
+                                v_o_shippriority,
+                                v_o_comment,
+                            ), _m7 in self.orders_by_l_orderkey_o_custkey[
+                                (v_l_orderkey, v_o_custkey)
+                            ].items():
+                                for (
+                                    v_o_custkey,
+                                    v_c_nationkey,
+                                ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
+                                    for (
+                                        v_o_custkey,
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_mktsegment,
+                                        v_c_comment,
+                                    ), _m9 in self.customer_by_o_custkey_c_nationkey[
+                                        (v_o_custkey, v_c_nationkey)
+                                    ].items():
+                                        for (
+                                            v_c_nationkey,
+                                            v_n_name,
+                                            v_n_regionkey,
+                                            v_n_comment,
+                                        ), _m10 in self.nation_by_c_nationkey[
+                                            v_c_nationkey
+                                        ].items():
+                                            _k = (
+                                                v_l_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_l_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                                v_l_partkey,
+                                                v_p_name,
+                                                v_p_mfgr,
+                                                v_p_brand,
+                                                v_p_type,
+                                                v_p_size,
+                                                v_p_container,
+                                                v_p_retailprice,
+                                                v_p_comment,
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            )
+                                            _v = _p * _m5 * _m7 * _m9 * _m10
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_orders(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 9:
+            raise ViewError(_arity_message("orders", 9, row))
+        (
+            v_l_orderkey,
+            v_o_custkey,
+            v_o_orderstatus,
+            v_o_totalprice,
+            v_o_orderdate,
+            v_o_orderpriority,
+            v_o_clerk,
+            v_o_shippriority,
+            v_o_comment,
+        ) = row
+        if (
+            v_l_orderkey is None
+            or v_o_custkey is None
+            or v_o_orderstatus is None
+            or v_o_totalprice is None
+            or v_o_orderdate is None
+            or v_o_orderpriority is None
+            or v_o_clerk is None
+            or v_o_shippriority is None
+            or v_o_comment is None
+        ):
+            raise _null_error(
+                "orders",
+                row,
+                (
+                    (0, "o_orderkey"),
+                    (1, "o_custkey"),
+                    (2, "o_orderstatus"),
+                    (3, "o_totalprice"),
+                    (4, "o_orderdate"),
+                    (5, "o_orderpriority"),
+                    (6, "o_clerk"),
+                    (7, "o_shippriority"),
+                    (8, "o_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.orders_by_l_orderkey_o_custkey.get(
+                (v_l_orderkey, v_o_custkey), _EMPTY
+            ).get(row, _ZERO)
+            + d
+            < 0
+        ):
+            raise ViewError(_absent_message("orders", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_by_l_orderkey = self.n4_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        n6_count_by_o_custkey = self.n6_count_by_o_custkey
+        orders_by_l_orderkey_o_custkey = self.orders_by_l_orderkey_o_custkey
+        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+        # atom orders
+        _p = d
+        _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
+        if _grp is None:
+            orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)]
+        _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+        if _grp is None:
+            orders_l_orderkey_by_o_custkey[v_o_custkey] = {v_l_orderkey: _p}
+        else:
+            _o = _grp.get(v_l_orderkey)
+            if _o is None:
+                _grp[v_l_orderkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[v_l_orderkey] = _n
+                else:
+                    del _grp[v_l_orderkey]
+                    if not _grp:
+                        del orders_l_orderkey_by_o_custkey[v_o_custkey]
+        _w1 = n6_count_by_o_custkey.get(v_o_custkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _grp = n4_by_l_orderkey.get(v_l_orderkey)
+            if _grp is None:
+                n4_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_o_custkey): _d2}
+            else:
+                _o = _grp.get((v_l_orderkey, v_o_custkey))
+                if _o is None:
+                    _grp[(v_l_orderkey, v_o_custkey)] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                    else:
+                        del _grp[(v_l_orderkey, v_o_custkey)]
+                        if not _grp:
+                            del n4_by_l_orderkey[v_l_orderkey]
+            _o = n4_count_by_l_orderkey.get(v_l_orderkey)
+            if _o is None:
+                n4_count_by_l_orderkey[v_l_orderkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n4_count_by_l_orderkey[v_l_orderkey] = _n
+                else:
+                    del n4_count_by_l_orderkey[v_l_orderkey]
+            _w3 = n1_count_by_l_orderkey.get(v_l_orderkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_orderkey)
+                if _o is None:
+                    n0_root[v_l_orderkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_orderkey] = _n
+                    else:
+                        del n0_root[v_l_orderkey]
+                if pending is not None:
+                    for (v_l_orderkey, v_l_partkey), _m5 in self.n1_by_l_orderkey[
+                        v_l_orderkey
+                    ].items():
+                        for (
+                            v_l_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_l_linenumber,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_tax,
+                            v_l_returnflag,
+                            v_l_linestatus,
+                            v_l_shipdate,
+                            v_l_commitdate,
+                            v_l_receiptdate,
+                            v_l_shipinstruct,
+                            v_l_shipmode,
+                            v_l_comment,
+                        ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
+                            (v_l_orderkey, v_l_partkey)
+                        ].items():
+                            for (
+                                v_l_partkey,
+                                v_p_name,
+                                v_p_mfgr,
+                                v_p_brand,
+                                v_p_type,
+                                v_p_size,
+                                v_p_container,
+                                v_p_retailprice,
+                                v_p_comment,
+                            ), _m7 in self.part_by_l_partkey[v_l_partkey].items():
+                                for (
+                                    v_o_custkey,
+                                    v_c_nationkey,
+                                ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
+                                    for (
+                                        v_o_custkey,
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_mktsegment,
+                                        v_c_comment,
+                                    ), _m9 in self.customer_by_o_custkey_c_nationkey[
+                                        (v_o_custkey, v_c_nationkey)
+                                    ].items():
+                                        for (
+                                            v_c_nationkey,
+                                            v_n_name,
+                                            v_n_regionkey,
+                                            v_n_comment,
+                                        ), _m10 in self.nation_by_c_nationkey[
+                                            v_c_nationkey
+                                        ].items():
+                                            _k = (
+                                                v_l_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_l_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                                v_l_partkey,
+                                                v_p_name,
+                                                v_p_mfgr,
+                                                v_p_brand,
+                                                v_p_type,
+                                                v_p_size,
+                                                v_p_container,
+                                                v_p_retailprice,
+                                                v_p_comment,
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            )
+                                            _v = _p * _m6 * _m7 * _m9 * _m10
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_customer(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 8:
+            raise ViewError(_arity_message("customer", 8, row))
+        (
+            v_o_custkey,
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_mktsegment,
+            v_c_comment,
+        ) = row
+        if (
+            v_o_custkey is None
+            or v_c_name is None
+            or v_c_address is None
+            or v_c_nationkey is None
+            or v_c_phone is None
+            or v_c_acctbal is None
+            or v_c_mktsegment is None
+            or v_c_comment is None
+        ):
+            raise _null_error(
+                "customer",
+                row,
+                (
+                    (0, "c_custkey"),
+                    (1, "c_name"),
+                    (2, "c_address"),
+                    (3, "c_nationkey"),
+                    (4, "c_phone"),
+                    (5, "c_acctbal"),
+                    (6, "c_mktsegment"),
+                    (7, "c_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.customer_by_o_custkey_c_nationkey.get(
+                (v_o_custkey, v_c_nationkey), _EMPTY
+            ).get(row, _ZERO)
+            + d
+            < 0
+        ):
+            raise ViewError(_absent_message("customer", row))
+        pending = self._pending
+        customer_by_o_custkey_c_nationkey = self.customer_by_o_custkey_c_nationkey
+        customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+        n0_root = self.n0_root
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_by_l_orderkey = self.n4_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        n6_by_o_custkey = self.n6_by_o_custkey
+        n6_count_by_o_custkey = self.n6_count_by_o_custkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+        # atom customer
+        _p = d
+        _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
+        if _grp is None:
+            customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del customer_by_o_custkey_c_nationkey[
+                            (v_o_custkey, v_c_nationkey)
+                        ]
+        _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+        if _grp is None:
+            customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+        else:
+            _o = _grp.get(v_o_custkey)
+            if _o is None:
+                _grp[v_o_custkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[v_o_custkey] = _n
+                else:
+                    del _grp[v_o_custkey]
+                    if not _grp:
+                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+        _w1 = nation_count_by_c_nationkey.get(v_c_nationkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _grp = n6_by_o_custkey.get(v_o_custkey)
+            if _grp is None:
+                n6_by_o_custkey[v_o_custkey] = {(v_o_custkey, v_c_nationkey): _d2}
+            else:
+                _o = _grp.get((v_o_custkey, v_c_nationkey))
+                if _o is None:
+                    _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        _grp[(v_o_custkey, v_c_nationkey)] = _n
+                    else:
+                        del _grp[(v_o_custkey, v_c_nationkey)]
+                        if not _grp:
+                            del n6_by_o_custkey[v_o_custkey]
+            _o = n6_count_by_o_custkey.get(v_o_custkey)
+            if _o is None:
+                n6_count_by_o_custkey[v_o_custkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n6_count_by_o_custkey[v_o_custkey] = _n
+                else:
+                    del n6_count_by_o_custkey[v_o_custkey]
+            _g5 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+            if _g5:
+                for v_l_orderkey, _w3 in _g5.items():
+                    _d4 = _d2 * _w3
+                    _grp = n4_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n4_by_l_orderkey[v_l_orderkey] = {
+                            (v_l_orderkey, v_o_custkey): _d4
+                        }
+                    else:
+                        _o = _grp.get((v_l_orderkey, v_o_custkey))
+                        if _o is None:
+                            _grp[(v_l_orderkey, v_o_custkey)] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                _grp[(v_l_orderkey, v_o_custkey)] = _n
+                            else:
+                                del _grp[(v_l_orderkey, v_o_custkey)]
+                                if not _grp:
+                                    del n4_by_l_orderkey[v_l_orderkey]
+                    _o = n4_count_by_l_orderkey.get(v_l_orderkey)
+                    if _o is None:
+                        n4_count_by_l_orderkey[v_l_orderkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n4_count_by_l_orderkey[v_l_orderkey] = _n
+                        else:
+                            del n4_count_by_l_orderkey[v_l_orderkey]
+                    _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w6 is not None:
+                        _d7 = _d4 * _w6
+                        _o = n0_root.get(v_l_orderkey)
+                        if _o is None:
+                            n0_root[v_l_orderkey] = _d7
+                        else:
+                            _n = _o + _d7
+                            if _n:
+                                n0_root[v_l_orderkey] = _n
+                            else:
+                                del n0_root[v_l_orderkey]
+                        if pending is not None:
+                            for (
+                                v_l_orderkey,
+                                v_l_partkey,
+                            ), _m8 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                                for (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                ), _m9 in self.lineitem_by_l_orderkey_l_partkey[
+                                    (v_l_orderkey, v_l_partkey)
+                                ].items():
+                                    for (
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                    ), _m10 in self.part_by_l_partkey[
+                                        v_l_partkey
+                                    ].items():
+                                        for (
+                                            v_l_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                        ), _m11 in self.orders_by_l_orderkey_o_custkey[
+                                            (v_l_orderkey, v_o_custkey)
+                                        ].items():
+                                            for (
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            ), _m12 in self.nation_by_c_nationkey[
+                                                v_c_nationkey
+                                            ].items():
+                                                _k = (
+                                                    v_l_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_l_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                    v_l_partkey,
+                                                    v_p_name,
+                                                    v_p_mfgr,
+                                                    v_p_brand,
+                                                    v_p_type,
+                                                    v_p_size,
+                                                    v_p_container,
+                                                    v_p_retailprice,
+                                                    v_p_comment,
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                )
+                                                _v = _p * _m9 * _m10 * _m11 * _m12
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+    def _apply_part(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 9:
+            raise ViewError(_arity_message("part", 9, row))
+        (
+            v_l_partkey,
+            v_p_name,
+            v_p_mfgr,
+            v_p_brand,
+            v_p_type,
+            v_p_size,
+            v_p_container,
+            v_p_retailprice,
+            v_p_comment,
+        ) = row
+        if (
+            v_l_partkey is None
+            or v_p_name is None
+            or v_p_mfgr is None
+            or v_p_brand is None
+            or v_p_type is None
+            or v_p_size is None
+            or v_p_container is None
+            or v_p_retailprice is None
+            or v_p_comment is None
+        ):
+            raise _null_error(
+                "part",
+                row,
+                (
+                    (0, "p_partkey"),
+                    (1, "p_name"),
+                    (2, "p_mfgr"),
+                    (3, "p_brand"),
+                    (4, "p_type"),
+                    (5, "p_size"),
+                    (6, "p_container"),
+                    (7, "p_retailprice"),
+                    (8, "p_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO) + d < 0
+        ):
+            raise ViewError(_absent_message("part", row))
+        pending = self._pending
+        lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
+        n0_root = self.n0_root
+        n1_by_l_orderkey = self.n1_by_l_orderkey
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        part_by_l_partkey = self.part_by_l_partkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        # atom part
+        _p = d
+        _grp = part_by_l_partkey.get(v_l_partkey)
+        if _grp is None:
+            part_by_l_partkey[v_l_partkey] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del part_by_l_partkey[v_l_partkey]
+        _o = part_count_by_l_partkey.get(v_l_partkey)
+        if _o is None:
+            part_count_by_l_partkey[v_l_partkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                part_count_by_l_partkey[v_l_partkey] = _n
+            else:
+                del part_count_by_l_partkey[v_l_partkey]
+        _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
+        if _g3:
+            for v_l_orderkey, _w1 in _g3.items():
                 _d2 = _p * _w1
                 _grp = n1_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
@@ -453,34 +1240,43 @@ class View:
                         n1_count_by_l_orderkey[v_l_orderkey] = _n
                     else:
                         del n1_count_by_l_orderkey[v_l_orderkey]
-                _w3 = n4_count_by_l_orderkey.get(v_l_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = n4_count_by_l_orderkey.get(v_l_orderkey)
+                if _w4 is not None:
+                    _d5 = _d2 * _w4
                     _o = n0_root.get(v_l_orderkey)
                     if _o is None:
-                        n0_root[v_l_orderkey] = _d4
+                        n0_root[v_l_orderkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_l_orderkey] = _n
                         else:
                             del n0_root[v_l_orderkey]
                     if pending is not None:
                         for (
+                            v_l_orderkey,
                             v_l_partkey,
-                            v_p_name,
-                            v_p_mfgr,
-                            v_p_brand,
-                            v_p_type,
-                            v_p_size,
-                            v_p_container,
-                            v_p_retailprice,
-                            v_p_comment,
-                        ), _m5 in self.part_by_l_partkey[v_l_partkey].items():
+                            v_l_suppkey,
+                            v_l_linenumber,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_tax,
+                            v_l_returnflag,
+                            v_l_linestatus,
+                            v_l_shipdate,
+                            v_l_commitdate,
+                            v_l_receiptdate,
+                            v_l_shipinstruct,
+                            v_l_shipmode,
+                            v_l_comment,
+                        ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
+                            (v_l_orderkey, v_l_partkey)
+                        ].items():
                             for (
                                 v_l_orderkey,
                                 v_o_custkey,
-                            ), _m6 in self.n4_by_l_orderkey[v_l_orderkey].items():
+                            ), _m7 in self.n4_by_l_orderkey[v_l_orderkey].items():
                                 for (
                                     v_l_orderkey,
                                     v_o_custkey,
@@ -491,13 +1287,13 @@ class View:
                                     v_o_clerk,
                                     v_o_shippriority,
                                     v_o_comment,
-                                ), _m7 in self.orders_by_l_orderkey_o_custkey[
+                                ), _m8 in self.orders_by_l_orderkey_o_custkey[
                                     (v_l_orderkey, v_o_custkey)
                                 ].items():
                                     for (
                                         v_o_custkey,
                                         v_c_nationkey,
-                                    ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
+                                    ), _m9 in self.n6_by_o_custkey[v_o_custkey].items():
                                         for (
                                             v_o_custkey,
                                             v_c_name,
@@ -507,7 +1303,7 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m9 in self.customer_by_o_custkey_c_nationkey[
+                                        ), _m10 in self.customer_by_o_custkey_c_nationkey[
                                             (v_o_custkey, v_c_nationkey)
                                         ].items():
                                             for (
@@ -515,7 +1311,7 @@ class View:
                                                 v_n_name,
                                                 v_n_regionkey,
                                                 v_n_comment,
-                                            ), _m10 in self.nation_by_c_nationkey[
+                                            ), _m11 in self.nation_by_c_nationkey[
                                                 v_c_nationkey
                                             ].items():
                                                 _k = (
@@ -566,256 +1362,43 @@ class View:
                                                     v_n_regionkey,
                                                     v_n_comment,
                                                 )
-                                                _v = _p * _m5 * _m7 * _m9 * _m10
+                                                _v = _p * _m6 * _m8 * _m10 * _m11
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
                                                 )
 
-    def _apply_orders(self, row, d):
+    def _apply_nation(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
         relation in turn, leaf to root. Everything that can fail runs before
         the first change."""
-        if len(row) != 9:
-            raise ViewError(_arity_message("orders", 9, row))
-        (
-            v_l_orderkey,
-            v_o_custkey,
-            v_o_orderstatus,
-            v_o_totalprice,
-            v_o_orderdate,
-            v_o_orderpriority,
-            v_o_clerk,
-            v_o_shippriority,
-            v_o_comment,
-        ) = row
-        keep_orders = v_l_orderkey is not None and v_o_custkey is not None
-        store = self.orders_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("orders", row))
+        if len(row) != 4:
+            raise ViewError(_arity_message("nation", 4, row))
+        v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment = row
+        if (
+            v_c_nationkey is None
+            or v_n_name is None
+            or v_n_regionkey is None
+            or v_n_comment is None
+        ):
+            raise _null_error(
+                "nation",
+                row,
+                (
+                    (0, "n_nationkey"),
+                    (1, "n_name"),
+                    (2, "n_regionkey"),
+                    (3, "n_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.nation_by_c_nationkey.get(v_c_nationkey, _EMPTY).get(row, _ZERO)
+            + d
+            < 0
+        ):
+            raise ViewError(_absent_message("nation", row))
         pending = self._pending
-        n0_root = self.n0_root
-        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
-        n4_by_l_orderkey = self.n4_by_l_orderkey
-        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
-        n6_count_by_o_custkey = self.n6_count_by_o_custkey
-        orders_by_l_orderkey_o_custkey = self.orders_by_l_orderkey_o_custkey
-        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
-        # atom orders
-        if keep_orders:
-            _p = d
-            _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
-            if _grp is None:
-                orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del orders_by_l_orderkey_o_custkey[
-                                (v_l_orderkey, v_o_custkey)
-                            ]
-            _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-            if _grp is None:
-                orders_l_orderkey_by_o_custkey[v_o_custkey] = {v_l_orderkey: _p}
-            else:
-                _o = _grp.get(v_l_orderkey)
-                if _o is None:
-                    _grp[v_l_orderkey] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[v_l_orderkey] = _n
-                    else:
-                        del _grp[v_l_orderkey]
-                        if not _grp:
-                            del orders_l_orderkey_by_o_custkey[v_o_custkey]
-            _w1 = n6_count_by_o_custkey.get(v_o_custkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n4_by_l_orderkey.get(v_l_orderkey)
-                if _grp is None:
-                    n4_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_o_custkey): _d2}
-                else:
-                    _o = _grp.get((v_l_orderkey, v_o_custkey))
-                    if _o is None:
-                        _grp[(v_l_orderkey, v_o_custkey)] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[(v_l_orderkey, v_o_custkey)] = _n
-                        else:
-                            del _grp[(v_l_orderkey, v_o_custkey)]
-                            if not _grp:
-                                del n4_by_l_orderkey[v_l_orderkey]
-                _o = n4_count_by_l_orderkey.get(v_l_orderkey)
-                if _o is None:
-                    n4_count_by_l_orderkey[v_l_orderkey] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n4_count_by_l_orderkey[v_l_orderkey] = _n
-                    else:
-                        del n4_count_by_l_orderkey[v_l_orderkey]
-                _w3 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_l_orderkey)
-                    if _o is None:
-                        n0_root[v_l_orderkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_l_orderkey] = _n
-                        else:
-                            del n0_root[v_l_orderkey]
-                    if pending is not None:
-                        for (v_l_orderkey, v_l_partkey), _m5 in self.n1_by_l_orderkey[
-                            v_l_orderkey
-                        ].items():
-                            for (
-                                v_l_orderkey,
-                                v_l_partkey,
-                                v_l_suppkey,
-                                v_l_linenumber,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                                v_l_tax,
-                                v_l_returnflag,
-                                v_l_linestatus,
-                                v_l_shipdate,
-                                v_l_commitdate,
-                                v_l_receiptdate,
-                                v_l_shipinstruct,
-                                v_l_shipmode,
-                                v_l_comment,
-                            ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
-                                (v_l_orderkey, v_l_partkey)
-                            ].items():
-                                for (
-                                    v_l_partkey,
-                                    v_p_name,
-                                    v_p_mfgr,
-                                    v_p_brand,
-                                    v_p_type,
-                                    v_p_size,
-                                    v_p_container,
-                                    v_p_retailprice,
-                                    v_p_comment,
-                                ), _m7 in self.part_by_l_partkey[v_l_partkey].items():
-                                    for (
-                                        v_o_custkey,
-                                        v_c_nationkey,
-                                    ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
-                                        for (
-                                            v_o_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_mktsegment,
-                                            v_c_comment,
-                                        ), _m9 in self.customer_by_o_custkey_c_nationkey[
-                                            (v_o_custkey, v_c_nationkey)
-                                        ].items():
-                                            for (
-                                                v_c_nationkey,
-                                                v_n_name,
-                                                v_n_regionkey,
-                                                v_n_comment,
-                                            ), _m10 in self.nation_by_c_nationkey[
-                                                v_c_nationkey
-                                            ].items():
-                                                _k = (
-                                                    v_l_orderkey,
-                                                    v_l_partkey,
-                                                    v_l_suppkey,
-                                                    v_l_linenumber,
-                                                    v_l_quantity,
-                                                    v_l_extendedprice,
-                                                    v_l_discount,
-                                                    v_l_tax,
-                                                    v_l_returnflag,
-                                                    v_l_linestatus,
-                                                    v_l_shipdate,
-                                                    v_l_commitdate,
-                                                    v_l_receiptdate,
-                                                    v_l_shipinstruct,
-                                                    v_l_shipmode,
-                                                    v_l_comment,
-                                                    v_l_orderkey,
-                                                    v_o_custkey,
-                                                    v_o_orderstatus,
-                                                    v_o_totalprice,
-                                                    v_o_orderdate,
-                                                    v_o_orderpriority,
-                                                    v_o_clerk,
-                                                    v_o_shippriority,
-                                                    v_o_comment,
-                                                    v_o_custkey,
-                                                    v_c_name,
-                                                    v_c_address,
-                                                    v_c_nationkey,
-                                                    v_c_phone,
-                                                    v_c_acctbal,
-                                                    v_c_mktsegment,
-                                                    v_c_comment,
-                                                    v_l_partkey,
-                                                    v_p_name,
-                                                    v_p_mfgr,
-                                                    v_p_brand,
-                                                    v_p_type,
-                                                    v_p_size,
-                                                    v_p_container,
-                                                    v_p_retailprice,
-                                                    v_p_comment,
-                                                    v_c_nationkey,
-                                                    v_n_name,
-                                                    v_n_regionkey,
-                                                    v_n_comment,
-                                                )
-                                                _v = _p * _m6 * _m7 * _m9 * _m10
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
-
-    def _apply_customer(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 8:
-            raise ViewError(_arity_message("customer", 8, row))
-        (
-            v_o_custkey,
-            v_c_name,
-            v_c_address,
-            v_c_nationkey,
-            v_c_phone,
-            v_c_acctbal,
-            v_c_mktsegment,
-            v_c_comment,
-        ) = row
-        keep_customer = v_o_custkey is not None and v_c_nationkey is not None
-        store = self.customer_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("customer", row))
-        pending = self._pending
-        customer_by_o_custkey_c_nationkey = self.customer_by_o_custkey_c_nationkey
         customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
         n0_root = self.n0_root
         n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
@@ -823,51 +1406,38 @@ class View:
         n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
         n6_by_o_custkey = self.n6_by_o_custkey
         n6_count_by_o_custkey = self.n6_count_by_o_custkey
+        nation_by_c_nationkey = self.nation_by_c_nationkey
         nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
         orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
-        if count:
-            store[row] = count
+        # atom nation
+        _p = d
+        _grp = nation_by_c_nationkey.get(v_c_nationkey)
+        if _grp is None:
+            nation_by_c_nationkey[v_c_nationkey] = {row: _p}
         else:
-            del store[row]
-        # atom customer
-        if keep_customer:
-            _p = d
-            _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
-            if _grp is None:
-                customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {
-                    row: _p
-                }
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del customer_by_o_custkey_c_nationkey[
-                                (v_o_custkey, v_c_nationkey)
-                            ]
-            _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-            if _grp is None:
-                customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+                    del _grp[row]
+                    if not _grp:
+                        del nation_by_c_nationkey[v_c_nationkey]
+        _o = nation_count_by_c_nationkey.get(v_c_nationkey)
+        if _o is None:
+            nation_count_by_c_nationkey[v_c_nationkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                nation_count_by_c_nationkey[v_c_nationkey] = _n
             else:
-                _o = _grp.get(v_o_custkey)
-                if _o is None:
-                    _grp[v_o_custkey] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[v_o_custkey] = _n
-                    else:
-                        del _grp[v_o_custkey]
-                        if not _grp:
-                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
-            _w1 = nation_count_by_c_nationkey.get(v_c_nationkey)
-            if _w1 is not None:
+                del nation_count_by_c_nationkey[v_c_nationkey]
+        _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+        if _g3:
+            for v_o_custkey, _w1 in _g3.items():
                 _d2 = _p * _w1
                 _grp = n6_by_o_custkey.get(v_o_custkey)
                 if _grp is None:
@@ -893,21 +1463,21 @@ class View:
                         n6_count_by_o_custkey[v_o_custkey] = _n
                     else:
                         del n6_count_by_o_custkey[v_o_custkey]
-                _g5 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                if _g5:
-                    for v_l_orderkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
+                _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                if _g6:
+                    for v_l_orderkey, _w4 in _g6.items():
+                        _d5 = _d2 * _w4
                         _grp = n4_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
                             n4_by_l_orderkey[v_l_orderkey] = {
-                                (v_l_orderkey, v_o_custkey): _d4
+                                (v_l_orderkey, v_o_custkey): _d5
                             }
                         else:
                             _o = _grp.get((v_l_orderkey, v_o_custkey))
                             if _o is None:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _d4
+                                _grp[(v_l_orderkey, v_o_custkey)] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     _grp[(v_l_orderkey, v_o_custkey)] = _n
                                 else:
@@ -916,21 +1486,21 @@ class View:
                                         del n4_by_l_orderkey[v_l_orderkey]
                         _o = n4_count_by_l_orderkey.get(v_l_orderkey)
                         if _o is None:
-                            n4_count_by_l_orderkey[v_l_orderkey] = _d4
+                            n4_count_by_l_orderkey[v_l_orderkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n4_count_by_l_orderkey[v_l_orderkey] = _n
                             else:
                                 del n4_count_by_l_orderkey[v_l_orderkey]
-                        _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w7 is not None:
+                            _d8 = _d5 * _w7
                             _o = n0_root.get(v_l_orderkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d7
+                                n0_root[v_l_orderkey] = _d8
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d8
                                 if _n:
                                     n0_root[v_l_orderkey] = _n
                                 else:
@@ -939,7 +1509,7 @@ class View:
                                 for (
                                     v_l_orderkey,
                                     v_l_partkey,
-                                ), _m8 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                                ), _m9 in self.n1_by_l_orderkey[v_l_orderkey].items():
                                     for (
                                         v_l_orderkey,
                                         v_l_partkey,
@@ -957,7 +1527,7 @@ class View:
                                         v_l_shipinstruct,
                                         v_l_shipmode,
                                         v_l_comment,
-                                    ), _m9 in self.lineitem_by_l_orderkey_l_partkey[
+                                    ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
                                         (v_l_orderkey, v_l_partkey)
                                     ].items():
                                         for (
@@ -970,7 +1540,7 @@ class View:
                                             v_p_container,
                                             v_p_retailprice,
                                             v_p_comment,
-                                        ), _m10 in self.part_by_l_partkey[
+                                        ), _m11 in self.part_by_l_partkey[
                                             v_l_partkey
                                         ].items():
                                             for (
@@ -983,472 +1553,47 @@ class View:
                                                 v_o_clerk,
                                                 v_o_shippriority,
                                                 v_o_comment,
-                                            ), _m11 in self.orders_by_l_orderkey_o_custkey[
+                                            ), _m12 in self.orders_by_l_orderkey_o_custkey[
                                                 (v_l_orderkey, v_o_custkey)
                                             ].items():
                                                 for (
-                                                    v_c_nationkey,
-                                                    v_n_name,
-                                                    v_n_regionkey,
-                                                    v_n_comment,
-                                                ), _m12 in self.nation_by_c_nationkey[
-                                                    v_c_nationkey
-                                                ].items():
-                                                    _k = (
-                                                        v_l_orderkey,
-                                                        v_l_partkey,
-                                                        v_l_suppkey,
-                                                        v_l_linenumber,
-                                                        v_l_quantity,
-                                                        v_l_extendedprice,
-                                                        v_l_discount,
-                                                        v_l_tax,
-                                                        v_l_returnflag,
-                                                        v_l_linestatus,
-                                                        v_l_shipdate,
-                                                        v_l_commitdate,
-                                                        v_l_receiptdate,
-                                                        v_l_shipinstruct,
-                                                        v_l_shipmode,
-                                                        v_l_comment,
-                                                        v_l_orderkey,
-                                                        v_o_custkey,
-                                                        v_o_orderstatus,
-                                                        v_o_totalprice,
-                                                        v_o_orderdate,
-                                                        v_o_orderpriority,
-                                                        v_o_clerk,
-                                                        v_o_shippriority,
-                                                        v_o_comment,
-                                                        v_o_custkey,
-                                                        v_c_name,
-                                                        v_c_address,
-                                                        v_c_nationkey,
-                                                        v_c_phone,
-                                                        v_c_acctbal,
-                                                        v_c_mktsegment,
-                                                        v_c_comment,
-                                                        v_l_partkey,
-                                                        v_p_name,
-                                                        v_p_mfgr,
-                                                        v_p_brand,
-                                                        v_p_type,
-                                                        v_p_size,
-                                                        v_p_container,
-                                                        v_p_retailprice,
-                                                        v_p_comment,
-                                                        v_c_nationkey,
-                                                        v_n_name,
-                                                        v_n_regionkey,
-                                                        v_n_comment,
-                                                    )
-                                                    _v = _p * _m9 * _m10 * _m11 * _m12
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
-
-    def _apply_part(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 9:
-            raise ViewError(_arity_message("part", 9, row))
-        (
-            v_l_partkey,
-            v_p_name,
-            v_p_mfgr,
-            v_p_brand,
-            v_p_type,
-            v_p_size,
-            v_p_container,
-            v_p_retailprice,
-            v_p_comment,
-        ) = row
-        keep_part = v_l_partkey is not None
-        store = self.part_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("part", row))
-        pending = self._pending
-        lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
-        n0_root = self.n0_root
-        n1_by_l_orderkey = self.n1_by_l_orderkey
-        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
-        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
-        part_by_l_partkey = self.part_by_l_partkey
-        part_count_by_l_partkey = self.part_count_by_l_partkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
-        # atom part
-        if keep_part:
-            _p = d
-            _grp = part_by_l_partkey.get(v_l_partkey)
-            if _grp is None:
-                part_by_l_partkey[v_l_partkey] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del part_by_l_partkey[v_l_partkey]
-            _o = part_count_by_l_partkey.get(v_l_partkey)
-            if _o is None:
-                part_count_by_l_partkey[v_l_partkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    part_count_by_l_partkey[v_l_partkey] = _n
-                else:
-                    del part_count_by_l_partkey[v_l_partkey]
-            _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
-            if _g3:
-                for v_l_orderkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
-                    _grp = n1_by_l_orderkey.get(v_l_orderkey)
-                    if _grp is None:
-                        n1_by_l_orderkey[v_l_orderkey] = {
-                            (v_l_orderkey, v_l_partkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_l_orderkey, v_l_partkey))
-                        if _o is None:
-                            _grp[(v_l_orderkey, v_l_partkey)] = _d2
-                        else:
-                            _n = _o + _d2
-                            if _n:
-                                _grp[(v_l_orderkey, v_l_partkey)] = _n
-                            else:
-                                del _grp[(v_l_orderkey, v_l_partkey)]
-                                if not _grp:
-                                    del n1_by_l_orderkey[v_l_orderkey]
-                    _o = n1_count_by_l_orderkey.get(v_l_orderkey)
-                    if _o is None:
-                        n1_count_by_l_orderkey[v_l_orderkey] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            n1_count_by_l_orderkey[v_l_orderkey] = _n
-                        else:
-                            del n1_count_by_l_orderkey[v_l_orderkey]
-                    _w4 = n4_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get(v_l_orderkey)
-                        if _o is None:
-                            n0_root[v_l_orderkey] = _d5
-                        else:
-                            _n = _o + _d5
-                            if _n:
-                                n0_root[v_l_orderkey] = _n
-                            else:
-                                del n0_root[v_l_orderkey]
-                        if pending is not None:
-                            for (
-                                v_l_orderkey,
-                                v_l_partkey,
-                                v_l_suppkey,
-                                v_l_linenumber,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                                v_l_tax,
-                                v_l_returnflag,
-                                v_l_linestatus,
-                                v_l_shipdate,
-                                v_l_commitdate,
-                                v_l_receiptdate,
-                                v_l_shipinstruct,
-                                v_l_shipmode,
-                                v_l_comment,
-                            ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
-                                (v_l_orderkey, v_l_partkey)
-                            ].items():
-                                for (
-                                    v_l_orderkey,
-                                    v_o_custkey,
-                                ), _m7 in self.n4_by_l_orderkey[v_l_orderkey].items():
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_custkey,
-                                        v_o_orderstatus,
-                                        v_o_totalprice,
-                                        v_o_orderdate,
-                                        v_o_orderpriority,
-                                        v_o_clerk,
-                                        v_o_shippriority,
-                                        v_o_comment,
-                                    ), _m8 in self.orders_by_l_orderkey_o_custkey[
-                                        (v_l_orderkey, v_o_custkey)
-                                    ].items():
-                                        for (
-                                            v_o_custkey,
-                                            v_c_nationkey,
-                                        ), _m9 in self.n6_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
-                                            for (
-                                                v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                            ), _m10 in self.customer_by_o_custkey_c_nationkey[
-                                                (v_o_custkey, v_c_nationkey)
-                                            ].items():
-                                                for (
-                                                    v_c_nationkey,
-                                                    v_n_name,
-                                                    v_n_regionkey,
-                                                    v_n_comment,
-                                                ), _m11 in self.nation_by_c_nationkey[
-                                                    v_c_nationkey
-                                                ].items():
-                                                    _k = (
-                                                        v_l_orderkey,
-                                                        v_l_partkey,
-                                                        v_l_suppkey,
-                                                        v_l_linenumber,
-                                                        v_l_quantity,
-                                                        v_l_extendedprice,
-                                                        v_l_discount,
-                                                        v_l_tax,
-                                                        v_l_returnflag,
-                                                        v_l_linestatus,
-                                                        v_l_shipdate,
-                                                        v_l_commitdate,
-                                                        v_l_receiptdate,
-                                                        v_l_shipinstruct,
-                                                        v_l_shipmode,
-                                                        v_l_comment,
-                                                        v_l_orderkey,
-                                                        v_o_custkey,
-                                                        v_o_orderstatus,
-                                                        v_o_totalprice,
-                                                        v_o_orderdate,
-                                                        v_o_orderpriority,
-                                                        v_o_clerk,
-                                                        v_o_shippriority,
-                                                        v_o_comment,
-                                                        v_o_custkey,
-                                                        v_c_name,
-                                                        v_c_address,
-                                                        v_c_nationkey,
-                                                        v_c_phone,
-                                                        v_c_acctbal,
-                                                        v_c_mktsegment,
-                                                        v_c_comment,
-                                                        v_l_partkey,
-                                                        v_p_name,
-                                                        v_p_mfgr,
-                                                        v_p_brand,
-                                                        v_p_type,
-                                                        v_p_size,
-                                                        v_p_container,
-                                                        v_p_retailprice,
-                                                        v_p_comment,
-                                                        v_c_nationkey,
-                                                        v_n_name,
-                                                        v_n_regionkey,
-                                                        v_n_comment,
-                                                    )
-                                                    _v = _p * _m6 * _m8 * _m10 * _m11
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
-
-    def _apply_nation(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 4:
-            raise ViewError(_arity_message("nation", 4, row))
-        v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment = row
-        keep_nation = v_c_nationkey is not None
-        store = self.nation_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("nation", row))
-        pending = self._pending
-        customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
-        n0_root = self.n0_root
-        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
-        n4_by_l_orderkey = self.n4_by_l_orderkey
-        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
-        n6_by_o_custkey = self.n6_by_o_custkey
-        n6_count_by_o_custkey = self.n6_count_by_o_custkey
-        nation_by_c_nationkey = self.nation_by_c_nationkey
-        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
-        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
-        # atom nation
-        if keep_nation:
-            _p = d
-            _grp = nation_by_c_nationkey.get(v_c_nationkey)
-            if _grp is None:
-                nation_by_c_nationkey[v_c_nationkey] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del nation_by_c_nationkey[v_c_nationkey]
-            _o = nation_count_by_c_nationkey.get(v_c_nationkey)
-            if _o is None:
-                nation_count_by_c_nationkey[v_c_nationkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    nation_count_by_c_nationkey[v_c_nationkey] = _n
-                else:
-                    del nation_count_by_c_nationkey[v_c_nationkey]
-            _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-            if _g3:
-                for v_o_custkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
-                    _grp = n6_by_o_custkey.get(v_o_custkey)
-                    if _grp is None:
-                        n6_by_o_custkey[v_o_custkey] = {
-                            (v_o_custkey, v_c_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_o_custkey, v_c_nationkey))
-                        if _o is None:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _d2
-                        else:
-                            _n = _o + _d2
-                            if _n:
-                                _grp[(v_o_custkey, v_c_nationkey)] = _n
-                            else:
-                                del _grp[(v_o_custkey, v_c_nationkey)]
-                                if not _grp:
-                                    del n6_by_o_custkey[v_o_custkey]
-                    _o = n6_count_by_o_custkey.get(v_o_custkey)
-                    if _o is None:
-                        n6_count_by_o_custkey[v_o_custkey] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            n6_count_by_o_custkey[v_o_custkey] = _n
-                        else:
-                            del n6_count_by_o_custkey[v_o_custkey]
-                    _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                    if _g6:
-                        for v_l_orderkey, _w4 in _g6.items():
-                            _d5 = _d2 * _w4
-                            _grp = n4_by_l_orderkey.get(v_l_orderkey)
-                            if _grp is None:
-                                n4_by_l_orderkey[v_l_orderkey] = {
-                                    (v_l_orderkey, v_o_custkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_l_orderkey, v_o_custkey))
-                                if _o is None:
-                                    _grp[(v_l_orderkey, v_o_custkey)] = _d5
-                                else:
-                                    _n = _o + _d5
-                                    if _n:
-                                        _grp[(v_l_orderkey, v_o_custkey)] = _n
-                                    else:
-                                        del _grp[(v_l_orderkey, v_o_custkey)]
-                                        if not _grp:
-                                            del n4_by_l_orderkey[v_l_orderkey]
-                            _o = n4_count_by_l_orderkey.get(v_l_orderkey)
-                            if _o is None:
-                                n4_count_by_l_orderkey[v_l_orderkey] = _d5
-                            else:
-                                _n = _o + _d5
-                                if _n:
-                                    n4_count_by_l_orderkey[v_l_orderkey] = _n
-                                else:
-                                    del n4_count_by_l_orderkey[v_l_orderkey]
-                            _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
-                                _o = n0_root.get(v_l_orderkey)
-                                if _o is None:
-                                    n0_root[v_l_orderkey] = _d8
-                                else:
-                                    _n = _o + _d8
-                                    if _n:
-                                        n0_root[v_l_orderkey] = _n
-                                    else:
-                                        del n0_root[v_l_orderkey]
-                                if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_l_partkey,
-                                    ), _m9 in self.n1_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        for (
-                                            v_l_orderkey,
-                                            v_l_partkey,
-                                            v_l_suppkey,
-                                            v_l_linenumber,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                            v_l_tax,
-                                            v_l_returnflag,
-                                            v_l_linestatus,
-                                            v_l_shipdate,
-                                            v_l_commitdate,
-                                            v_l_receiptdate,
-                                            v_l_shipinstruct,
-                                            v_l_shipmode,
-                                            v_l_comment,
-                                        ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
-                                            (v_l_orderkey, v_l_partkey)
-                                        ].items():
-                                            for (
-                                                v_l_partkey,
-                                                v_p_name,
-                                                v_p_mfgr,
-                                                v_p_brand,
-                                                v_p_type,
-                                                v_p_size,
-                                                v_p_container,
-                                                v_p_retailprice,
-                                                v_p_comment,
-                                            ), _m11 in self.part_by_l_partkey[
-                                                v_l_partkey
-                                            ].items():
-                                                for (
-                                                    v_l_orderkey,
                                                     v_o_custkey,
-                                                    v_o_orderstatus,
-                                                    v_o_totalprice,
-                                                    v_o_orderdate,
-                                                    v_o_orderpriority,
-                                                    v_o_clerk,
-                                                    v_o_shippriority,
-                                                    v_o_comment,
-                                                ), _m12 in self.orders_by_l_orderkey_o_custkey[
-                                                    (v_l_orderkey, v_o_custkey)
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                ), _m13 in self.customer_by_o_custkey_c_nationkey[
+                                                    (v_o_custkey, v_c_nationkey)
                                                 ].items():
-                                                    for (
+                                                    _k = (
+                                                        v_l_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_l_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
                                                         v_o_custkey,
                                                         v_c_name,
                                                         v_c_address,
@@ -1457,70 +1602,25 @@ class View:
                                                         v_c_acctbal,
                                                         v_c_mktsegment,
                                                         v_c_comment,
-                                                    ), _m13 in self.customer_by_o_custkey_c_nationkey[
-                                                        (v_o_custkey, v_c_nationkey)
-                                                    ].items():
-                                                        _k = (
-                                                            v_l_orderkey,
-                                                            v_l_partkey,
-                                                            v_l_suppkey,
-                                                            v_l_linenumber,
-                                                            v_l_quantity,
-                                                            v_l_extendedprice,
-                                                            v_l_discount,
-                                                            v_l_tax,
-                                                            v_l_returnflag,
-                                                            v_l_linestatus,
-                                                            v_l_shipdate,
-                                                            v_l_commitdate,
-                                                            v_l_receiptdate,
-                                                            v_l_shipinstruct,
-                                                            v_l_shipmode,
-                                                            v_l_comment,
-                                                            v_l_orderkey,
-                                                            v_o_custkey,
-                                                            v_o_orderstatus,
-                                                            v_o_totalprice,
-                                                            v_o_orderdate,
-                                                            v_o_orderpriority,
-                                                            v_o_clerk,
-                                                            v_o_shippriority,
-                                                            v_o_comment,
-                                                            v_o_custkey,
-                                                            v_c_name,
-                                                            v_c_address,
-                                                            v_c_nationkey,
-                                                            v_c_phone,
-                                                            v_c_acctbal,
-                                                            v_c_mktsegment,
-                                                            v_c_comment,
-                                                            v_l_partkey,
-                                                            v_p_name,
-                                                            v_p_mfgr,
-                                                            v_p_brand,
-                                                            v_p_type,
-                                                            v_p_size,
-                                                            v_p_container,
-                                                            v_p_retailprice,
-                                                            v_p_comment,
-                                                            v_c_nationkey,
-                                                            v_n_name,
-                                                            v_n_regionkey,
-                                                            v_n_comment,
-                                                        )
-                                                        _v = (
-                                                            _p
-                                                            * _m10
-                                                            * _m11
-                                                            * _m12
-                                                            * _m13
-                                                        )
-                                                        _o = pending.get(_k)
-                                                        pending[_k] = (
-                                                            _v
-                                                            if _o is None
-                                                            else _o + _v
-                                                        )
+                                                        v_l_partkey,
+                                                        v_p_name,
+                                                        v_p_mfgr,
+                                                        v_p_brand,
+                                                        v_p_type,
+                                                        v_p_size,
+                                                        v_p_container,
+                                                        v_p_retailprice,
+                                                        v_p_comment,
+                                                        v_c_nationkey,
+                                                        v_n_name,
+                                                        v_n_regionkey,
+                                                        v_n_comment,
+                                                    )
+                                                    _v = _p * _m10 * _m11 * _m12 * _m13
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
 
     def _lookup(
         self,
@@ -1951,11 +2051,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "lineitem_rows": self.lineitem_rows,
-                    "orders_rows": self.orders_rows,
-                    "customer_rows": self.customer_rows,
-                    "part_rows": self.part_rows,
-                    "nation_rows": self.nation_rows,
                     "n0_root": self.n0_root,
                     "n1_by_l_orderkey": self.n1_by_l_orderkey,
                     "n1_count_by_l_orderkey": self.n1_count_by_l_orderkey,
@@ -2000,11 +2095,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "lineitem_rows",
-            "orders_rows",
-            "customer_rows",
-            "part_rows",
-            "nation_rows",
             "n0_root",
             "n1_by_l_orderkey",
             "n1_count_by_l_orderkey",

@@ -93,6 +93,17 @@ def _absent_message(relation, row):
     )
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -206,15 +217,10 @@ class View:
         "c_mktsegment",
         "c_comment",
     )
-    QUERY_ID = "7657d6edd93b147b"
-    LAYOUT_ID = "23bbd2eb975ac4a4"  # the state's layout: snapshots restore only here
+    QUERY_ID = "16abf0e6d5e2c4bd"
+    LAYOUT_ID = "579f7819a1249f6c"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
-        self.orders_rows = {}  # input rows: row -> multiplicity
-        self.lineitem_rows = {}  # input rows: row -> multiplicity
-        self.partsupp_rows = {}  # input rows: row -> multiplicity
-        self.supplier_rows = {}  # input rows: row -> multiplicity
-        self.customer_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.n1_by_o_orderkey = {}  # n1 by the variables it shares with its parent
         self.n1_count_by_o_orderkey = (
@@ -369,10 +375,40 @@ class View:
             v_o_shippriority,
             v_o_comment,
         ) = row
-        keep_orders = v_o_orderkey is not None and v_o_custkey is not None
-        store = self.orders_rows
-        count = store.get(row, 0) + d
-        if count < 0:
+        if (
+            v_o_orderkey is None
+            or v_o_custkey is None
+            or v_o_orderstatus is None
+            or v_o_totalprice is None
+            or v_o_orderdate is None
+            or v_o_orderpriority is None
+            or v_o_clerk is None
+            or v_o_shippriority is None
+            or v_o_comment is None
+        ):
+            raise _null_error(
+                "orders",
+                row,
+                (
+                    (0, "o_orderkey"),
+                    (1, "o_custkey"),
+                    (2, "o_orderstatus"),
+                    (3, "o_totalprice"),
+                    (4, "o_orderdate"),
+                    (5, "o_orderpriority"),
+                    (6, "o_clerk"),
+                    (7, "o_shippriority"),
+                    (8, "o_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.orders_by_o_orderkey_o_custkey.get(
+                (v_o_orderkey, v_o_custkey), _EMPTY
+            ).get(row, _ZERO)
+            + d
+            < 0
+        ):
             raise ViewError(_absent_message("orders", row))
         pending = self._pending
         customer_count_by_o_custkey = self.customer_count_by_o_custkey
@@ -382,129 +418,169 @@ class View:
         n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         orders_by_o_orderkey_o_custkey = self.orders_by_o_orderkey_o_custkey
         orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom orders
-        if keep_orders:
-            _p = d
-            _grp = orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
-            if _grp is None:
-                orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)] = {row: _p}
+        _p = d
+        _grp = orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
+        if _grp is None:
+            orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del orders_by_o_orderkey_o_custkey[
-                                (v_o_orderkey, v_o_custkey)
-                            ]
-            _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
-            if _grp is None:
-                orders_o_orderkey_by_o_custkey[v_o_custkey] = {v_o_orderkey: _p}
+                    del _grp[row]
+                    if not _grp:
+                        del orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)]
+        _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
+        if _grp is None:
+            orders_o_orderkey_by_o_custkey[v_o_custkey] = {v_o_orderkey: _p}
+        else:
+            _o = _grp.get(v_o_orderkey)
+            if _o is None:
+                _grp[v_o_orderkey] = _p
             else:
-                _o = _grp.get(v_o_orderkey)
-                if _o is None:
-                    _grp[v_o_orderkey] = _p
+                _n = _o + _p
+                if _n:
+                    _grp[v_o_orderkey] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[v_o_orderkey] = _n
-                    else:
-                        del _grp[v_o_orderkey]
-                        if not _grp:
-                            del orders_o_orderkey_by_o_custkey[v_o_custkey]
-            _w1 = customer_count_by_o_custkey.get(v_o_custkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n6_by_o_orderkey.get(v_o_orderkey)
-                if _grp is None:
-                    n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d2}
-                else:
-                    _o = _grp.get((v_o_orderkey, v_o_custkey))
-                    if _o is None:
-                        _grp[(v_o_orderkey, v_o_custkey)] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[(v_o_orderkey, v_o_custkey)] = _n
-                        else:
-                            del _grp[(v_o_orderkey, v_o_custkey)]
-                            if not _grp:
-                                del n6_by_o_orderkey[v_o_orderkey]
-                _o = n6_count_by_o_orderkey.get(v_o_orderkey)
+                    del _grp[v_o_orderkey]
+                    if not _grp:
+                        del orders_o_orderkey_by_o_custkey[v_o_custkey]
+        _w1 = customer_count_by_o_custkey.get(v_o_custkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _grp = n6_by_o_orderkey.get(v_o_orderkey)
+            if _grp is None:
+                n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d2}
+            else:
+                _o = _grp.get((v_o_orderkey, v_o_custkey))
                 if _o is None:
-                    n6_count_by_o_orderkey[v_o_orderkey] = _d2
+                    _grp[(v_o_orderkey, v_o_custkey)] = _d2
                 else:
                     _n = _o + _d2
                     if _n:
-                        n6_count_by_o_orderkey[v_o_orderkey] = _n
+                        _grp[(v_o_orderkey, v_o_custkey)] = _n
                     else:
-                        del n6_count_by_o_orderkey[v_o_orderkey]
-                _w3 = n1_count_by_o_orderkey.get(v_o_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_o_orderkey)
-                    if _o is None:
-                        n0_root[v_o_orderkey] = _d4
+                        del _grp[(v_o_orderkey, v_o_custkey)]
+                        if not _grp:
+                            del n6_by_o_orderkey[v_o_orderkey]
+            _o = n6_count_by_o_orderkey.get(v_o_orderkey)
+            if _o is None:
+                n6_count_by_o_orderkey[v_o_orderkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n6_count_by_o_orderkey[v_o_orderkey] = _n
+                else:
+                    del n6_count_by_o_orderkey[v_o_orderkey]
+            _w3 = n1_count_by_o_orderkey.get(v_o_orderkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_o_orderkey)
+                if _o is None:
+                    n0_root[v_o_orderkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_o_orderkey] = _n
                     else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_o_orderkey] = _n
-                        else:
-                            del n0_root[v_o_orderkey]
-                    if pending is not None:
-                        for (v_o_orderkey, v_l_suppkey), _m5 in self.n1_by_o_orderkey[
-                            v_o_orderkey
+                        del n0_root[v_o_orderkey]
+                if pending is not None:
+                    for (v_o_orderkey, v_l_suppkey), _m5 in self.n1_by_o_orderkey[
+                        v_o_orderkey
+                    ].items():
+                        for (
+                            v_o_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_l_linenumber,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_tax,
+                            v_l_returnflag,
+                            v_l_linestatus,
+                            v_l_shipdate,
+                            v_l_commitdate,
+                            v_l_receiptdate,
+                            v_l_shipinstruct,
+                            v_l_shipmode,
+                            v_l_comment,
+                        ), _m6 in self.lineitem_by_o_orderkey_l_suppkey[
+                            (v_o_orderkey, v_l_suppkey)
                         ].items():
                             for (
-                                v_o_orderkey,
-                                v_l_partkey,
+                                v_ps_partkey,
                                 v_l_suppkey,
-                                v_l_linenumber,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                                v_l_tax,
-                                v_l_returnflag,
-                                v_l_linestatus,
-                                v_l_shipdate,
-                                v_l_commitdate,
-                                v_l_receiptdate,
-                                v_l_shipinstruct,
-                                v_l_shipmode,
-                                v_l_comment,
-                            ), _m6 in self.lineitem_by_o_orderkey_l_suppkey[
-                                (v_o_orderkey, v_l_suppkey)
-                            ].items():
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            ), _m7 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
                                 for (
-                                    v_ps_partkey,
                                     v_l_suppkey,
-                                    v_ps_availqty,
-                                    v_ps_supplycost,
-                                    v_ps_comment,
-                                ), _m7 in self.partsupp_by_l_suppkey[
+                                    v_s_name,
+                                    v_s_address,
+                                    v_s_nationkey,
+                                    v_s_phone,
+                                    v_s_acctbal,
+                                    v_s_comment,
+                                ), _m8 in self.supplier_by_l_suppkey[
                                     v_l_suppkey
                                 ].items():
                                     for (
-                                        v_l_suppkey,
-                                        v_s_name,
-                                        v_s_address,
-                                        v_s_nationkey,
-                                        v_s_phone,
-                                        v_s_acctbal,
-                                        v_s_comment,
-                                    ), _m8 in self.supplier_by_l_suppkey[
-                                        v_l_suppkey
+                                        v_o_custkey,
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_mktsegment,
+                                        v_c_comment,
+                                    ), _m9 in self.customer_by_o_custkey[
+                                        v_o_custkey
                                     ].items():
-                                        for (
+                                        _k = (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                            v_o_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                            v_ps_partkey,
+                                            v_l_suppkey,
+                                            v_ps_availqty,
+                                            v_ps_supplycost,
+                                            v_ps_comment,
+                                            v_l_suppkey,
+                                            v_s_name,
+                                            v_s_address,
+                                            v_s_nationkey,
+                                            v_s_phone,
+                                            v_s_acctbal,
+                                            v_s_comment,
                                             v_o_custkey,
                                             v_c_name,
                                             v_c_address,
@@ -513,59 +589,10 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m9 in self.customer_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
-                                            _k = (
-                                                v_o_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                                v_o_orderkey,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_l_linenumber,
-                                                v_l_quantity,
-                                                v_l_extendedprice,
-                                                v_l_discount,
-                                                v_l_tax,
-                                                v_l_returnflag,
-                                                v_l_linestatus,
-                                                v_l_shipdate,
-                                                v_l_commitdate,
-                                                v_l_receiptdate,
-                                                v_l_shipinstruct,
-                                                v_l_shipmode,
-                                                v_l_comment,
-                                                v_ps_partkey,
-                                                v_l_suppkey,
-                                                v_ps_availqty,
-                                                v_ps_supplycost,
-                                                v_ps_comment,
-                                                v_l_suppkey,
-                                                v_s_name,
-                                                v_s_address,
-                                                v_s_nationkey,
-                                                v_s_phone,
-                                                v_s_acctbal,
-                                                v_s_comment,
-                                                v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                            )
-                                            _v = _p * _m6 * _m7 * _m8 * _m9
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
+                                        )
+                                        _v = _p * _m6 * _m7 * _m8 * _m9
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -591,10 +618,54 @@ class View:
             v_l_shipmode,
             v_l_comment,
         ) = row
-        keep_lineitem = v_o_orderkey is not None and v_l_suppkey is not None
-        store = self.lineitem_rows
-        count = store.get(row, 0) + d
-        if count < 0:
+        if (
+            v_o_orderkey is None
+            or v_l_partkey is None
+            or v_l_suppkey is None
+            or v_l_linenumber is None
+            or v_l_quantity is None
+            or v_l_extendedprice is None
+            or v_l_discount is None
+            or v_l_tax is None
+            or v_l_returnflag is None
+            or v_l_linestatus is None
+            or v_l_shipdate is None
+            or v_l_commitdate is None
+            or v_l_receiptdate is None
+            or v_l_shipinstruct is None
+            or v_l_shipmode is None
+            or v_l_comment is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (0, "l_orderkey"),
+                    (1, "l_partkey"),
+                    (2, "l_suppkey"),
+                    (3, "l_linenumber"),
+                    (4, "l_quantity"),
+                    (5, "l_extendedprice"),
+                    (6, "l_discount"),
+                    (7, "l_tax"),
+                    (8, "l_returnflag"),
+                    (9, "l_linestatus"),
+                    (10, "l_shipdate"),
+                    (11, "l_commitdate"),
+                    (12, "l_receiptdate"),
+                    (13, "l_shipinstruct"),
+                    (14, "l_shipmode"),
+                    (15, "l_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.lineitem_by_o_orderkey_l_suppkey.get(
+                (v_o_orderkey, v_l_suppkey), _EMPTY
+            ).get(row, _ZERO)
+            + d
+            < 0
+        ):
             raise ViewError(_absent_message("lineitem", row))
         pending = self._pending
         lineitem_by_o_orderkey_l_suppkey = self.lineitem_by_o_orderkey_l_suppkey
@@ -604,121 +675,163 @@ class View:
         n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
         n3_count_by_l_suppkey = self.n3_count_by_l_suppkey
         n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom lineitem
-        if keep_lineitem:
-            _p = d
-            _grp = lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
-            if _grp is None:
-                lineitem_by_o_orderkey_l_suppkey[(v_o_orderkey, v_l_suppkey)] = {
-                    row: _p
-                }
+        _p = d
+        _grp = lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
+        if _grp is None:
+            lineitem_by_o_orderkey_l_suppkey[(v_o_orderkey, v_l_suppkey)] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
             else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del lineitem_by_o_orderkey_l_suppkey[
-                                (v_o_orderkey, v_l_suppkey)
-                            ]
-            _grp = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
-            if _grp is None:
-                lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {v_o_orderkey: _p}
+                    del _grp[row]
+                    if not _grp:
+                        del lineitem_by_o_orderkey_l_suppkey[
+                            (v_o_orderkey, v_l_suppkey)
+                        ]
+        _grp = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
+        if _grp is None:
+            lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {v_o_orderkey: _p}
+        else:
+            _o = _grp.get(v_o_orderkey)
+            if _o is None:
+                _grp[v_o_orderkey] = _p
             else:
-                _o = _grp.get(v_o_orderkey)
-                if _o is None:
-                    _grp[v_o_orderkey] = _p
+                _n = _o + _p
+                if _n:
+                    _grp[v_o_orderkey] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[v_o_orderkey] = _n
-                    else:
-                        del _grp[v_o_orderkey]
-                        if not _grp:
-                            del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
-            _w1 = n3_count_by_l_suppkey.get(v_l_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n1_by_o_orderkey.get(v_o_orderkey)
-                if _grp is None:
-                    n1_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_l_suppkey): _d2}
-                else:
-                    _o = _grp.get((v_o_orderkey, v_l_suppkey))
-                    if _o is None:
-                        _grp[(v_o_orderkey, v_l_suppkey)] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[(v_o_orderkey, v_l_suppkey)] = _n
-                        else:
-                            del _grp[(v_o_orderkey, v_l_suppkey)]
-                            if not _grp:
-                                del n1_by_o_orderkey[v_o_orderkey]
-                _o = n1_count_by_o_orderkey.get(v_o_orderkey)
+                    del _grp[v_o_orderkey]
+                    if not _grp:
+                        del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
+        _w1 = n3_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _grp = n1_by_o_orderkey.get(v_o_orderkey)
+            if _grp is None:
+                n1_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_l_suppkey): _d2}
+            else:
+                _o = _grp.get((v_o_orderkey, v_l_suppkey))
                 if _o is None:
-                    n1_count_by_o_orderkey[v_o_orderkey] = _d2
+                    _grp[(v_o_orderkey, v_l_suppkey)] = _d2
                 else:
                     _n = _o + _d2
                     if _n:
-                        n1_count_by_o_orderkey[v_o_orderkey] = _n
+                        _grp[(v_o_orderkey, v_l_suppkey)] = _n
                     else:
-                        del n1_count_by_o_orderkey[v_o_orderkey]
-                _w3 = n6_count_by_o_orderkey.get(v_o_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_o_orderkey)
-                    if _o is None:
-                        n0_root[v_o_orderkey] = _d4
+                        del _grp[(v_o_orderkey, v_l_suppkey)]
+                        if not _grp:
+                            del n1_by_o_orderkey[v_o_orderkey]
+            _o = n1_count_by_o_orderkey.get(v_o_orderkey)
+            if _o is None:
+                n1_count_by_o_orderkey[v_o_orderkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n1_count_by_o_orderkey[v_o_orderkey] = _n
+                else:
+                    del n1_count_by_o_orderkey[v_o_orderkey]
+            _w3 = n6_count_by_o_orderkey.get(v_o_orderkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_o_orderkey)
+                if _o is None:
+                    n0_root[v_o_orderkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_o_orderkey] = _n
                     else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_o_orderkey] = _n
-                        else:
-                            del n0_root[v_o_orderkey]
-                    if pending is not None:
+                        del n0_root[v_o_orderkey]
+                if pending is not None:
+                    for (
+                        v_ps_partkey,
+                        v_l_suppkey,
+                        v_ps_availqty,
+                        v_ps_supplycost,
+                        v_ps_comment,
+                    ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
                         for (
-                            v_ps_partkey,
                             v_l_suppkey,
-                            v_ps_availqty,
-                            v_ps_supplycost,
-                            v_ps_comment,
-                        ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                        ), _m6 in self.supplier_by_l_suppkey[v_l_suppkey].items():
                             for (
-                                v_l_suppkey,
-                                v_s_name,
-                                v_s_address,
-                                v_s_nationkey,
-                                v_s_phone,
-                                v_s_acctbal,
-                                v_s_comment,
-                            ), _m6 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                                v_o_orderkey,
+                                v_o_custkey,
+                            ), _m7 in self.n6_by_o_orderkey[v_o_orderkey].items():
                                 for (
                                     v_o_orderkey,
                                     v_o_custkey,
-                                ), _m7 in self.n6_by_o_orderkey[v_o_orderkey].items():
+                                    v_o_orderstatus,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                    v_o_orderpriority,
+                                    v_o_clerk,
+                                    v_o_shippriority,
+                                    v_o_comment,
+                                ), _m8 in self.orders_by_o_orderkey_o_custkey[
+                                    (v_o_orderkey, v_o_custkey)
+                                ].items():
                                     for (
-                                        v_o_orderkey,
                                         v_o_custkey,
-                                        v_o_orderstatus,
-                                        v_o_totalprice,
-                                        v_o_orderdate,
-                                        v_o_orderpriority,
-                                        v_o_clerk,
-                                        v_o_shippriority,
-                                        v_o_comment,
-                                    ), _m8 in self.orders_by_o_orderkey_o_custkey[
-                                        (v_o_orderkey, v_o_custkey)
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_mktsegment,
+                                        v_c_comment,
+                                    ), _m9 in self.customer_by_o_custkey[
+                                        v_o_custkey
                                     ].items():
-                                        for (
+                                        _k = (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                            v_o_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                            v_ps_partkey,
+                                            v_l_suppkey,
+                                            v_ps_availqty,
+                                            v_ps_supplycost,
+                                            v_ps_comment,
+                                            v_l_suppkey,
+                                            v_s_name,
+                                            v_s_address,
+                                            v_s_nationkey,
+                                            v_s_phone,
+                                            v_s_acctbal,
+                                            v_s_comment,
                                             v_o_custkey,
                                             v_c_name,
                                             v_c_address,
@@ -727,59 +840,10 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m9 in self.customer_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
-                                            _k = (
-                                                v_o_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                                v_o_orderkey,
-                                                v_l_partkey,
-                                                v_l_suppkey,
-                                                v_l_linenumber,
-                                                v_l_quantity,
-                                                v_l_extendedprice,
-                                                v_l_discount,
-                                                v_l_tax,
-                                                v_l_returnflag,
-                                                v_l_linestatus,
-                                                v_l_shipdate,
-                                                v_l_commitdate,
-                                                v_l_receiptdate,
-                                                v_l_shipinstruct,
-                                                v_l_shipmode,
-                                                v_l_comment,
-                                                v_ps_partkey,
-                                                v_l_suppkey,
-                                                v_ps_availqty,
-                                                v_ps_supplycost,
-                                                v_ps_comment,
-                                                v_l_suppkey,
-                                                v_s_name,
-                                                v_s_address,
-                                                v_s_nationkey,
-                                                v_s_phone,
-                                                v_s_acctbal,
-                                                v_s_comment,
-                                                v_o_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_mktsegment,
-                                                v_c_comment,
-                                            )
-                                            _v = _p * _m5 * _m6 * _m8 * _m9
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
+                                        )
+                                        _v = _p * _m5 * _m6 * _m8 * _m9
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
 
     def _apply_partsupp(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -788,10 +852,29 @@ class View:
         if len(row) != 5:
             raise ViewError(_arity_message("partsupp", 5, row))
         v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
-        keep_partsupp = v_l_suppkey is not None
-        store = self.partsupp_rows
-        count = store.get(row, 0) + d
-        if count < 0:
+        if (
+            v_ps_partkey is None
+            or v_l_suppkey is None
+            or v_ps_availqty is None
+            or v_ps_supplycost is None
+            or v_ps_comment is None
+        ):
+            raise _null_error(
+                "partsupp",
+                row,
+                (
+                    (0, "ps_partkey"),
+                    (1, "ps_suppkey"),
+                    (2, "ps_availqty"),
+                    (3, "ps_supplycost"),
+                    (4, "ps_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
+        ):
             raise ViewError(_absent_message("partsupp", row))
         pending = self._pending
         lineitem_o_orderkey_by_l_suppkey = self.lineitem_o_orderkey_by_l_suppkey
@@ -803,534 +886,82 @@ class View:
         partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
         partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom partsupp
-        if keep_partsupp:
-            _p = d
-            _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
-            if _grp is None:
-                partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del partsupp_by_l_suppkey[v_l_suppkey]
-            _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-            if _o is None:
-                partsupp_count_by_l_suppkey[v_l_suppkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    partsupp_count_by_l_suppkey[v_l_suppkey] = _n
-                else:
-                    del partsupp_count_by_l_suppkey[v_l_suppkey]
-            _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n3_count_by_l_suppkey.get(v_l_suppkey)
-                if _o is None:
-                    n3_count_by_l_suppkey[v_l_suppkey] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n3_count_by_l_suppkey[v_l_suppkey] = _n
-                    else:
-                        del n3_count_by_l_suppkey[v_l_suppkey]
-                _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
-                if _g5:
-                    for v_o_orderkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
-                        _grp = n1_by_o_orderkey.get(v_o_orderkey)
-                        if _grp is None:
-                            n1_by_o_orderkey[v_o_orderkey] = {
-                                (v_o_orderkey, v_l_suppkey): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_o_orderkey, v_l_suppkey))
-                            if _o is None:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _d4
-                            else:
-                                _n = _o + _d4
-                                if _n:
-                                    _grp[(v_o_orderkey, v_l_suppkey)] = _n
-                                else:
-                                    del _grp[(v_o_orderkey, v_l_suppkey)]
-                                    if not _grp:
-                                        del n1_by_o_orderkey[v_o_orderkey]
-                        _o = n1_count_by_o_orderkey.get(v_o_orderkey)
-                        if _o is None:
-                            n1_count_by_o_orderkey[v_o_orderkey] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                n1_count_by_o_orderkey[v_o_orderkey] = _n
-                            else:
-                                del n1_count_by_o_orderkey[v_o_orderkey]
-                        _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
-                            _o = n0_root.get(v_o_orderkey)
-                            if _o is None:
-                                n0_root[v_o_orderkey] = _d7
-                            else:
-                                _n = _o + _d7
-                                if _n:
-                                    n0_root[v_o_orderkey] = _n
-                                else:
-                                    del n0_root[v_o_orderkey]
-                            if pending is not None:
-                                for (
-                                    v_o_orderkey,
-                                    v_l_partkey,
-                                    v_l_suppkey,
-                                    v_l_linenumber,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_tax,
-                                    v_l_returnflag,
-                                    v_l_linestatus,
-                                    v_l_shipdate,
-                                    v_l_commitdate,
-                                    v_l_receiptdate,
-                                    v_l_shipinstruct,
-                                    v_l_shipmode,
-                                    v_l_comment,
-                                ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
-                                    (v_o_orderkey, v_l_suppkey)
-                                ].items():
-                                    for (
-                                        v_l_suppkey,
-                                        v_s_name,
-                                        v_s_address,
-                                        v_s_nationkey,
-                                        v_s_phone,
-                                        v_s_acctbal,
-                                        v_s_comment,
-                                    ), _m9 in self.supplier_by_l_suppkey[
-                                        v_l_suppkey
-                                    ].items():
-                                        for (
-                                            v_o_orderkey,
-                                            v_o_custkey,
-                                        ), _m10 in self.n6_by_o_orderkey[
-                                            v_o_orderkey
-                                        ].items():
-                                            for (
-                                                v_o_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                            ), _m11 in self.orders_by_o_orderkey_o_custkey[
-                                                (v_o_orderkey, v_o_custkey)
-                                            ].items():
-                                                for (
-                                                    v_o_custkey,
-                                                    v_c_name,
-                                                    v_c_address,
-                                                    v_c_nationkey,
-                                                    v_c_phone,
-                                                    v_c_acctbal,
-                                                    v_c_mktsegment,
-                                                    v_c_comment,
-                                                ), _m12 in self.customer_by_o_custkey[
-                                                    v_o_custkey
-                                                ].items():
-                                                    _k = (
-                                                        v_o_orderkey,
-                                                        v_o_custkey,
-                                                        v_o_orderstatus,
-                                                        v_o_totalprice,
-                                                        v_o_orderdate,
-                                                        v_o_orderpriority,
-                                                        v_o_clerk,
-                                                        v_o_shippriority,
-                                                        v_o_comment,
-                                                        v_o_orderkey,
-                                                        v_l_partkey,
-                                                        v_l_suppkey,
-                                                        v_l_linenumber,
-                                                        v_l_quantity,
-                                                        v_l_extendedprice,
-                                                        v_l_discount,
-                                                        v_l_tax,
-                                                        v_l_returnflag,
-                                                        v_l_linestatus,
-                                                        v_l_shipdate,
-                                                        v_l_commitdate,
-                                                        v_l_receiptdate,
-                                                        v_l_shipinstruct,
-                                                        v_l_shipmode,
-                                                        v_l_comment,
-                                                        v_ps_partkey,
-                                                        v_l_suppkey,
-                                                        v_ps_availqty,
-                                                        v_ps_supplycost,
-                                                        v_ps_comment,
-                                                        v_l_suppkey,
-                                                        v_s_name,
-                                                        v_s_address,
-                                                        v_s_nationkey,
-                                                        v_s_phone,
-                                                        v_s_acctbal,
-                                                        v_s_comment,
-                                                        v_o_custkey,
-                                                        v_c_name,
-                                                        v_c_address,
-                                                        v_c_nationkey,
-                                                        v_c_phone,
-                                                        v_c_acctbal,
-                                                        v_c_mktsegment,
-                                                        v_c_comment,
-                                                    )
-                                                    _v = _p * _m8 * _m9 * _m11 * _m12
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
-
-    def _apply_supplier(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 7:
-            raise ViewError(_arity_message("supplier", 7, row))
-        (
-            v_l_suppkey,
-            v_s_name,
-            v_s_address,
-            v_s_nationkey,
-            v_s_phone,
-            v_s_acctbal,
-            v_s_comment,
-        ) = row
-        keep_supplier = v_l_suppkey is not None
-        store = self.supplier_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("supplier", row))
-        pending = self._pending
-        lineitem_o_orderkey_by_l_suppkey = self.lineitem_o_orderkey_by_l_suppkey
-        n0_root = self.n0_root
-        n1_by_o_orderkey = self.n1_by_o_orderkey
-        n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
-        n3_count_by_l_suppkey = self.n3_count_by_l_suppkey
-        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
-        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
-        supplier_by_l_suppkey = self.supplier_by_l_suppkey
-        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
-        if count:
-            store[row] = count
+        _p = d
+        _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
+        if _grp is None:
+            partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
         else:
-            del store[row]
-        # atom supplier
-        if keep_supplier:
-            _p = d
-            _grp = supplier_by_l_suppkey.get(v_l_suppkey)
-            if _grp is None:
-                supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del supplier_by_l_suppkey[v_l_suppkey]
-            _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
+            _o = _grp.get(row)
             if _o is None:
-                supplier_count_by_l_suppkey[v_l_suppkey] = _p
+                _grp[row] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    supplier_count_by_l_suppkey[v_l_suppkey] = _n
+                    _grp[row] = _n
                 else:
-                    del supplier_count_by_l_suppkey[v_l_suppkey]
-            _w1 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n3_count_by_l_suppkey.get(v_l_suppkey)
-                if _o is None:
-                    n3_count_by_l_suppkey[v_l_suppkey] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n3_count_by_l_suppkey[v_l_suppkey] = _n
-                    else:
-                        del n3_count_by_l_suppkey[v_l_suppkey]
-                _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
-                if _g5:
-                    for v_o_orderkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
-                        _grp = n1_by_o_orderkey.get(v_o_orderkey)
-                        if _grp is None:
-                            n1_by_o_orderkey[v_o_orderkey] = {
-                                (v_o_orderkey, v_l_suppkey): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_o_orderkey, v_l_suppkey))
-                            if _o is None:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _d4
-                            else:
-                                _n = _o + _d4
-                                if _n:
-                                    _grp[(v_o_orderkey, v_l_suppkey)] = _n
-                                else:
-                                    del _grp[(v_o_orderkey, v_l_suppkey)]
-                                    if not _grp:
-                                        del n1_by_o_orderkey[v_o_orderkey]
-                        _o = n1_count_by_o_orderkey.get(v_o_orderkey)
-                        if _o is None:
-                            n1_count_by_o_orderkey[v_o_orderkey] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                n1_count_by_o_orderkey[v_o_orderkey] = _n
-                            else:
-                                del n1_count_by_o_orderkey[v_o_orderkey]
-                        _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
-                            _o = n0_root.get(v_o_orderkey)
-                            if _o is None:
-                                n0_root[v_o_orderkey] = _d7
-                            else:
-                                _n = _o + _d7
-                                if _n:
-                                    n0_root[v_o_orderkey] = _n
-                                else:
-                                    del n0_root[v_o_orderkey]
-                            if pending is not None:
-                                for (
-                                    v_o_orderkey,
-                                    v_l_partkey,
-                                    v_l_suppkey,
-                                    v_l_linenumber,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_tax,
-                                    v_l_returnflag,
-                                    v_l_linestatus,
-                                    v_l_shipdate,
-                                    v_l_commitdate,
-                                    v_l_receiptdate,
-                                    v_l_shipinstruct,
-                                    v_l_shipmode,
-                                    v_l_comment,
-                                ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
-                                    (v_o_orderkey, v_l_suppkey)
-                                ].items():
-                                    for (
-                                        v_ps_partkey,
-                                        v_l_suppkey,
-                                        v_ps_availqty,
-                                        v_ps_supplycost,
-                                        v_ps_comment,
-                                    ), _m9 in self.partsupp_by_l_suppkey[
-                                        v_l_suppkey
-                                    ].items():
-                                        for (
-                                            v_o_orderkey,
-                                            v_o_custkey,
-                                        ), _m10 in self.n6_by_o_orderkey[
-                                            v_o_orderkey
-                                        ].items():
-                                            for (
-                                                v_o_orderkey,
-                                                v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                            ), _m11 in self.orders_by_o_orderkey_o_custkey[
-                                                (v_o_orderkey, v_o_custkey)
-                                            ].items():
-                                                for (
-                                                    v_o_custkey,
-                                                    v_c_name,
-                                                    v_c_address,
-                                                    v_c_nationkey,
-                                                    v_c_phone,
-                                                    v_c_acctbal,
-                                                    v_c_mktsegment,
-                                                    v_c_comment,
-                                                ), _m12 in self.customer_by_o_custkey[
-                                                    v_o_custkey
-                                                ].items():
-                                                    _k = (
-                                                        v_o_orderkey,
-                                                        v_o_custkey,
-                                                        v_o_orderstatus,
-                                                        v_o_totalprice,
-                                                        v_o_orderdate,
-                                                        v_o_orderpriority,
-                                                        v_o_clerk,
-                                                        v_o_shippriority,
-                                                        v_o_comment,
-                                                        v_o_orderkey,
-                                                        v_l_partkey,
-                                                        v_l_suppkey,
-                                                        v_l_linenumber,
-                                                        v_l_quantity,
-                                                        v_l_extendedprice,
-                                                        v_l_discount,
-                                                        v_l_tax,
-                                                        v_l_returnflag,
-                                                        v_l_linestatus,
-                                                        v_l_shipdate,
-                                                        v_l_commitdate,
-                                                        v_l_receiptdate,
-                                                        v_l_shipinstruct,
-                                                        v_l_shipmode,
-                                                        v_l_comment,
-                                                        v_ps_partkey,
-                                                        v_l_suppkey,
-                                                        v_ps_availqty,
-                                                        v_ps_supplycost,
-                                                        v_ps_comment,
-                                                        v_l_suppkey,
-                                                        v_s_name,
-                                                        v_s_address,
-                                                        v_s_nationkey,
-                                                        v_s_phone,
-                                                        v_s_acctbal,
-                                                        v_s_comment,
-                                                        v_o_custkey,
-                                                        v_c_name,
-                                                        v_c_address,
-                                                        v_c_nationkey,
-                                                        v_c_phone,
-                                                        v_c_acctbal,
-                                                        v_c_mktsegment,
-                                                        v_c_comment,
-                                                    )
-                                                    _v = _p * _m8 * _m9 * _m11 * _m12
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
-
-    def _apply_customer(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 8:
-            raise ViewError(_arity_message("customer", 8, row))
-        (
-            v_o_custkey,
-            v_c_name,
-            v_c_address,
-            v_c_nationkey,
-            v_c_phone,
-            v_c_acctbal,
-            v_c_mktsegment,
-            v_c_comment,
-        ) = row
-        keep_customer = v_o_custkey is not None
-        store = self.customer_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("customer", row))
-        pending = self._pending
-        customer_by_o_custkey = self.customer_by_o_custkey
-        customer_count_by_o_custkey = self.customer_count_by_o_custkey
-        n0_root = self.n0_root
-        n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
-        n6_by_o_orderkey = self.n6_by_o_orderkey
-        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
-        orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
-        if count:
-            store[row] = count
+                    del _grp[row]
+                    if not _grp:
+                        del partsupp_by_l_suppkey[v_l_suppkey]
+        _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            partsupp_count_by_l_suppkey[v_l_suppkey] = _p
         else:
-            del store[row]
-        # atom customer
-        if keep_customer:
-            _p = d
-            _grp = customer_by_o_custkey.get(v_o_custkey)
-            if _grp is None:
-                customer_by_o_custkey[v_o_custkey] = {row: _p}
+            _n = _o + _p
+            if _n:
+                partsupp_count_by_l_suppkey[v_l_suppkey] = _n
             else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del customer_by_o_custkey[v_o_custkey]
-            _o = customer_count_by_o_custkey.get(v_o_custkey)
+                del partsupp_count_by_l_suppkey[v_l_suppkey]
+        _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n3_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
-                customer_count_by_o_custkey[v_o_custkey] = _p
+                n3_count_by_l_suppkey[v_l_suppkey] = _d2
             else:
-                _n = _o + _p
+                _n = _o + _d2
                 if _n:
-                    customer_count_by_o_custkey[v_o_custkey] = _n
+                    n3_count_by_l_suppkey[v_l_suppkey] = _n
                 else:
-                    del customer_count_by_o_custkey[v_o_custkey]
-            _g3 = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
-            if _g3:
-                for v_o_orderkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
-                    _grp = n6_by_o_orderkey.get(v_o_orderkey)
+                    del n3_count_by_l_suppkey[v_l_suppkey]
+            _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
+            if _g5:
+                for v_o_orderkey, _w3 in _g5.items():
+                    _d4 = _d2 * _w3
+                    _grp = n1_by_o_orderkey.get(v_o_orderkey)
                     if _grp is None:
-                        n6_by_o_orderkey[v_o_orderkey] = {
-                            (v_o_orderkey, v_o_custkey): _d2
+                        n1_by_o_orderkey[v_o_orderkey] = {
+                            (v_o_orderkey, v_l_suppkey): _d4
                         }
                     else:
-                        _o = _grp.get((v_o_orderkey, v_o_custkey))
+                        _o = _grp.get((v_o_orderkey, v_l_suppkey))
                         if _o is None:
-                            _grp[(v_o_orderkey, v_o_custkey)] = _d2
+                            _grp[(v_o_orderkey, v_l_suppkey)] = _d4
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d4
                             if _n:
-                                _grp[(v_o_orderkey, v_o_custkey)] = _n
+                                _grp[(v_o_orderkey, v_l_suppkey)] = _n
                             else:
-                                del _grp[(v_o_orderkey, v_o_custkey)]
+                                del _grp[(v_o_orderkey, v_l_suppkey)]
                                 if not _grp:
-                                    del n6_by_o_orderkey[v_o_orderkey]
-                    _o = n6_count_by_o_orderkey.get(v_o_orderkey)
+                                    del n1_by_o_orderkey[v_o_orderkey]
+                    _o = n1_count_by_o_orderkey.get(v_o_orderkey)
                     if _o is None:
-                        n6_count_by_o_orderkey[v_o_orderkey] = _d2
+                        n1_count_by_o_orderkey[v_o_orderkey] = _d4
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d4
                         if _n:
-                            n6_count_by_o_orderkey[v_o_orderkey] = _n
+                            n1_count_by_o_orderkey[v_o_orderkey] = _n
                         else:
-                            del n6_count_by_o_orderkey[v_o_orderkey]
-                    _w4 = n1_count_by_o_orderkey.get(v_o_orderkey)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                            del n1_count_by_o_orderkey[v_o_orderkey]
+                    _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                    if _w6 is not None:
+                        _d7 = _d4 * _w6
                         _o = n0_root.get(v_o_orderkey)
                         if _o is None:
-                            n0_root[v_o_orderkey] = _d5
+                            n0_root[v_o_orderkey] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_o_orderkey] = _n
                             else:
@@ -1338,60 +969,65 @@ class View:
                         if pending is not None:
                             for (
                                 v_o_orderkey,
+                                v_l_partkey,
                                 v_l_suppkey,
-                            ), _m6 in self.n1_by_o_orderkey[v_o_orderkey].items():
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
+                                (v_o_orderkey, v_l_suppkey)
+                            ].items():
                                 for (
-                                    v_o_orderkey,
-                                    v_l_partkey,
                                     v_l_suppkey,
-                                    v_l_linenumber,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_tax,
-                                    v_l_returnflag,
-                                    v_l_linestatus,
-                                    v_l_shipdate,
-                                    v_l_commitdate,
-                                    v_l_receiptdate,
-                                    v_l_shipinstruct,
-                                    v_l_shipmode,
-                                    v_l_comment,
-                                ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
-                                    (v_o_orderkey, v_l_suppkey)
+                                    v_s_name,
+                                    v_s_address,
+                                    v_s_nationkey,
+                                    v_s_phone,
+                                    v_s_acctbal,
+                                    v_s_comment,
+                                ), _m9 in self.supplier_by_l_suppkey[
+                                    v_l_suppkey
                                 ].items():
                                     for (
-                                        v_ps_partkey,
-                                        v_l_suppkey,
-                                        v_ps_availqty,
-                                        v_ps_supplycost,
-                                        v_ps_comment,
-                                    ), _m8 in self.partsupp_by_l_suppkey[
-                                        v_l_suppkey
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                    ), _m10 in self.n6_by_o_orderkey[
+                                        v_o_orderkey
                                     ].items():
                                         for (
-                                            v_l_suppkey,
-                                            v_s_name,
-                                            v_s_address,
-                                            v_s_nationkey,
-                                            v_s_phone,
-                                            v_s_acctbal,
-                                            v_s_comment,
-                                        ), _m9 in self.supplier_by_l_suppkey[
-                                            v_l_suppkey
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                        ), _m11 in self.orders_by_o_orderkey_o_custkey[
+                                            (v_o_orderkey, v_o_custkey)
                                         ].items():
                                             for (
-                                                v_o_orderkey,
                                                 v_o_custkey,
-                                                v_o_orderstatus,
-                                                v_o_totalprice,
-                                                v_o_orderdate,
-                                                v_o_orderpriority,
-                                                v_o_clerk,
-                                                v_o_shippriority,
-                                                v_o_comment,
-                                            ), _m10 in self.orders_by_o_orderkey_o_custkey[
-                                                (v_o_orderkey, v_o_custkey)
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            ), _m12 in self.customer_by_o_custkey[
+                                                v_o_custkey
                                             ].items():
                                                 _k = (
                                                     v_o_orderkey,
@@ -1440,11 +1076,486 @@ class View:
                                                     v_c_mktsegment,
                                                     v_c_comment,
                                                 )
-                                                _v = _p * _m7 * _m8 * _m9 * _m10
+                                                _v = _p * _m8 * _m9 * _m11 * _m12
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
                                                 )
+
+    def _apply_supplier(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 7:
+            raise ViewError(_arity_message("supplier", 7, row))
+        (
+            v_l_suppkey,
+            v_s_name,
+            v_s_address,
+            v_s_nationkey,
+            v_s_phone,
+            v_s_acctbal,
+            v_s_comment,
+        ) = row
+        if (
+            v_l_suppkey is None
+            or v_s_name is None
+            or v_s_address is None
+            or v_s_nationkey is None
+            or v_s_phone is None
+            or v_s_acctbal is None
+            or v_s_comment is None
+        ):
+            raise _null_error(
+                "supplier",
+                row,
+                (
+                    (0, "s_suppkey"),
+                    (1, "s_name"),
+                    (2, "s_address"),
+                    (3, "s_nationkey"),
+                    (4, "s_phone"),
+                    (5, "s_acctbal"),
+                    (6, "s_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
+        ):
+            raise ViewError(_absent_message("supplier", row))
+        pending = self._pending
+        lineitem_o_orderkey_by_l_suppkey = self.lineitem_o_orderkey_by_l_suppkey
+        n0_root = self.n0_root
+        n1_by_o_orderkey = self.n1_by_o_orderkey
+        n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
+        n3_count_by_l_suppkey = self.n3_count_by_l_suppkey
+        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
+        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
+        supplier_by_l_suppkey = self.supplier_by_l_suppkey
+        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
+        # atom supplier
+        _p = d
+        _grp = supplier_by_l_suppkey.get(v_l_suppkey)
+        if _grp is None:
+            supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del supplier_by_l_suppkey[v_l_suppkey]
+        _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            supplier_count_by_l_suppkey[v_l_suppkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                supplier_count_by_l_suppkey[v_l_suppkey] = _n
+            else:
+                del supplier_count_by_l_suppkey[v_l_suppkey]
+        _w1 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n3_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                n3_count_by_l_suppkey[v_l_suppkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n3_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del n3_count_by_l_suppkey[v_l_suppkey]
+            _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
+            if _g5:
+                for v_o_orderkey, _w3 in _g5.items():
+                    _d4 = _d2 * _w3
+                    _grp = n1_by_o_orderkey.get(v_o_orderkey)
+                    if _grp is None:
+                        n1_by_o_orderkey[v_o_orderkey] = {
+                            (v_o_orderkey, v_l_suppkey): _d4
+                        }
+                    else:
+                        _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                        if _o is None:
+                            _grp[(v_o_orderkey, v_l_suppkey)] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                            else:
+                                del _grp[(v_o_orderkey, v_l_suppkey)]
+                                if not _grp:
+                                    del n1_by_o_orderkey[v_o_orderkey]
+                    _o = n1_count_by_o_orderkey.get(v_o_orderkey)
+                    if _o is None:
+                        n1_count_by_o_orderkey[v_o_orderkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n1_count_by_o_orderkey[v_o_orderkey] = _n
+                        else:
+                            del n1_count_by_o_orderkey[v_o_orderkey]
+                    _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                    if _w6 is not None:
+                        _d7 = _d4 * _w6
+                        _o = n0_root.get(v_o_orderkey)
+                        if _o is None:
+                            n0_root[v_o_orderkey] = _d7
+                        else:
+                            _n = _o + _d7
+                            if _n:
+                                n0_root[v_o_orderkey] = _n
+                            else:
+                                del n0_root[v_o_orderkey]
+                        if pending is not None:
+                            for (
+                                v_o_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
+                                (v_o_orderkey, v_l_suppkey)
+                            ].items():
+                                for (
+                                    v_ps_partkey,
+                                    v_l_suppkey,
+                                    v_ps_availqty,
+                                    v_ps_supplycost,
+                                    v_ps_comment,
+                                ), _m9 in self.partsupp_by_l_suppkey[
+                                    v_l_suppkey
+                                ].items():
+                                    for (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                    ), _m10 in self.n6_by_o_orderkey[
+                                        v_o_orderkey
+                                    ].items():
+                                        for (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                        ), _m11 in self.orders_by_o_orderkey_o_custkey[
+                                            (v_o_orderkey, v_o_custkey)
+                                        ].items():
+                                            for (
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            ), _m12 in self.customer_by_o_custkey[
+                                                v_o_custkey
+                                            ].items():
+                                                _k = (
+                                                    v_o_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_ps_partkey,
+                                                    v_l_suppkey,
+                                                    v_ps_availqty,
+                                                    v_ps_supplycost,
+                                                    v_ps_comment,
+                                                    v_l_suppkey,
+                                                    v_s_name,
+                                                    v_s_address,
+                                                    v_s_nationkey,
+                                                    v_s_phone,
+                                                    v_s_acctbal,
+                                                    v_s_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                )
+                                                _v = _p * _m8 * _m9 * _m11 * _m12
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+    def _apply_customer(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 8:
+            raise ViewError(_arity_message("customer", 8, row))
+        (
+            v_o_custkey,
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_mktsegment,
+            v_c_comment,
+        ) = row
+        if (
+            v_o_custkey is None
+            or v_c_name is None
+            or v_c_address is None
+            or v_c_nationkey is None
+            or v_c_phone is None
+            or v_c_acctbal is None
+            or v_c_mktsegment is None
+            or v_c_comment is None
+        ):
+            raise _null_error(
+                "customer",
+                row,
+                (
+                    (0, "c_custkey"),
+                    (1, "c_name"),
+                    (2, "c_address"),
+                    (3, "c_nationkey"),
+                    (4, "c_phone"),
+                    (5, "c_acctbal"),
+                    (6, "c_mktsegment"),
+                    (7, "c_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.customer_by_o_custkey.get(v_o_custkey, _EMPTY).get(row, _ZERO) + d
+            < 0
+        ):
+            raise ViewError(_absent_message("customer", row))
+        pending = self._pending
+        customer_by_o_custkey = self.customer_by_o_custkey
+        customer_count_by_o_custkey = self.customer_count_by_o_custkey
+        n0_root = self.n0_root
+        n1_count_by_o_orderkey = self.n1_count_by_o_orderkey
+        n6_by_o_orderkey = self.n6_by_o_orderkey
+        n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
+        orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
+        # atom customer
+        _p = d
+        _grp = customer_by_o_custkey.get(v_o_custkey)
+        if _grp is None:
+            customer_by_o_custkey[v_o_custkey] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del customer_by_o_custkey[v_o_custkey]
+        _o = customer_count_by_o_custkey.get(v_o_custkey)
+        if _o is None:
+            customer_count_by_o_custkey[v_o_custkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                customer_count_by_o_custkey[v_o_custkey] = _n
+            else:
+                del customer_count_by_o_custkey[v_o_custkey]
+        _g3 = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
+        if _g3:
+            for v_o_orderkey, _w1 in _g3.items():
+                _d2 = _p * _w1
+                _grp = n6_by_o_orderkey.get(v_o_orderkey)
+                if _grp is None:
+                    n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d2}
+                else:
+                    _o = _grp.get((v_o_orderkey, v_o_custkey))
+                    if _o is None:
+                        _grp[(v_o_orderkey, v_o_custkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_o_orderkey, v_o_custkey)] = _n
+                        else:
+                            del _grp[(v_o_orderkey, v_o_custkey)]
+                            if not _grp:
+                                del n6_by_o_orderkey[v_o_orderkey]
+                _o = n6_count_by_o_orderkey.get(v_o_orderkey)
+                if _o is None:
+                    n6_count_by_o_orderkey[v_o_orderkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n6_count_by_o_orderkey[v_o_orderkey] = _n
+                    else:
+                        del n6_count_by_o_orderkey[v_o_orderkey]
+                _w4 = n1_count_by_o_orderkey.get(v_o_orderkey)
+                if _w4 is not None:
+                    _d5 = _d2 * _w4
+                    _o = n0_root.get(v_o_orderkey)
+                    if _o is None:
+                        n0_root[v_o_orderkey] = _d5
+                    else:
+                        _n = _o + _d5
+                        if _n:
+                            n0_root[v_o_orderkey] = _n
+                        else:
+                            del n0_root[v_o_orderkey]
+                    if pending is not None:
+                        for (v_o_orderkey, v_l_suppkey), _m6 in self.n1_by_o_orderkey[
+                            v_o_orderkey
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
+                                (v_o_orderkey, v_l_suppkey)
+                            ].items():
+                                for (
+                                    v_ps_partkey,
+                                    v_l_suppkey,
+                                    v_ps_availqty,
+                                    v_ps_supplycost,
+                                    v_ps_comment,
+                                ), _m8 in self.partsupp_by_l_suppkey[
+                                    v_l_suppkey
+                                ].items():
+                                    for (
+                                        v_l_suppkey,
+                                        v_s_name,
+                                        v_s_address,
+                                        v_s_nationkey,
+                                        v_s_phone,
+                                        v_s_acctbal,
+                                        v_s_comment,
+                                    ), _m9 in self.supplier_by_l_suppkey[
+                                        v_l_suppkey
+                                    ].items():
+                                        for (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                        ), _m10 in self.orders_by_o_orderkey_o_custkey[
+                                            (v_o_orderkey, v_o_custkey)
+                                        ].items():
+                                            _k = (
+                                                v_o_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_ps_partkey,
+                                                v_l_suppkey,
+                                                v_ps_availqty,
+                                                v_ps_supplycost,
+                                                v_ps_comment,
+                                                v_l_suppkey,
+                                                v_s_name,
+                                                v_s_address,
+                                                v_s_nationkey,
+                                                v_s_phone,
+                                                v_s_acctbal,
+                                                v_s_comment,
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            )
+                                            _v = _p * _m7 * _m8 * _m9 * _m10
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,
@@ -1859,11 +1970,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "orders_rows": self.orders_rows,
-                    "lineitem_rows": self.lineitem_rows,
-                    "partsupp_rows": self.partsupp_rows,
-                    "supplier_rows": self.supplier_rows,
-                    "customer_rows": self.customer_rows,
                     "n0_root": self.n0_root,
                     "n1_by_o_orderkey": self.n1_by_o_orderkey,
                     "n1_count_by_o_orderkey": self.n1_count_by_o_orderkey,
@@ -1907,11 +2013,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "orders_rows",
-            "lineitem_rows",
-            "partsupp_rows",
-            "supplier_rows",
-            "customer_rows",
             "n0_root",
             "n1_by_o_orderkey",
             "n1_count_by_o_orderkey",

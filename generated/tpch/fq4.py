@@ -69,6 +69,17 @@ def _absent_message(relation, row):
     )
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -144,13 +155,10 @@ class View:
         "ps_supplycost",
         "ps_comment",
     )
-    QUERY_ID = "eb5b36f8b677c191"
-    LAYOUT_ID = "dd0a7b412159f258"  # the state's layout: snapshots restore only here
+    QUERY_ID = "05b17fd666c5ab57"
+    LAYOUT_ID = "d69013968d64718a"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
-        self.lineitem_rows = {}  # input rows: row -> multiplicity
-        self.supplier_rows = {}  # input rows: row -> multiplicity
-        self.partsupp_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
         self.n1_count_by_l_suppkey = (
             {}
@@ -290,10 +298,51 @@ class View:
             v_l_shipmode,
             v_l_comment,
         ) = row
-        keep_lineitem = v_l_suppkey is not None
-        store = self.lineitem_rows
-        count = store.get(row, 0) + d
-        if count < 0:
+        if (
+            v_l_orderkey is None
+            or v_l_partkey is None
+            or v_l_suppkey is None
+            or v_l_linenumber is None
+            or v_l_quantity is None
+            or v_l_extendedprice is None
+            or v_l_discount is None
+            or v_l_tax is None
+            or v_l_returnflag is None
+            or v_l_linestatus is None
+            or v_l_shipdate is None
+            or v_l_commitdate is None
+            or v_l_receiptdate is None
+            or v_l_shipinstruct is None
+            or v_l_shipmode is None
+            or v_l_comment is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (0, "l_orderkey"),
+                    (1, "l_partkey"),
+                    (2, "l_suppkey"),
+                    (3, "l_linenumber"),
+                    (4, "l_quantity"),
+                    (5, "l_extendedprice"),
+                    (6, "l_discount"),
+                    (7, "l_tax"),
+                    (8, "l_returnflag"),
+                    (9, "l_linestatus"),
+                    (10, "l_shipdate"),
+                    (11, "l_commitdate"),
+                    (12, "l_receiptdate"),
+                    (13, "l_shipinstruct"),
+                    (14, "l_shipmode"),
+                    (15, "l_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.lineitem_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
+        ):
             raise ViewError(_absent_message("lineitem", row))
         pending = self._pending
         lineitem_by_l_suppkey = self.lineitem_by_l_suppkey
@@ -302,342 +351,73 @@ class View:
         n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
         partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
         supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom lineitem
-        if keep_lineitem:
-            _p = d
-            _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
-            if _grp is None:
-                lineitem_by_l_suppkey[v_l_suppkey] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del lineitem_by_l_suppkey[v_l_suppkey]
-            _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
-            if _o is None:
-                lineitem_count_by_l_suppkey[v_l_suppkey] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    lineitem_count_by_l_suppkey[v_l_suppkey] = _n
-                else:
-                    del lineitem_count_by_l_suppkey[v_l_suppkey]
-            _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
-                if _o is None:
-                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n1_count_by_l_suppkey[v_l_suppkey] = _n
-                    else:
-                        del n1_count_by_l_suppkey[v_l_suppkey]
-                _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_l_suppkey)
-                    if _o is None:
-                        n0_root[v_l_suppkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_l_suppkey] = _n
-                        else:
-                            del n0_root[v_l_suppkey]
-                    if pending is not None:
-                        for (
-                            v_l_suppkey,
-                            v_s_name,
-                            v_s_address,
-                            v_s_nationkey,
-                            v_s_phone,
-                            v_s_acctbal,
-                            v_s_comment,
-                        ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
-                            for (
-                                v_ps_partkey,
-                                v_l_suppkey,
-                                v_ps_availqty,
-                                v_ps_supplycost,
-                                v_ps_comment,
-                            ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
-                                _k = (
-                                    v_l_orderkey,
-                                    v_l_partkey,
-                                    v_l_suppkey,
-                                    v_l_linenumber,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_tax,
-                                    v_l_returnflag,
-                                    v_l_linestatus,
-                                    v_l_shipdate,
-                                    v_l_commitdate,
-                                    v_l_receiptdate,
-                                    v_l_shipinstruct,
-                                    v_l_shipmode,
-                                    v_l_comment,
-                                    v_l_suppkey,
-                                    v_s_name,
-                                    v_s_address,
-                                    v_s_nationkey,
-                                    v_s_phone,
-                                    v_s_acctbal,
-                                    v_s_comment,
-                                    v_ps_partkey,
-                                    v_l_suppkey,
-                                    v_ps_availqty,
-                                    v_ps_supplycost,
-                                    v_ps_comment,
-                                )
-                                _v = _p * _m5 * _m6
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_supplier(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 7:
-            raise ViewError(_arity_message("supplier", 7, row))
-        (
-            v_l_suppkey,
-            v_s_name,
-            v_s_address,
-            v_s_nationkey,
-            v_s_phone,
-            v_s_acctbal,
-            v_s_comment,
-        ) = row
-        keep_supplier = v_l_suppkey is not None
-        store = self.supplier_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("supplier", row))
-        pending = self._pending
-        lineitem_count_by_l_suppkey = self.lineitem_count_by_l_suppkey
-        n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
-        supplier_by_l_suppkey = self.supplier_by_l_suppkey
-        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
-        if count:
-            store[row] = count
+        _p = d
+        _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
+        if _grp is None:
+            lineitem_by_l_suppkey[v_l_suppkey] = {row: _p}
         else:
-            del store[row]
-        # atom supplier
-        if keep_supplier:
-            _p = d
-            _grp = supplier_by_l_suppkey.get(v_l_suppkey)
-            if _grp is None:
-                supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del supplier_by_l_suppkey[v_l_suppkey]
-            _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
+            _o = _grp.get(row)
             if _o is None:
-                supplier_count_by_l_suppkey[v_l_suppkey] = _p
+                _grp[row] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    supplier_count_by_l_suppkey[v_l_suppkey] = _n
+                    _grp[row] = _n
                 else:
-                    del supplier_count_by_l_suppkey[v_l_suppkey]
-            _w1 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
-                if _o is None:
-                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n1_count_by_l_suppkey[v_l_suppkey] = _n
-                    else:
-                        del n1_count_by_l_suppkey[v_l_suppkey]
-                _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_l_suppkey)
-                    if _o is None:
-                        n0_root[v_l_suppkey] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_l_suppkey] = _n
-                        else:
-                            del n0_root[v_l_suppkey]
-                    if pending is not None:
-                        for (
-                            v_l_orderkey,
-                            v_l_partkey,
-                            v_l_suppkey,
-                            v_l_linenumber,
-                            v_l_quantity,
-                            v_l_extendedprice,
-                            v_l_discount,
-                            v_l_tax,
-                            v_l_returnflag,
-                            v_l_linestatus,
-                            v_l_shipdate,
-                            v_l_commitdate,
-                            v_l_receiptdate,
-                            v_l_shipinstruct,
-                            v_l_shipmode,
-                            v_l_comment,
-                        ), _m5 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
-                            for (
-                                v_ps_partkey,
-                                v_l_suppkey,
-                                v_ps_availqty,
-                                v_ps_supplycost,
-                                v_ps_comment,
-                            ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
-                                _k = (
-                                    v_l_orderkey,
-                                    v_l_partkey,
-                                    v_l_suppkey,
-                                    v_l_linenumber,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_tax,
-                                    v_l_returnflag,
-                                    v_l_linestatus,
-                                    v_l_shipdate,
-                                    v_l_commitdate,
-                                    v_l_receiptdate,
-                                    v_l_shipinstruct,
-                                    v_l_shipmode,
-                                    v_l_comment,
-                                    v_l_suppkey,
-                                    v_s_name,
-                                    v_s_address,
-                                    v_s_nationkey,
-                                    v_s_phone,
-                                    v_s_acctbal,
-                                    v_s_comment,
-                                    v_ps_partkey,
-                                    v_l_suppkey,
-                                    v_ps_availqty,
-                                    v_ps_supplycost,
-                                    v_ps_comment,
-                                )
-                                _v = _p * _m5 * _m6
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_partsupp(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 5:
-            raise ViewError(_arity_message("partsupp", 5, row))
-        v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
-        keep_partsupp = v_l_suppkey is not None
-        store = self.partsupp_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("partsupp", row))
-        pending = self._pending
-        n0_root = self.n0_root
-        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
-        partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
-        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
-        if count:
-            store[row] = count
+                    del _grp[row]
+                    if not _grp:
+                        del lineitem_by_l_suppkey[v_l_suppkey]
+        _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            lineitem_count_by_l_suppkey[v_l_suppkey] = _p
         else:
-            del store[row]
-        # atom partsupp
-        if keep_partsupp:
-            _p = d
-            _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
-            if _grp is None:
-                partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
+            _n = _o + _p
+            if _n:
+                lineitem_count_by_l_suppkey[v_l_suppkey] = _n
             else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del partsupp_by_l_suppkey[v_l_suppkey]
-            _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+                del lineitem_count_by_l_suppkey[v_l_suppkey]
+        _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
-                partsupp_count_by_l_suppkey[v_l_suppkey] = _p
+                n1_count_by_l_suppkey[v_l_suppkey] = _d2
             else:
-                _n = _o + _p
+                _n = _o + _d2
                 if _n:
-                    partsupp_count_by_l_suppkey[v_l_suppkey] = _n
+                    n1_count_by_l_suppkey[v_l_suppkey] = _n
                 else:
-                    del partsupp_count_by_l_suppkey[v_l_suppkey]
-            _w1 = n1_count_by_l_suppkey.get(v_l_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                    del n1_count_by_l_suppkey[v_l_suppkey]
+            _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
                 _o = n0_root.get(v_l_suppkey)
                 if _o is None:
-                    n0_root[v_l_suppkey] = _d2
+                    n0_root[v_l_suppkey] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n0_root[v_l_suppkey] = _n
                     else:
                         del n0_root[v_l_suppkey]
                 if pending is not None:
                     for (
-                        v_l_orderkey,
-                        v_l_partkey,
                         v_l_suppkey,
-                        v_l_linenumber,
-                        v_l_quantity,
-                        v_l_extendedprice,
-                        v_l_discount,
-                        v_l_tax,
-                        v_l_returnflag,
-                        v_l_linestatus,
-                        v_l_shipdate,
-                        v_l_commitdate,
-                        v_l_receiptdate,
-                        v_l_shipinstruct,
-                        v_l_shipmode,
-                        v_l_comment,
-                    ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                        v_s_name,
+                        v_s_address,
+                        v_s_nationkey,
+                        v_s_phone,
+                        v_s_acctbal,
+                        v_s_comment,
+                    ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
                         for (
+                            v_ps_partkey,
                             v_l_suppkey,
-                            v_s_name,
-                            v_s_address,
-                            v_s_nationkey,
-                            v_s_phone,
-                            v_s_acctbal,
-                            v_s_comment,
-                        ), _m4 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
                             _k = (
                                 v_l_orderkey,
                                 v_l_partkey,
@@ -668,9 +448,305 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             )
-                            _v = _p * _m3 * _m4
+                            _v = _p * _m5 * _m6
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_supplier(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 7:
+            raise ViewError(_arity_message("supplier", 7, row))
+        (
+            v_l_suppkey,
+            v_s_name,
+            v_s_address,
+            v_s_nationkey,
+            v_s_phone,
+            v_s_acctbal,
+            v_s_comment,
+        ) = row
+        if (
+            v_l_suppkey is None
+            or v_s_name is None
+            or v_s_address is None
+            or v_s_nationkey is None
+            or v_s_phone is None
+            or v_s_acctbal is None
+            or v_s_comment is None
+        ):
+            raise _null_error(
+                "supplier",
+                row,
+                (
+                    (0, "s_suppkey"),
+                    (1, "s_name"),
+                    (2, "s_address"),
+                    (3, "s_nationkey"),
+                    (4, "s_phone"),
+                    (5, "s_acctbal"),
+                    (6, "s_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
+        ):
+            raise ViewError(_absent_message("supplier", row))
+        pending = self._pending
+        lineitem_count_by_l_suppkey = self.lineitem_count_by_l_suppkey
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
+        supplier_by_l_suppkey = self.supplier_by_l_suppkey
+        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
+        # atom supplier
+        _p = d
+        _grp = supplier_by_l_suppkey.get(v_l_suppkey)
+        if _grp is None:
+            supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del supplier_by_l_suppkey[v_l_suppkey]
+        _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            supplier_count_by_l_suppkey[v_l_suppkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                supplier_count_by_l_suppkey[v_l_suppkey] = _n
+            else:
+                del supplier_count_by_l_suppkey[v_l_suppkey]
+        _w1 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                n1_count_by_l_suppkey[v_l_suppkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del n1_count_by_l_suppkey[v_l_suppkey]
+            _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_l_suppkey)
+                if _o is None:
+                    n0_root[v_l_suppkey] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_l_suppkey] = _n
+                    else:
+                        del n0_root[v_l_suppkey]
+                if pending is not None:
+                    for (
+                        v_l_orderkey,
+                        v_l_partkey,
+                        v_l_suppkey,
+                        v_l_linenumber,
+                        v_l_quantity,
+                        v_l_extendedprice,
+                        v_l_discount,
+                        v_l_tax,
+                        v_l_returnflag,
+                        v_l_linestatus,
+                        v_l_shipdate,
+                        v_l_commitdate,
+                        v_l_receiptdate,
+                        v_l_shipinstruct,
+                        v_l_shipmode,
+                        v_l_comment,
+                    ), _m5 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                        for (
+                            v_ps_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            _k = (
+                                v_l_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                                v_l_suppkey,
+                                v_s_name,
+                                v_s_address,
+                                v_s_nationkey,
+                                v_s_phone,
+                                v_s_acctbal,
+                                v_s_comment,
+                                v_ps_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            )
+                            _v = _p * _m5 * _m6
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_partsupp(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 5:
+            raise ViewError(_arity_message("partsupp", 5, row))
+        v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
+        if (
+            v_ps_partkey is None
+            or v_l_suppkey is None
+            or v_ps_availqty is None
+            or v_ps_supplycost is None
+            or v_ps_comment is None
+        ):
+            raise _null_error(
+                "partsupp",
+                row,
+                (
+                    (0, "ps_partkey"),
+                    (1, "ps_suppkey"),
+                    (2, "ps_availqty"),
+                    (3, "ps_supplycost"),
+                    (4, "ps_comment"),
+                ),
+            )
+        if (
+            d < 0
+            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
+            < 0
+        ):
+            raise ViewError(_absent_message("partsupp", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
+        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
+        # atom partsupp
+        _p = d
+        _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
+        if _grp is None:
+            partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
+        else:
+            _o = _grp.get(row)
+            if _o is None:
+                _grp[row] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[row] = _n
+                else:
+                    del _grp[row]
+                    if not _grp:
+                        del partsupp_by_l_suppkey[v_l_suppkey]
+        _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+        if _o is None:
+            partsupp_count_by_l_suppkey[v_l_suppkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                partsupp_count_by_l_suppkey[v_l_suppkey] = _n
+            else:
+                del partsupp_count_by_l_suppkey[v_l_suppkey]
+        _w1 = n1_count_by_l_suppkey.get(v_l_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n0_root.get(v_l_suppkey)
+            if _o is None:
+                n0_root[v_l_suppkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n0_root[v_l_suppkey] = _n
+                else:
+                    del n0_root[v_l_suppkey]
+            if pending is not None:
+                for (
+                    v_l_orderkey,
+                    v_l_partkey,
+                    v_l_suppkey,
+                    v_l_linenumber,
+                    v_l_quantity,
+                    v_l_extendedprice,
+                    v_l_discount,
+                    v_l_tax,
+                    v_l_returnflag,
+                    v_l_linestatus,
+                    v_l_shipdate,
+                    v_l_commitdate,
+                    v_l_receiptdate,
+                    v_l_shipinstruct,
+                    v_l_shipmode,
+                    v_l_comment,
+                ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                    for (
+                        v_l_suppkey,
+                        v_s_name,
+                        v_s_address,
+                        v_s_nationkey,
+                        v_s_phone,
+                        v_s_acctbal,
+                        v_s_comment,
+                    ), _m4 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                        _k = (
+                            v_l_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_l_linenumber,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_tax,
+                            v_l_returnflag,
+                            v_l_linestatus,
+                            v_l_shipdate,
+                            v_l_commitdate,
+                            v_l_receiptdate,
+                            v_l_shipinstruct,
+                            v_l_shipmode,
+                            v_l_comment,
+                            v_l_suppkey,
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                            v_ps_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        )
+                        _v = _p * _m3 * _m4
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,
@@ -936,9 +1012,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "lineitem_rows": self.lineitem_rows,
-                    "supplier_rows": self.supplier_rows,
-                    "partsupp_rows": self.partsupp_rows,
                     "n0_root": self.n0_root,
                     "n1_count_by_l_suppkey": self.n1_count_by_l_suppkey,
                     "lineitem_by_l_suppkey": self.lineitem_by_l_suppkey,
@@ -974,9 +1047,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "lineitem_rows",
-            "supplier_rows",
-            "partsupp_rows",
             "n0_root",
             "n1_count_by_l_suppkey",
             "lineitem_by_l_suppkey",

@@ -43,7 +43,7 @@ import datetime
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -59,6 +59,17 @@ def _absent_message(relation, row):
     return (
         f"cannot delete {row!r} from {relation}: the row is not in the view's database"
     )
+
+
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
 class View:
@@ -102,8 +113,8 @@ class View:
         "avg_disc",
         "count_order",
     )
-    QUERY_ID = "c1bea3ec6cf39299"
-    LAYOUT_ID = "663b650dc1c1b285"  # the state's layout: snapshots restore only here
+    QUERY_ID = "e25d63d114064749"
+    LAYOUT_ID = "c734bb5b73c8d098"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.lineitem_rows = {}  # input rows: row -> multiplicity
@@ -210,9 +221,29 @@ class View:
         v_l_returnflag = row[8]
         v_l_linestatus = row[9]
         c_lineitem_l_shipdate = row[10]
-        keep_lineitem = c_lineitem_l_shipdate is not None and (
-            c_lineitem_l_shipdate <= datetime.date(1998, 9, 2)
-        )
+        if (
+            c_lineitem_l_quantity is None
+            or c_lineitem_l_extendedprice is None
+            or c_lineitem_l_discount is None
+            or c_lineitem_l_tax is None
+            or v_l_returnflag is None
+            or v_l_linestatus is None
+            or c_lineitem_l_shipdate is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (4, "l_quantity"),
+                    (5, "l_extendedprice"),
+                    (6, "l_discount"),
+                    (7, "l_tax"),
+                    (8, "l_returnflag"),
+                    (9, "l_linestatus"),
+                    (10, "l_shipdate"),
+                ),
+            )
+        keep_lineitem = c_lineitem_l_shipdate <= datetime.date(1998, 9, 2)
         store = self.lineitem_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -221,61 +252,21 @@ class View:
         _p = (
             (
                 d,
-                (d if c_lineitem_l_quantity is not None else 0),
-                (
-                    d * round(c_lineitem_l_quantity * 100)
-                    if c_lineitem_l_quantity is not None
-                    else 0
+                d * round(c_lineitem_l_quantity * 100),
+                d * round(c_lineitem_l_extendedprice * 100),
+                d
+                * round(
+                    (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount)) * 10000
                 ),
-                (d if c_lineitem_l_extendedprice is not None else 0),
-                (
-                    d * round(c_lineitem_l_extendedprice * 100)
-                    if c_lineitem_l_extendedprice is not None
-                    else 0
-                ),
-                (
-                    d
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    else 0
-                ),
-                (
-                    d
-                    * round(
+                d
+                * round(
+                    (
                         (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
-                        * 10000
+                        * (1 + c_lineitem_l_tax)
                     )
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    else 0
+                    * 1000000
                 ),
-                (
-                    d
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    and c_lineitem_l_tax is not None
-                    else 0
-                ),
-                (
-                    d
-                    * round(
-                        (
-                            (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
-                            * (1 + c_lineitem_l_tax)
-                        )
-                        * 1000000
-                    )
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    and c_lineitem_l_tax is not None
-                    else 0
-                ),
-                (d if c_lineitem_l_discount is not None else 0),
-                (
-                    d * round(c_lineitem_l_discount * 100)
-                    if c_lineitem_l_discount is not None
-                    else 0
-                ),
+                d * round(c_lineitem_l_discount * 100),
             )
             if keep_lineitem
             else None
@@ -299,11 +290,6 @@ class View:
                     _o[3] + _p[3],
                     _o[4] + _p[4],
                     _o[5] + _p[5],
-                    _o[6] + _p[6],
-                    _o[7] + _p[7],
-                    _o[8] + _p[8],
-                    _o[9] + _p[9],
-                    _o[10] + _p[10],
                 )
                 if _n[0]:
                     lineitem_root[(v_l_returnflag, v_l_linestatus)] = _n
@@ -323,11 +309,6 @@ class View:
                         _o[3] + _v[3],
                         _o[4] + _v[4],
                         _o[5] + _v[5],
-                        _o[6] + _v[6],
-                        _o[7] + _v[7],
-                        _o[8] + _v[8],
-                        _o[9] + _v[9],
-                        _o[10] + _v[10],
                     )
                 )
 
@@ -340,13 +321,13 @@ class View:
 
     def _group_row(self, v_l_returnflag, v_l_linestatus, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2] / 100)
-        _a1 = None if p[3] == 0 else (p[4] / 100)
-        _a2 = None if p[5] == 0 else (p[6] / 10000)
-        _a3 = None if p[7] == 0 else (p[8] / 1000000)
-        _a4 = None if p[1] == 0 else (p[2] / 100) / p[1]
-        _a5 = None if p[3] == 0 else (p[4] / 100) / p[3]
-        _a6 = None if p[9] == 0 else (p[10] / 100) / p[9]
+        _a0 = None if p[0] == 0 else (p[1] / 100)
+        _a1 = None if p[0] == 0 else (p[2] / 100)
+        _a2 = None if p[0] == 0 else (p[3] / 10000)
+        _a3 = None if p[0] == 0 else (p[4] / 1000000)
+        _a4 = None if p[0] == 0 else (p[1] / 100) / p[0]
+        _a5 = None if p[0] == 0 else (p[2] / 100) / p[0]
+        _a6 = None if p[0] == 0 else (p[5] / 100) / p[0]
         _a7 = p[0]
         return (v_l_returnflag, v_l_linestatus, _a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7)
 
@@ -407,11 +388,6 @@ class View:
                 new_p[3] - delta[3],
                 new_p[4] - delta[4],
                 new_p[5] - delta[5],
-                new_p[6] - delta[6],
-                new_p[7] - delta[7],
-                new_p[8] - delta[8],
-                new_p[9] - delta[9],
-                new_p[10] - delta[10],
             )
             old = self._group_row(*key, old_p) if old_p[0] else None
             new = self._group_row(*key, new_p) if new_p[0] else None

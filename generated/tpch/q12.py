@@ -64,6 +64,17 @@ def _absent_message(relation, row):
     )
 
 
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -105,7 +116,7 @@ class View:
         ),
     }
     COLUMNS = ("l_shipmode", "high_line_count", "low_line_count")
-    QUERY_ID = "c94257fcd4203e75"
+    QUERY_ID = "f6249adb82cb64ba"
     LAYOUT_ID = "2e7faa3cc1e345c4"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
@@ -218,47 +229,38 @@ class View:
             raise ViewError(_arity_message("orders", 9, row))
         v_o_orderkey = row[0]
         c_orders_o_orderpriority = row[5]
-        keep_orders = v_o_orderkey is not None
+        if v_o_orderkey is None or c_orders_o_orderpriority is None:
+            raise _null_error(
+                "orders", row, ((0, "o_orderkey"), (5, "o_orderpriority"))
+            )
         store = self.orders_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("orders", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
-            (
-                d,
-                d
-                * round(
-                    (
-                        1
-                        if (
-                            (
-                                c_orders_o_orderpriority is not None
-                                and (c_orders_o_orderpriority == "1-URGENT")
-                            )
-                            or (
-                                c_orders_o_orderpriority is not None
-                                and (c_orders_o_orderpriority == "2-HIGH")
-                            )
-                        )
-                        else 0
+            d,
+            d
+            * round(
+                (
+                    1
+                    if (
+                        ((c_orders_o_orderpriority == "1-URGENT"))
+                        or ((c_orders_o_orderpriority == "2-HIGH"))
                     )
-                ),
-                d
-                * round(
-                    (
-                        1
-                        if (
-                            c_orders_o_orderpriority is not None
-                            and (c_orders_o_orderpriority != "1-URGENT")
-                            and (c_orders_o_orderpriority != "2-HIGH")
-                        )
-                        else 0
+                    else 0
+                )
+            ),
+            d
+            * round(
+                (
+                    1
+                    if (
+                        (c_orders_o_orderpriority != "1-URGENT")
+                        and (c_orders_o_orderpriority != "2-HIGH")
                     )
-                ),
-            )
-            if keep_orders
-            else None
+                    else 0
+                )
+            ),
         )
         pending = self._pending
         lineitem_l_shipmode_by_o_orderkey = self.lineitem_l_shipmode_by_o_orderkey
@@ -269,38 +271,37 @@ class View:
         else:
             del store[row]
         # atom orders
-        if keep_orders:
-            _o = orders_count_by_o_orderkey.get(v_o_orderkey)
-            if _o is None:
-                orders_count_by_o_orderkey[v_o_orderkey] = _p
+        _o = orders_count_by_o_orderkey.get(v_o_orderkey)
+        if _o is None:
+            orders_count_by_o_orderkey[v_o_orderkey] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            if _n[0]:
+                orders_count_by_o_orderkey[v_o_orderkey] = _n
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                if _n[0]:
-                    orders_count_by_o_orderkey[v_o_orderkey] = _n
+                del orders_count_by_o_orderkey[v_o_orderkey]
+        _g3 = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
+        if _g3:
+            for v_l_shipmode, _w1 in _g3.items():
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n0_root.get(v_l_shipmode)
+                if _o is None:
+                    n0_root[v_l_shipmode] = _d2
                 else:
-                    del orders_count_by_o_orderkey[v_o_orderkey]
-            _g3 = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
-            if _g3:
-                for v_l_shipmode, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get(v_l_shipmode)
-                    if _o is None:
-                        n0_root[v_l_shipmode] = _d2
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n0_root[v_l_shipmode] = _n
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                        if _n[0]:
-                            n0_root[v_l_shipmode] = _n
-                        else:
-                            del n0_root[v_l_shipmode]
-                    if pending is not None:
-                        _k = (v_l_shipmode,)
-                        _v = _d2
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
+                        del n0_root[v_l_shipmode]
+                if pending is not None:
+                    _k = (v_l_shipmode,)
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = (
+                        _v
+                        if _o is None
+                        else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                    )
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -313,12 +314,26 @@ class View:
         c_lineitem_l_commitdate = row[11]
         c_lineitem_l_receiptdate = row[12]
         v_l_shipmode = row[14]
-        keep_lineitem = v_o_orderkey is not None and (
-            v_l_shipmode is not None
-            and c_lineitem_l_commitdate is not None
-            and c_lineitem_l_receiptdate is not None
-            and c_lineitem_l_shipdate is not None
-            and (v_l_shipmode in ("MAIL", "SHIP"))
+        if (
+            v_o_orderkey is None
+            or c_lineitem_l_shipdate is None
+            or c_lineitem_l_commitdate is None
+            or c_lineitem_l_receiptdate is None
+            or v_l_shipmode is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (0, "l_orderkey"),
+                    (10, "l_shipdate"),
+                    (11, "l_commitdate"),
+                    (12, "l_receiptdate"),
+                    (14, "l_shipmode"),
+                ),
+            )
+        keep_lineitem = (
+            (v_l_shipmode in ("MAIL", "SHIP"))
             and (c_lineitem_l_commitdate < c_lineitem_l_receiptdate)
             and (c_lineitem_l_shipdate < c_lineitem_l_commitdate)
             and (c_lineitem_l_receiptdate >= datetime.date(1994, 1, 1))

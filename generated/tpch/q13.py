@@ -76,13 +76,23 @@ def _make_derived1():
 
     _LIKE_0 = re.compile(".*special.*requests.*", re.DOTALL)
     _EMPTY = {}  # read-only stand-in for a missing index group
-    _ZERO = (0, 0)  # the payload of an absent tuple
+    _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
         return f"{relation} rows have {arity} columns, got {len(row)}: {row!r}"
 
     def _absent_message(relation, row):
         return f"cannot delete {row!r} from {relation}: the row is not in the view's database"
+
+    def _null_error(relation, row, spec):
+        """The ViewError for a row with None in a column declared NOT NULL that
+        the view reads; `spec`: the (position, column) pairs checked."""
+        for i, column in spec:
+            if row[i] is None:
+                return ViewError(
+                    f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+                )
+        return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -117,9 +127,9 @@ def _make_derived1():
             ),
         }
         COLUMNS = ("c_custkey", "count(o_orderkey)")
-        QUERY_ID = "815ff19948360f24"
+        QUERY_ID = "3409b402763bedf2"
         LAYOUT_ID = (
-            "8614b1bc9974d2e8"  # the state's layout: snapshots restore only here
+            "fb3e6fbce4d5384f"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -231,13 +241,12 @@ def _make_derived1():
             if len(row) != 8:
                 raise ViewError(_arity_message("customer", 8, row))
             v_c_custkey = row[0]
-            keep_customer = v_c_custkey is not None
+            if v_c_custkey is None:
+                raise _null_error("customer", row, ((0, "c_custkey"),))
             store = self.customer_rows
             count = store.get(row, 0) + d
             if count < 0:
                 raise ViewError(_absent_message("customer", row))
-            # only for a row the atom takes (its NULL-rejecting filters hold)
-            _p = (d, d) if keep_customer else None
             pending = self._pending
             customer_count_by_c_custkey = self.customer_count_by_c_custkey
             n0_root = self.n0_root
@@ -247,35 +256,33 @@ def _make_derived1():
             else:
                 del store[row]
             # atom customer
-            if keep_customer:
-                _o = customer_count_by_c_custkey.get(v_c_custkey)
-                if _o is None:
-                    customer_count_by_c_custkey[v_c_custkey] = _p
+            _p = d
+            _o = customer_count_by_c_custkey.get(v_c_custkey)
+            if _o is None:
+                customer_count_by_c_custkey[v_c_custkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    customer_count_by_c_custkey[v_c_custkey] = _n
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
-                    if _n[0]:
-                        customer_count_by_c_custkey[v_c_custkey] = _n
+                    del customer_count_by_c_custkey[v_c_custkey]
+            _w1 = orders_count_by_c_custkey.get(v_c_custkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_c_custkey)
+                if _o is None:
+                    n0_root[v_c_custkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_c_custkey] = _n
                     else:
-                        del customer_count_by_c_custkey[v_c_custkey]
-                _w1 = orders_count_by_c_custkey.get(v_c_custkey)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
-                    _o = n0_root.get(v_c_custkey)
-                    if _o is None:
-                        n0_root[v_c_custkey] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
-                        if _n[0]:
-                            n0_root[v_c_custkey] = _n
-                        else:
-                            del n0_root[v_c_custkey]
-                    if pending is not None:
-                        _k = (v_c_custkey,)
-                        _v = _d2
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
-                        )
+                        del n0_root[v_c_custkey]
+                if pending is not None:
+                    _k = (v_c_custkey,)
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
 
         def _apply_orders(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -283,25 +290,15 @@ def _make_derived1():
             the first change."""
             if len(row) != 9:
                 raise ViewError(_arity_message("orders", 9, row))
-            c_orders_o_orderkey = row[0]
             v_c_custkey = row[1]
             c_orders_o_comment = row[8]
-            keep_orders = v_c_custkey is not None and (
-                (
-                    c_orders_o_comment is not None
-                    and not (_LIKE_0.fullmatch(c_orders_o_comment) is not None)
-                )
-            )
+            if v_c_custkey is None or c_orders_o_comment is None:
+                raise _null_error("orders", row, ((1, "o_custkey"), (8, "o_comment")))
+            keep_orders = not (_LIKE_0.fullmatch(c_orders_o_comment) is not None)
             store = self.orders_rows
             count = store.get(row, 0) + d
             if count < 0:
                 raise ViewError(_absent_message("orders", row))
-            # only for a row the atom takes (its NULL-rejecting filters hold)
-            _p = (
-                (d, (d if c_orders_o_orderkey is not None else 0))
-                if keep_orders
-                else None
-            )
             pending = self._pending
             customer_count_by_c_custkey = self.customer_count_by_c_custkey
             n0_root = self.n0_root
@@ -312,24 +309,25 @@ def _make_derived1():
                 del store[row]
             # atom orders
             if keep_orders:
+                _p = d
                 _o = orders_count_by_c_custkey.get(v_c_custkey)
                 if _o is None:
                     orders_count_by_c_custkey[v_c_custkey] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
-                    if _n[0]:
+                    _n = _o + _p
+                    if _n:
                         orders_count_by_c_custkey[v_c_custkey] = _n
                     else:
                         del orders_count_by_c_custkey[v_c_custkey]
                 _w1 = customer_count_by_c_custkey.get(v_c_custkey)
                 if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _d2 = _p * _w1
                     _o = n0_root.get(v_c_custkey)
                     if _o is None:
                         n0_root[v_c_custkey] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
-                        if _n[0]:
+                        _n = _o + _d2
+                        if _n:
                             n0_root[v_c_custkey] = _n
                         else:
                             del n0_root[v_c_custkey]
@@ -337,9 +335,7 @@ def _make_derived1():
                         _k = (v_c_custkey,)
                         _v = _d2
                         _o = pending.get(_k)
-                        pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
-                        )
+                        pending[_k] = _v if _o is None else _o + _v
 
         def _lookup(self, v_c_custkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -350,7 +346,7 @@ def _make_derived1():
 
         def _group_row(self, v_c_custkey, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = p[1]
+            _a0 = p
             return (v_c_custkey, _a0)
 
         def enumerate(self):
@@ -403,9 +399,9 @@ def _make_derived1():
             for key, delta in pending.items():
                 new = self._lookup(*key)
                 new_p = _ZERO if new is None else new
-                old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
-                old = self._group_row(*key, old_p) if old_p[0] else None
-                new = self._group_row(*key, new_p) if new_p[0] else None
+                old_p = new_p - delta
+                old = self._group_row(*key, old_p) if old_p else None
+                new = self._group_row(*key, new_p) if new_p else None
                 if old != new:
                     if old is not None:
                         changes.append((old, -1))

@@ -45,7 +45,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -61,6 +61,17 @@ def _absent_message(relation, row):
     return (
         f"cannot delete {row!r} from {relation}: the row is not in the view's database"
     )
+
+
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
 def _make_in_1():
@@ -86,13 +97,23 @@ def _make_in_1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
-    _ZERO = (0, 0, 0)  # the payload of an absent tuple
+    _ZERO = (0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
         return f"{relation} rows have {arity} columns, got {len(row)}: {row!r}"
 
     def _absent_message(relation, row):
         return f"cannot delete {row!r} from {relation}: the row is not in the view's database"
+
+    def _null_error(relation, row, spec):
+        """The ViewError for a row with None in a column declared NOT NULL that
+        the view reads; `spec`: the (position, column) pairs checked."""
+        for i, column in spec:
+            if row[i] is None:
+                return ViewError(
+                    f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+                )
+        return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -124,9 +145,9 @@ def _make_in_1():
             )
         }
         COLUMNS = ("k1",)
-        QUERY_ID = "31ab7a958b191362"
+        QUERY_ID = "0013fdf41218af7c"
         LAYOUT_ID = (
-            "cdadf914849405ed"  # the state's layout: snapshots restore only here
+            "d98d71a2d398b998"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -229,19 +250,15 @@ def _make_in_1():
                 raise ViewError(_arity_message("lineitem", 16, row))
             v_l_orderkey = row[0]
             c_lineitem_l_quantity = row[4]
+            if v_l_orderkey is None or c_lineitem_l_quantity is None:
+                raise _null_error(
+                    "lineitem", row, ((0, "l_orderkey"), (4, "l_quantity"))
+                )
             store = self.lineitem_rows
             count = store.get(row, 0) + d
             if count < 0:
                 raise ViewError(_absent_message("lineitem", row))
-            _p = (
-                d,
-                (d if c_lineitem_l_quantity is not None else 0),
-                (
-                    d * round(c_lineitem_l_quantity * 100)
-                    if c_lineitem_l_quantity is not None
-                    else 0
-                ),
-            )
+            _p = (d, d * round(c_lineitem_l_quantity * 100))
             pending = self._pending
             lineitem_root = self.lineitem_root
             if count:
@@ -253,7 +270,7 @@ def _make_in_1():
             if _o is None:
                 lineitem_root[v_l_orderkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
                     lineitem_root[v_l_orderkey] = _n
                 else:
@@ -262,9 +279,7 @@ def _make_in_1():
                 _k = (v_l_orderkey,)
                 _v = _p
                 _o = pending.get(_k)
-                pending[_k] = (
-                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                )
+                pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
 
         def _lookup(self, v_l_orderkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -275,7 +290,7 @@ def _make_in_1():
 
         def _group_row(self, v_l_orderkey, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[1] == 0 else (p[2] / 100)
+            _a0 = None if p[0] == 0 else (p[1] / 100)
             try:
                 keep = _a0 is not None and (_a0 > 300)
             except TypeError:  # compared with NULL (an aggregate of no rows): unknown
@@ -334,7 +349,7 @@ def _make_in_1():
             for key, delta in pending.items():
                 new = self._lookup(*key)
                 new_p = _ZERO if new is None else new
-                old_p = (new_p[0] - delta[0], new_p[1] - delta[1], new_p[2] - delta[2])
+                old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
                 old = self._group_row(*key, old_p) if old_p[0] else None
                 new = self._group_row(*key, new_p) if new_p[0] else None
                 if old != new:
@@ -454,8 +469,8 @@ class View:
         "o_totalprice",
         "sum(l_quantity)",
     )
-    QUERY_ID = "827439af6de6adef"
-    LAYOUT_ID = "af13aa8c170b921f"  # the state's layout: snapshots restore only here
+    QUERY_ID = "db874c3336a030b4"
+    LAYOUT_ID = "4862e8d0b308190b"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.in_1_rows = {}  # input rows: row -> multiplicity
@@ -592,7 +607,7 @@ class View:
         if count < 0:
             raise ViewError(_absent_message("in_1", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d) if keep_in1 else None
+        _p = (d, d) if keep_in1 else None
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         in1_count_by_o_orderkey = self.in1_count_by_o_orderkey
@@ -614,19 +629,19 @@ class View:
             if _o is None:
                 in1_count_by_o_orderkey[v_o_orderkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
                     in1_count_by_o_orderkey[v_o_orderkey] = _n
                 else:
                     del in1_count_by_o_orderkey[v_o_orderkey]
             _w1 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                 _o = n3_count_by_o_orderkey.get(v_o_orderkey)
                 if _o is None:
                     n3_count_by_o_orderkey[v_o_orderkey] = _d2
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
                     if _n[0]:
                         n3_count_by_o_orderkey[v_o_orderkey] = _n
                     else:
@@ -640,7 +655,7 @@ class View:
                         v_o_totalprice,
                         v_o_orderdate,
                     ), _w3 in _g5.items():
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
                         _grp = n1_by_c_custkey.get(v_c_custkey)
                         if _grp is None:
                             n1_by_c_custkey[v_c_custkey] = {
@@ -670,7 +685,7 @@ class View:
                                     )
                                 ] = _d4
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1])
                                 if _n[0]:
                                     _grp[
                                         (
@@ -695,19 +710,19 @@ class View:
                         if _o is None:
                             n1_count_by_c_custkey[v_c_custkey] = _d4
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1])
                             if _n[0]:
                                 n1_count_by_c_custkey[v_c_custkey] = _n
                             else:
                                 del n1_count_by_c_custkey[v_c_custkey]
                         _w6 = customer_count_by_c_custkey.get(v_c_custkey)
                         if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
+                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1])
                             _o = n0_root.get(v_c_custkey)
                             if _o is None:
                                 n0_root[v_c_custkey] = _d7
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1])
                                 if _n[0]:
                                     n0_root[v_c_custkey] = _n
                                 else:
@@ -726,20 +741,12 @@ class View:
                                         v_o_orderdate,
                                         v_o_totalprice,
                                     )
-                                    _v = (
-                                        _d4[0] * _m8[0],
-                                        _d4[1] * _m8[1],
-                                        _d4[2] * _m8[2],
-                                    )
+                                    _v = (_d4[0] * _m8[0], _d4[1] * _m8[1])
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
                                         if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
-                                        )
+                                        else (_o[0] + _v[0], _o[1] + _v[1])
                                     )
 
     def _apply_customer(self, row, d):
@@ -750,13 +757,13 @@ class View:
             raise ViewError(_arity_message("customer", 8, row))
         v_c_custkey = row[0]
         v_c_name = row[1]
-        keep_customer = v_c_custkey is not None
+        if v_c_custkey is None or v_c_name is None:
+            raise _null_error("customer", row, ((0, "c_custkey"), (1, "c_name")))
         store = self.customer_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("customer", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d) if keep_customer else None
+        _p = (d, d)
         pending = self._pending
         customer_by_c_custkey = self.customer_by_c_custkey
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
@@ -767,64 +774,59 @@ class View:
         else:
             del store[row]
         # atom customer
-        if keep_customer:
-            _grp = customer_by_c_custkey.get(v_c_custkey)
-            if _grp is None:
-                customer_by_c_custkey[v_c_custkey] = {(v_c_custkey, v_c_name): _p}
-            else:
-                _o = _grp.get((v_c_custkey, v_c_name))
-                if _o is None:
-                    _grp[(v_c_custkey, v_c_name)] = _p
-                else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                    if _n[0]:
-                        _grp[(v_c_custkey, v_c_name)] = _n
-                    else:
-                        del _grp[(v_c_custkey, v_c_name)]
-                        if not _grp:
-                            del customer_by_c_custkey[v_c_custkey]
-            _o = customer_count_by_c_custkey.get(v_c_custkey)
+        _grp = customer_by_c_custkey.get(v_c_custkey)
+        if _grp is None:
+            customer_by_c_custkey[v_c_custkey] = {(v_c_custkey, v_c_name): _p}
+        else:
+            _o = _grp.get((v_c_custkey, v_c_name))
             if _o is None:
-                customer_count_by_c_custkey[v_c_custkey] = _p
+                _grp[(v_c_custkey, v_c_name)] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
-                    customer_count_by_c_custkey[v_c_custkey] = _n
+                    _grp[(v_c_custkey, v_c_name)] = _n
                 else:
-                    del customer_count_by_c_custkey[v_c_custkey]
-            _w1 = n1_count_by_c_custkey.get(v_c_custkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n0_root.get(v_c_custkey)
-                if _o is None:
-                    n0_root[v_c_custkey] = _d2
+                    del _grp[(v_c_custkey, v_c_name)]
+                    if not _grp:
+                        del customer_by_c_custkey[v_c_custkey]
+        _o = customer_count_by_c_custkey.get(v_c_custkey)
+        if _o is None:
+            customer_count_by_c_custkey[v_c_custkey] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1])
+            if _n[0]:
+                customer_count_by_c_custkey[v_c_custkey] = _n
+            else:
+                del customer_count_by_c_custkey[v_c_custkey]
+        _w1 = n1_count_by_c_custkey.get(v_c_custkey)
+        if _w1 is not None:
+            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _o = n0_root.get(v_c_custkey)
+            if _o is None:
+                n0_root[v_c_custkey] = _d2
+            else:
+                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                if _n[0]:
+                    n0_root[v_c_custkey] = _n
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                    if _n[0]:
-                        n0_root[v_c_custkey] = _n
-                    else:
-                        del n0_root[v_c_custkey]
-                if pending is not None:
-                    for (
+                    del n0_root[v_c_custkey]
+            if pending is not None:
+                for (
+                    v_c_custkey,
+                    v_o_orderkey,
+                    v_o_totalprice,
+                    v_o_orderdate,
+                ), _m3 in self.n1_by_c_custkey[v_c_custkey].items():
+                    _k = (
+                        v_c_name,
                         v_c_custkey,
                         v_o_orderkey,
-                        v_o_totalprice,
                         v_o_orderdate,
-                    ), _m3 in self.n1_by_c_custkey[v_c_custkey].items():
-                        _k = (
-                            v_c_name,
-                            v_c_custkey,
-                            v_o_orderkey,
-                            v_o_orderdate,
-                            v_o_totalprice,
-                        )
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
+                        v_o_totalprice,
+                    )
+                    _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
 
     def _apply_orders(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -836,13 +838,27 @@ class View:
         v_c_custkey = row[1]
         v_o_totalprice = row[3]
         v_o_orderdate = row[4]
-        keep_orders = v_o_orderkey is not None and v_c_custkey is not None
+        if (
+            v_o_orderkey is None
+            or v_c_custkey is None
+            or v_o_totalprice is None
+            or v_o_orderdate is None
+        ):
+            raise _null_error(
+                "orders",
+                row,
+                (
+                    (0, "o_orderkey"),
+                    (1, "o_custkey"),
+                    (3, "o_totalprice"),
+                    (4, "o_orderdate"),
+                ),
+            )
         store = self.orders_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("orders", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d) if keep_orders else None
+        _p = (d, d)
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         n0_root = self.n0_root
@@ -857,105 +873,90 @@ class View:
         else:
             del store[row]
         # atom orders
-        if keep_orders:
-            _grp = orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(
-                v_o_orderkey
-            )
-            if _grp is None:
-                orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
-                    v_o_orderkey
-                ] = {(v_c_custkey, v_o_totalprice, v_o_orderdate): _p}
+        _grp = orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(v_o_orderkey)
+        if _grp is None:
+            orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[v_o_orderkey] = {
+                (v_c_custkey, v_o_totalprice, v_o_orderdate): _p
+            }
+        else:
+            _o = _grp.get((v_c_custkey, v_o_totalprice, v_o_orderdate))
+            if _o is None:
+                _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _p
             else:
-                _o = _grp.get((v_c_custkey, v_o_totalprice, v_o_orderdate))
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _n
+                else:
+                    del _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)]
+                    if not _grp:
+                        del orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                            v_o_orderkey
+                        ]
+        _w1 = n3_count_by_o_orderkey.get(v_o_orderkey)
+        if _w1 is not None:
+            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _grp = n1_by_c_custkey.get(v_c_custkey)
+            if _grp is None:
+                n1_by_c_custkey[v_c_custkey] = {
+                    (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate): _d2
+                }
+            else:
+                _o = _grp.get(
+                    (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
+                )
                 if _o is None:
-                    _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _p
-                else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                    if _n[0]:
-                        _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _n
-                    else:
-                        del _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)]
-                        if not _grp:
-                            del orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
-                                v_o_orderkey
-                            ]
-            _w1 = n3_count_by_o_orderkey.get(v_o_orderkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _grp = n1_by_c_custkey.get(v_c_custkey)
-                if _grp is None:
-                    n1_by_c_custkey[v_c_custkey] = {
-                        (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
+                    _grp[(v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)] = (
+                        _d2
                     )
-                    if _o is None:
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
                         _grp[
                             (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
-                        ] = _d2
+                        ] = _n
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                        if _n[0]:
-                            _grp[
-                                (
-                                    v_c_custkey,
-                                    v_o_orderkey,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                )
-                            ] = _n
-                        else:
-                            del _grp[
-                                (
-                                    v_c_custkey,
-                                    v_o_orderkey,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                )
-                            ]
-                            if not _grp:
-                                del n1_by_c_custkey[v_c_custkey]
-                _o = n1_count_by_c_custkey.get(v_c_custkey)
-                if _o is None:
-                    n1_count_by_c_custkey[v_c_custkey] = _d2
+                        del _grp[
+                            (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
+                        ]
+                        if not _grp:
+                            del n1_by_c_custkey[v_c_custkey]
+            _o = n1_count_by_c_custkey.get(v_c_custkey)
+            if _o is None:
+                n1_count_by_c_custkey[v_c_custkey] = _d2
+            else:
+                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                if _n[0]:
+                    n1_count_by_c_custkey[v_c_custkey] = _n
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    del n1_count_by_c_custkey[v_c_custkey]
+            _w3 = customer_count_by_c_custkey.get(v_c_custkey)
+            if _w3 is not None:
+                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                _o = n0_root.get(v_c_custkey)
+                if _o is None:
+                    n0_root[v_c_custkey] = _d4
+                else:
+                    _n = (_o[0] + _d4[0], _o[1] + _d4[1])
                     if _n[0]:
-                        n1_count_by_c_custkey[v_c_custkey] = _n
+                        n0_root[v_c_custkey] = _n
                     else:
-                        del n1_count_by_c_custkey[v_c_custkey]
-                _w3 = customer_count_by_c_custkey.get(v_c_custkey)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                    _o = n0_root.get(v_c_custkey)
-                    if _o is None:
-                        n0_root[v_c_custkey] = _d4
-                    else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
-                        if _n[0]:
-                            n0_root[v_c_custkey] = _n
-                        else:
-                            del n0_root[v_c_custkey]
-                    if pending is not None:
-                        for (v_c_custkey, v_c_name), _m5 in self.customer_by_c_custkey[
-                            v_c_custkey
-                        ].items():
-                            _k = (
-                                v_c_name,
-                                v_c_custkey,
-                                v_o_orderkey,
-                                v_o_orderdate,
-                                v_o_totalprice,
-                            )
-                            _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
-                            _o = pending.get(_k)
-                            pending[_k] = (
-                                _v
-                                if _o is None
-                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                            )
+                        del n0_root[v_c_custkey]
+                if pending is not None:
+                    for (v_c_custkey, v_c_name), _m5 in self.customer_by_c_custkey[
+                        v_c_custkey
+                    ].items():
+                        _k = (
+                            v_c_name,
+                            v_c_custkey,
+                            v_o_orderkey,
+                            v_o_orderdate,
+                            v_o_totalprice,
+                        )
+                        _v = (_d2[0] * _m5[0], _d2[1] * _m5[1])
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -965,25 +966,13 @@ class View:
             raise ViewError(_arity_message("lineitem", 16, row))
         v_o_orderkey = row[0]
         c_lineitem_l_quantity = row[4]
-        keep_lineitem = v_o_orderkey is not None
+        if v_o_orderkey is None or c_lineitem_l_quantity is None:
+            raise _null_error("lineitem", row, ((0, "l_orderkey"), (4, "l_quantity")))
         store = self.lineitem_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("lineitem", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (
-            (
-                d,
-                (d if c_lineitem_l_quantity is not None else 0),
-                (
-                    d * round(c_lineitem_l_quantity * 100)
-                    if c_lineitem_l_quantity is not None
-                    else 0
-                ),
-            )
-            if keep_lineitem
-            else None
-        )
+        _p = (d, d * round(c_lineitem_l_quantity * 100))
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         in1_count_by_o_orderkey = self.in1_count_by_o_orderkey
@@ -1000,58 +989,59 @@ class View:
         else:
             del store[row]
         # atom lineitem
-        if keep_lineitem:
-            _o = lineitem_count_by_o_orderkey.get(v_o_orderkey)
-            if _o is None:
-                lineitem_count_by_o_orderkey[v_o_orderkey] = _p
+        _o = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+        if _o is None:
+            lineitem_count_by_o_orderkey[v_o_orderkey] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1])
+            if _n[0]:
+                lineitem_count_by_o_orderkey[v_o_orderkey] = _n
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                del lineitem_count_by_o_orderkey[v_o_orderkey]
+        _w1 = in1_count_by_o_orderkey.get(v_o_orderkey)
+        if _w1 is not None:
+            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _o = n3_count_by_o_orderkey.get(v_o_orderkey)
+            if _o is None:
+                n3_count_by_o_orderkey[v_o_orderkey] = _d2
+            else:
+                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
                 if _n[0]:
-                    lineitem_count_by_o_orderkey[v_o_orderkey] = _n
+                    n3_count_by_o_orderkey[v_o_orderkey] = _n
                 else:
-                    del lineitem_count_by_o_orderkey[v_o_orderkey]
-            _w1 = in1_count_by_o_orderkey.get(v_o_orderkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n3_count_by_o_orderkey.get(v_o_orderkey)
-                if _o is None:
-                    n3_count_by_o_orderkey[v_o_orderkey] = _d2
-                else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                    if _n[0]:
-                        n3_count_by_o_orderkey[v_o_orderkey] = _n
+                    del n3_count_by_o_orderkey[v_o_orderkey]
+            _g5 = orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(
+                v_o_orderkey
+            )
+            if _g5:
+                for (v_c_custkey, v_o_totalprice, v_o_orderdate), _w3 in _g5.items():
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _grp = n1_by_c_custkey.get(v_c_custkey)
+                    if _grp is None:
+                        n1_by_c_custkey[v_c_custkey] = {
+                            (
+                                v_c_custkey,
+                                v_o_orderkey,
+                                v_o_totalprice,
+                                v_o_orderdate,
+                            ): _d4
+                        }
                     else:
-                        del n3_count_by_o_orderkey[v_o_orderkey]
-                _g5 = orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(
-                    v_o_orderkey
-                )
-                if _g5:
-                    for (
-                        v_c_custkey,
-                        v_o_totalprice,
-                        v_o_orderdate,
-                    ), _w3 in _g5.items():
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                        _grp = n1_by_c_custkey.get(v_c_custkey)
-                        if _grp is None:
-                            n1_by_c_custkey[v_c_custkey] = {
-                                (
-                                    v_c_custkey,
-                                    v_o_orderkey,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                ): _d4
-                            }
-                        else:
-                            _o = _grp.get(
+                        _o = _grp.get(
+                            (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
+                        )
+                        if _o is None:
+                            _grp[
                                 (
                                     v_c_custkey,
                                     v_o_orderkey,
                                     v_o_totalprice,
                                     v_o_orderdate,
                                 )
-                            )
-                            if _o is None:
+                            ] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                            if _n[0]:
                                 _grp[
                                     (
                                         v_c_custkey,
@@ -1059,79 +1049,56 @@ class View:
                                         v_o_totalprice,
                                         v_o_orderdate,
                                     )
-                                ] = _d4
+                                ] = _n
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
-                                if _n[0]:
-                                    _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_o_orderkey,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_o_orderkey,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_c_custkey[v_c_custkey]
-                        _o = n1_count_by_c_custkey.get(v_c_custkey)
-                        if _o is None:
-                            n1_count_by_c_custkey[v_c_custkey] = _d4
-                        else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
-                            if _n[0]:
-                                n1_count_by_c_custkey[v_c_custkey] = _n
-                            else:
-                                del n1_count_by_c_custkey[v_c_custkey]
-                        _w6 = customer_count_by_c_custkey.get(v_c_custkey)
-                        if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
-                            _o = n0_root.get(v_c_custkey)
-                            if _o is None:
-                                n0_root[v_c_custkey] = _d7
-                            else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
-                                if _n[0]:
-                                    n0_root[v_c_custkey] = _n
-                                else:
-                                    del n0_root[v_c_custkey]
-                            if pending is not None:
-                                for (
-                                    v_c_custkey,
-                                    v_c_name,
-                                ), _m8 in self.customer_by_c_custkey[
-                                    v_c_custkey
-                                ].items():
-                                    _k = (
-                                        v_c_name,
+                                del _grp[
+                                    (
                                         v_c_custkey,
                                         v_o_orderkey,
-                                        v_o_orderdate,
                                         v_o_totalprice,
+                                        v_o_orderdate,
                                     )
-                                    _v = (
-                                        _d4[0] * _m8[0],
-                                        _d4[1] * _m8[1],
-                                        _d4[2] * _m8[2],
-                                    )
-                                    _o = pending.get(_k)
-                                    pending[_k] = (
-                                        _v
-                                        if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
-                                        )
-                                    )
+                                ]
+                                if not _grp:
+                                    del n1_by_c_custkey[v_c_custkey]
+                    _o = n1_count_by_c_custkey.get(v_c_custkey)
+                    if _o is None:
+                        n1_count_by_c_custkey[v_c_custkey] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        if _n[0]:
+                            n1_count_by_c_custkey[v_c_custkey] = _n
+                        else:
+                            del n1_count_by_c_custkey[v_c_custkey]
+                    _w6 = customer_count_by_c_custkey.get(v_c_custkey)
+                    if _w6 is not None:
+                        _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1])
+                        _o = n0_root.get(v_c_custkey)
+                        if _o is None:
+                            n0_root[v_c_custkey] = _d7
+                        else:
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                            if _n[0]:
+                                n0_root[v_c_custkey] = _n
+                            else:
+                                del n0_root[v_c_custkey]
+                        if pending is not None:
+                            for (
+                                v_c_custkey,
+                                v_c_name,
+                            ), _m8 in self.customer_by_c_custkey[v_c_custkey].items():
+                                _k = (
+                                    v_c_name,
+                                    v_c_custkey,
+                                    v_o_orderkey,
+                                    v_o_orderdate,
+                                    v_o_totalprice,
+                                )
+                                _v = (_d4[0] * _m8[0], _d4[1] * _m8[1])
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                )
 
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
@@ -1159,7 +1126,7 @@ class View:
         _m5 = _g4.get((v_c_custkey, v_c_name))
         if _m5 is None:
             return None
-        return (_m3[0] * _m5[0], _m3[1] * _m5[1], _m3[2] * _m5[2])
+        return (_m3[0] * _m5[0], _m3[1] * _m5[1])
 
     def _group_row(
         self,
@@ -1172,7 +1139,7 @@ class View:
         e=None,
     ):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2] / 100)
+        _a0 = None if p[0] == 0 else (p[1] / 100)
         return (v_c_name, v_c_custkey, v_o_orderkey, v_o_orderdate, v_o_totalprice, _a0)
 
     def enumerate(self):
@@ -1194,7 +1161,7 @@ class View:
                         v_o_orderkey,
                         v_o_orderdate,
                         v_o_totalprice,
-                        (_m2[0] * _m3[0], _m2[1] * _m3[1], _m2[2] * _m3[2]),
+                        (_m2[0] * _m3[0], _m2[1] * _m3[1]),
                     )
                     if out is not None:
                         yield out, 1
@@ -1241,7 +1208,7 @@ class View:
         for key, delta in pending.items():
             new = self._lookup(*key)
             new_p = _ZERO if new is None else new
-            old_p = (new_p[0] - delta[0], new_p[1] - delta[1], new_p[2] - delta[2])
+            old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
             old = self._group_row(*key, old_p) if old_p[0] else None
             new = self._group_row(*key, new_p) if new_p[0] else None
             if old != new:

@@ -39,7 +39,7 @@ import datetime
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -55,6 +55,17 @@ def _absent_message(relation, row):
     return (
         f"cannot delete {row!r} from {relation}: the row is not in the view's database"
     )
+
+
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
 class View:
@@ -108,8 +119,8 @@ class View:
         ),
     }
     COLUMNS = ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
-    QUERY_ID = "fd90f37b2a608fc2"
-    LAYOUT_ID = "f7da45021658480b"  # the state's layout: snapshots restore only here
+    QUERY_ID = "46bea0936cba102c"
+    LAYOUT_ID = "a3bfdbc9ee9a4713"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.customer_rows = {}  # input rows: row -> multiplicity
@@ -229,16 +240,15 @@ class View:
             raise ViewError(_arity_message("customer", 8, row))
         v_c_custkey = row[0]
         c_customer_c_mktsegment = row[6]
-        keep_customer = v_c_custkey is not None and (
-            c_customer_c_mktsegment is not None
-            and (c_customer_c_mktsegment == "BUILDING")
-        )
+        if v_c_custkey is None or c_customer_c_mktsegment is None:
+            raise _null_error("customer", row, ((0, "c_custkey"), (6, "c_mktsegment")))
+        keep_customer = c_customer_c_mktsegment == "BUILDING"
         store = self.customer_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("customer", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d) if keep_customer else None
+        _p = (d, d) if keep_customer else None
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
@@ -259,7 +269,7 @@ class View:
             if _o is None:
                 customer_count_by_c_custkey[v_c_custkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
                     customer_count_by_c_custkey[v_c_custkey] = _n
                 else:
@@ -269,7 +279,7 @@ class View:
             )
             if _g3:
                 for (v_o_orderkey, v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                     _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
                     if _grp is None:
                         n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
@@ -280,7 +290,7 @@ class View:
                         if _o is None:
                             _grp[(v_o_orderdate, v_o_shippriority)] = _d2
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
                             if _n[0]:
                                 _grp[(v_o_orderdate, v_o_shippriority)] = _n
                             else:
@@ -291,7 +301,7 @@ class View:
                                     ]
                     _w4 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
                     if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
                         _o = n0_root.get(
                             (v_o_orderkey, v_o_orderdate, v_o_shippriority)
                         )
@@ -300,7 +310,7 @@ class View:
                                 _d5
                             )
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
                             if _n[0]:
                                 n0_root[
                                     (v_o_orderkey, v_o_orderdate, v_o_shippriority)
@@ -314,9 +324,7 @@ class View:
                             _v = _d5
                             _o = pending.get(_k)
                             pending[_k] = (
-                                _v
-                                if _o is None
-                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
                             )
 
     def _apply_orders(self, row, d):
@@ -329,20 +337,29 @@ class View:
         v_c_custkey = row[1]
         v_o_orderdate = row[4]
         v_o_shippriority = row[7]
-        keep_orders = (
-            v_o_orderkey is not None
-            and v_c_custkey is not None
-            and (
-                v_o_orderdate is not None
-                and (v_o_orderdate < datetime.date(1995, 3, 15))
+        if (
+            v_o_orderkey is None
+            or v_c_custkey is None
+            or v_o_orderdate is None
+            or v_o_shippriority is None
+        ):
+            raise _null_error(
+                "orders",
+                row,
+                (
+                    (0, "o_orderkey"),
+                    (1, "o_custkey"),
+                    (4, "o_orderdate"),
+                    (7, "o_shippriority"),
+                ),
             )
-        )
+        keep_orders = v_o_orderdate < datetime.date(1995, 3, 15)
         store = self.orders_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("orders", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d) if keep_orders else None
+        _p = (d, d) if keep_orders else None
         pending = self._pending
         customer_count_by_c_custkey = self.customer_count_by_c_custkey
         lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
@@ -371,7 +388,7 @@ class View:
                 if _o is None:
                     _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _p
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
                         _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _n
                     else:
@@ -382,7 +399,7 @@ class View:
                             ]
             _w1 = customer_count_by_c_custkey.get(v_c_custkey)
             if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                 _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
                     n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
@@ -393,7 +410,7 @@ class View:
                     if _o is None:
                         _grp[(v_o_orderdate, v_o_shippriority)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
                         if _n[0]:
                             _grp[(v_o_orderdate, v_o_shippriority)] = _n
                         else:
@@ -404,12 +421,12 @@ class View:
                                 ]
                 _w3 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
                 if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
                     _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
                     if _o is None:
                         n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d4
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
                         if _n[0]:
                             n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
                                 _n
@@ -421,9 +438,7 @@ class View:
                         _v = _d4
                         _o = pending.get(_k)
                         pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
                         )
 
     def _apply_lineitem(self, row, d):
@@ -436,10 +451,23 @@ class View:
         c_lineitem_l_extendedprice = row[5]
         c_lineitem_l_discount = row[6]
         c_lineitem_l_shipdate = row[10]
-        keep_lineitem = v_o_orderkey is not None and (
-            c_lineitem_l_shipdate is not None
-            and (c_lineitem_l_shipdate > datetime.date(1995, 3, 15))
-        )
+        if (
+            v_o_orderkey is None
+            or c_lineitem_l_extendedprice is None
+            or c_lineitem_l_discount is None
+            or c_lineitem_l_shipdate is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (0, "l_orderkey"),
+                    (5, "l_extendedprice"),
+                    (6, "l_discount"),
+                    (10, "l_shipdate"),
+                ),
+            )
+        keep_lineitem = c_lineitem_l_shipdate > datetime.date(1995, 3, 15)
         store = self.lineitem_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -448,21 +476,9 @@ class View:
         _p = (
             (
                 d,
-                (
-                    d
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    else 0
-                ),
-                (
-                    d
-                    * round(
-                        (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
-                        * 10000
-                    )
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    else 0
+                d
+                * round(
+                    (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount)) * 10000
                 ),
             )
             if keep_lineitem
@@ -484,7 +500,7 @@ class View:
             if _o is None:
                 lineitem_count_by_o_orderkey[v_o_orderkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
                     lineitem_count_by_o_orderkey[v_o_orderkey] = _n
                 else:
@@ -492,12 +508,12 @@ class View:
             _g3 = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
             if _g3:
                 for (v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                     _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
                     if _o is None:
                         n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d2
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
                         if _n[0]:
                             n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
                                 _n
@@ -509,9 +525,7 @@ class View:
                         _v = _d2
                         _o = pending.get(_k)
                         pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
                         )
 
     def _lookup(self, v_o_orderkey, v_o_orderdate, v_o_shippriority):
@@ -523,7 +537,7 @@ class View:
 
     def _group_row(self, v_o_orderkey, v_o_orderdate, v_o_shippriority, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2] / 10000)
+        _a0 = None if p[0] == 0 else (p[1] / 10000)
         return (v_o_orderkey, _a0, v_o_orderdate, v_o_shippriority)
 
     def enumerate(self):
@@ -580,7 +594,7 @@ class View:
         for key, delta in pending.items():
             new = self._lookup(*key)
             new_p = _ZERO if new is None else new
-            old_p = (new_p[0] - delta[0], new_p[1] - delta[1], new_p[2] - delta[2])
+            old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
             old = self._group_row(*key, old_p) if old_p[0] else None
             new = self._group_row(*key, new_p) if new_p[0] else None
             if old != new:

@@ -25,7 +25,7 @@ import datetime
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -41,6 +41,17 @@ def _absent_message(relation, row):
     return (
         f"cannot delete {row!r} from {relation}: the row is not in the view's database"
     )
+
+
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
 class View:
@@ -73,8 +84,8 @@ class View:
         )
     }
     COLUMNS = ("revenue",)
-    QUERY_ID = "de18e02173e0bb15"
-    LAYOUT_ID = "560aab1a2e36b3ba"  # the state's layout: snapshots restore only here
+    QUERY_ID = "548907e5548e2ed6"
+    LAYOUT_ID = "954dc78714354cad"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.lineitem_rows = {}  # input rows: row -> multiplicity
@@ -183,11 +194,24 @@ class View:
         c_lineitem_l_extendedprice = row[5]
         c_lineitem_l_discount = row[6]
         c_lineitem_l_shipdate = row[10]
+        if (
+            c_lineitem_l_quantity is None
+            or c_lineitem_l_extendedprice is None
+            or c_lineitem_l_discount is None
+            or c_lineitem_l_shipdate is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (4, "l_quantity"),
+                    (5, "l_extendedprice"),
+                    (6, "l_discount"),
+                    (10, "l_shipdate"),
+                ),
+            )
         keep_lineitem = (
-            c_lineitem_l_shipdate is not None
-            and c_lineitem_l_discount is not None
-            and c_lineitem_l_quantity is not None
-            and (c_lineitem_l_shipdate >= datetime.date(1994, 1, 1))
+            (c_lineitem_l_shipdate >= datetime.date(1994, 1, 1))
             and (c_lineitem_l_shipdate < datetime.date(1995, 1, 1))
             and (c_lineitem_l_discount >= 0.05)
             and (c_lineitem_l_discount <= 0.07)
@@ -199,24 +223,7 @@ class View:
             raise ViewError(_absent_message("lineitem", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
-            (
-                d,
-                (
-                    d
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    else 0
-                ),
-                (
-                    d
-                    * round(
-                        (c_lineitem_l_extendedprice * c_lineitem_l_discount) * 10000
-                    )
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    else 0
-                ),
-            )
+            (d, d * round((c_lineitem_l_extendedprice * c_lineitem_l_discount) * 10000))
             if keep_lineitem
             else None
         )
@@ -232,7 +239,7 @@ class View:
             if _o is None:
                 lineitem_root[()] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
                     lineitem_root[()] = _n
                 else:
@@ -241,9 +248,7 @@ class View:
                 _k = ()
                 _v = _p
                 _o = pending.get(_k)
-                pending[_k] = (
-                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                )
+                pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
 
     def _lookup(self):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -254,7 +259,7 @@ class View:
 
     def _group_row(self, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2] / 10000)
+        _a0 = None if p[0] == 0 else (p[1] / 10000)
         return (_a0,)
 
     def enumerate(self):
@@ -306,7 +311,7 @@ class View:
         for key, delta in pending.items():
             new = self._lookup(*key)
             new_p = _ZERO if new is None else new
-            old_p = (new_p[0] - delta[0], new_p[1] - delta[1], new_p[2] - delta[2])
+            old_p = (new_p[0] - delta[0], new_p[1] - delta[1])
             old = self._group_row(*key, old_p)
             new = self._group_row(*key, new_p)
             if old != new:

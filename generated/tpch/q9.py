@@ -50,7 +50,7 @@
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
-_ZERO = (0, 0, 0, 0)  # the payload of an absent tuple
+_ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
 class ViewError(ValueError):
@@ -66,6 +66,17 @@ def _absent_message(relation, row):
     return (
         f"cannot delete {row!r} from {relation}: the row is not in the view's database"
     )
+
+
+def _null_error(relation, row, spec):
+    """The ViewError for a row with None in a column declared NOT NULL that
+    the view reads; `spec`: the (position, column) pairs checked."""
+    for i, column in spec:
+        if row[i] is None:
+            return ViewError(
+                f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
+            )
+    return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
 class View:
@@ -137,8 +148,8 @@ class View:
         "nation": ("n_nationkey", "n_name", "n_regionkey", "n_comment"),
     }
     COLUMNS = ("nation", "o_year", "sum_profit")
-    QUERY_ID = "119ebbbb3c872beb"
-    LAYOUT_ID = "34c7b54fdc413faf"  # the state's layout: snapshots restore only here
+    QUERY_ID = "3d1b7c02f0691642"
+    LAYOUT_ID = "e78dd1fd13f078cd"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.part_rows = {}  # input rows: row -> multiplicity
@@ -296,15 +307,15 @@ class View:
             raise ViewError(_arity_message("part", 9, row))
         v_p_partkey = row[0]
         c_part_p_name = row[1]
-        keep_part = v_p_partkey is not None and (
-            c_part_p_name is not None and ("green" in c_part_p_name)
-        )
+        if v_p_partkey is None or c_part_p_name is None:
+            raise _null_error("part", row, ((0, "p_partkey"), (1, "p_name")))
+        keep_part = "green" in c_part_p_name
         store = self.part_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("part", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d, d) if keep_part else None
+        _p = (d, d, d) if keep_part else None
         pending = self._pending
         lineitem_s_suppkey_l_orderkey_by_p_partkey = (
             self.lineitem_s_suppkey_l_orderkey_by_p_partkey
@@ -331,7 +342,7 @@ class View:
             if _o is None:
                 part_count_by_p_partkey[v_p_partkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
                     part_count_by_p_partkey[v_p_partkey] = _n
                 else:
@@ -339,12 +350,7 @@ class View:
             _g3 = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
             if _g3:
                 for (v_s_suppkey, v_l_orderkey), _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                    )
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(
                         (v_p_partkey, v_s_suppkey)
                     )
@@ -357,12 +363,7 @@ class View:
                         if _o is None:
                             _grp[v_l_orderkey] = _d2
                         else:
-                            _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                            )
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
                                 _grp[v_l_orderkey] = _n
                             else:
@@ -375,22 +376,12 @@ class View:
                         (v_p_partkey, v_s_suppkey)
                     )
                     if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                        )
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
                         _o = n2.get((v_s_suppkey, v_l_orderkey))
                         if _o is None:
                             n2[(v_s_suppkey, v_l_orderkey)] = _d5
                         else:
-                            _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                            )
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n2[(v_s_suppkey, v_l_orderkey)] = _n
                             else:
@@ -405,12 +396,7 @@ class View:
                             if _o is None:
                                 _grp[v_s_suppkey] = _d5
                             else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                )
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     _grp[v_s_suppkey] = _n
                                 else:
@@ -419,12 +405,7 @@ class View:
                                         del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
                         _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
                         if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                            )
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
                             _grp = n1_by_s_suppkey.get(v_s_suppkey)
                             if _grp is None:
                                 n1_by_s_suppkey[v_s_suppkey] = {
@@ -439,7 +420,6 @@ class View:
                                         _o[0] + _d7[0],
                                         _o[1] + _d7[1],
                                         _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
                                     )
                                     if _n[0]:
                                         _grp[(v_s_suppkey, v_l_orderkey)] = _n
@@ -451,12 +431,7 @@ class View:
                             if _o is None:
                                 n1_count_by_s_suppkey[v_s_suppkey] = _d7
                             else:
-                                _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                )
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n1_count_by_s_suppkey[v_s_suppkey] = _n
                                 else:
@@ -467,7 +442,6 @@ class View:
                                     _d7[0] * _w8[0],
                                     _d7[1] * _w8[1],
                                     _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
                                 )
                                 _o = n0_root.get(v_s_suppkey)
                                 if _o is None:
@@ -477,7 +451,6 @@ class View:
                                         _o[0] + _d9[0],
                                         _o[1] + _d9[1],
                                         _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
                                     )
                                     if _n[0]:
                                         n0_root[v_s_suppkey] = _n
@@ -519,10 +492,6 @@ class View:
                                                     * _m10[2]
                                                     * _m12[2]
                                                     * _m13[2],
-                                                    _d5[3]
-                                                    * _m10[3]
-                                                    * _m12[3]
-                                                    * _m13[3],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -532,7 +501,6 @@ class View:
                                                         _o[0] + _v[0],
                                                         _o[1] + _v[1],
                                                         _o[2] + _v[2],
-                                                        _o[3] + _v[3],
                                                     )
                                                 )
 
@@ -544,13 +512,13 @@ class View:
             raise ViewError(_arity_message("supplier", 7, row))
         v_s_suppkey = row[0]
         v_s_nationkey = row[3]
-        keep_supplier = v_s_suppkey is not None and v_s_nationkey is not None
+        if v_s_suppkey is None or v_s_nationkey is None:
+            raise _null_error("supplier", row, ((0, "s_suppkey"), (3, "s_nationkey")))
         store = self.supplier_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("supplier", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d, d) if keep_supplier else None
+        _p = (d, d, d)
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
@@ -564,123 +532,93 @@ class View:
         else:
             del store[row]
         # atom supplier
-        if keep_supplier:
-            _o = supplier.get((v_s_suppkey, v_s_nationkey))
+        _o = supplier.get((v_s_suppkey, v_s_nationkey))
+        if _o is None:
+            supplier[(v_s_suppkey, v_s_nationkey)] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            if _n[0]:
+                supplier[(v_s_suppkey, v_s_nationkey)] = _n
+            else:
+                del supplier[(v_s_suppkey, v_s_nationkey)]
+        _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+        if _grp is None:
+            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+        else:
+            _o = _grp.get(v_s_suppkey)
             if _o is None:
-                supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                _grp[v_s_suppkey] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                    _grp[v_s_suppkey] = _n
                 else:
-                    del supplier[(v_s_suppkey, v_s_nationkey)]
-            _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                    del _grp[v_s_suppkey]
+                    if not _grp:
+                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+        _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
+        if _w1 is not None:
+            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _grp = n9_by_s_suppkey.get(v_s_suppkey)
             if _grp is None:
-                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                n9_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
             else:
-                _o = _grp.get(v_s_suppkey)
+                _o = _grp.get((v_s_suppkey, v_s_nationkey))
                 if _o is None:
-                    _grp[v_s_suppkey] = _p
+                    _grp[(v_s_suppkey, v_s_nationkey)] = _d2
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
-                        _grp[v_s_suppkey] = _n
+                        _grp[(v_s_suppkey, v_s_nationkey)] = _n
                     else:
-                        del _grp[v_s_suppkey]
+                        del _grp[(v_s_suppkey, v_s_nationkey)]
                         if not _grp:
-                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-            _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2], _p[3] * _w1[3])
-                _grp = n9_by_s_suppkey.get(v_s_suppkey)
-                if _grp is None:
-                    n9_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
+                            del n9_by_s_suppkey[v_s_suppkey]
+            _o = n9_count_by_s_suppkey.get(v_s_suppkey)
+            if _o is None:
+                n9_count_by_s_suppkey[v_s_suppkey] = _d2
+            else:
+                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                if _n[0]:
+                    n9_count_by_s_suppkey[v_s_suppkey] = _n
                 else:
-                    _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                    if _o is None:
-                        _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                    else:
-                        _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                        )
-                        if _n[0]:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _n
-                        else:
-                            del _grp[(v_s_suppkey, v_s_nationkey)]
-                            if not _grp:
-                                del n9_by_s_suppkey[v_s_suppkey]
-                _o = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    del n9_count_by_s_suppkey[v_s_suppkey]
+            _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
+            if _w3 is not None:
+                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _o = n0_root.get(v_s_suppkey)
                 if _o is None:
-                    n9_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n0_root[v_s_suppkey] = _d4
                 else:
-                    _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                    )
+                    _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                     if _n[0]:
-                        n9_count_by_s_suppkey[v_s_suppkey] = _n
+                        n0_root[v_s_suppkey] = _n
                     else:
-                        del n9_count_by_s_suppkey[v_s_suppkey]
-                _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                    )
-                    _o = n0_root.get(v_s_suppkey)
-                    if _o is None:
-                        n0_root[v_s_suppkey] = _d4
-                    else:
-                        _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                        )
-                        if _n[0]:
-                            n0_root[v_s_suppkey] = _n
-                        else:
-                            del n0_root[v_s_suppkey]
-                    if pending is not None:
-                        for (v_s_suppkey, v_l_orderkey), _m5 in self.n1_by_s_suppkey[
-                            v_s_suppkey
+                        del n0_root[v_s_suppkey]
+                if pending is not None:
+                    for (v_s_suppkey, v_l_orderkey), _m5 in self.n1_by_s_suppkey[
+                        v_s_suppkey
+                    ].items():
+                        _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                        for (v_l_orderkey, v_group2), _m7 in self.orders_by_l_orderkey[
+                            v_l_orderkey
                         ].items():
-                            _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
                             for (
-                                v_l_orderkey,
-                                v_group2,
-                            ), _m7 in self.orders_by_l_orderkey[v_l_orderkey].items():
-                                for (
-                                    v_s_nationkey,
-                                    v_n_name,
-                                ), _m8 in self.nation_by_s_nationkey[
-                                    v_s_nationkey
-                                ].items():
-                                    _k = (v_n_name, v_group2)
-                                    _v = (
-                                        _p[0] * _m6[0] * _m7[0] * _m8[0],
-                                        _p[1] * _m6[1] * _m7[1] * _m8[1],
-                                        _p[2] * _m6[2] * _m7[2] * _m8[2],
-                                        _p[3] * _m6[3] * _m7[3] * _m8[3],
-                                    )
-                                    _o = pending.get(_k)
-                                    pending[_k] = (
-                                        _v
-                                        if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
-                                            _o[3] + _v[3],
-                                        )
-                                    )
+                                v_s_nationkey,
+                                v_n_name,
+                            ), _m8 in self.nation_by_s_nationkey[v_s_nationkey].items():
+                                _k = (v_n_name, v_group2)
+                                _v = (
+                                    _p[0] * _m6[0] * _m7[0] * _m8[0],
+                                    _p[1] * _m6[1] * _m7[1] * _m8[1],
+                                    _p[2] * _m6[2] * _m7[2] * _m8[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -694,47 +632,35 @@ class View:
         c_lineitem_l_quantity = row[4]
         c_lineitem_l_extendedprice = row[5]
         c_lineitem_l_discount = row[6]
-        keep_lineitem = (
-            v_l_orderkey is not None
-            and v_p_partkey is not None
-            and v_s_suppkey is not None
-        )
+        if (
+            v_l_orderkey is None
+            or v_p_partkey is None
+            or v_s_suppkey is None
+            or c_lineitem_l_quantity is None
+            or c_lineitem_l_extendedprice is None
+            or c_lineitem_l_discount is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (0, "l_orderkey"),
+                    (1, "l_partkey"),
+                    (2, "l_suppkey"),
+                    (4, "l_quantity"),
+                    (5, "l_extendedprice"),
+                    (6, "l_discount"),
+                ),
+            )
         store = self.lineitem_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("lineitem", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
-            (
-                d,
-                (
-                    d
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    and c_lineitem_l_quantity is not None
-                    else 0
-                ),
-                (
-                    d
-                    * round(
-                        (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
-                        * 10000
-                    )
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    and c_lineitem_l_quantity is not None
-                    else 0
-                ),
-                (
-                    d * round(c_lineitem_l_quantity * 100)
-                    if c_lineitem_l_extendedprice is not None
-                    and c_lineitem_l_discount is not None
-                    and c_lineitem_l_quantity is not None
-                    else 0
-                ),
-            )
-            if keep_lineitem
-            else None
+            d,
+            d
+            * round((c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount)) * 10000),
+            d * round(c_lineitem_l_quantity * 100),
         )
         pending = self._pending
         lineitem_s_suppkey_l_orderkey_by_p_partkey = (
@@ -757,203 +683,145 @@ class View:
         else:
             del store[row]
         # atom lineitem
-        if keep_lineitem:
-            _grp = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
+        _grp = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
+        if _grp is None:
+            lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = {
+                (v_s_suppkey, v_l_orderkey): _p
+            }
+        else:
+            _o = _grp.get((v_s_suppkey, v_l_orderkey))
+            if _o is None:
+                _grp[(v_s_suppkey, v_l_orderkey)] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                else:
+                    del _grp[(v_s_suppkey, v_l_orderkey)]
+                    if not _grp:
+                        del lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey]
+        _w1 = part_count_by_p_partkey.get(v_p_partkey)
+        if _w1 is not None:
+            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
             if _grp is None:
-                lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = {
-                    (v_s_suppkey, v_l_orderkey): _p
+                n4_l_orderkey_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
+                    v_l_orderkey: _d2
                 }
             else:
-                _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                _o = _grp.get(v_l_orderkey)
                 if _o is None:
-                    _grp[(v_s_suppkey, v_l_orderkey)] = _p
+                    _grp[v_l_orderkey] = _d2
                 else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                     if _n[0]:
-                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                        _grp[v_l_orderkey] = _n
                     else:
-                        del _grp[(v_s_suppkey, v_l_orderkey)]
+                        del _grp[v_l_orderkey]
                         if not _grp:
-                            del lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey]
-            _w1 = part_count_by_p_partkey.get(v_p_partkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2], _p[3] * _w1[3])
-                _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(
-                    (v_p_partkey, v_s_suppkey)
-                )
-                if _grp is None:
-                    n4_l_orderkey_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
-                        v_l_orderkey: _d2
-                    }
+                            del n4_l_orderkey_by_p_partkey_s_suppkey[
+                                (v_p_partkey, v_s_suppkey)
+                            ]
+            _w3 = partsupp_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+            if _w3 is not None:
+                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _o = n2.get((v_s_suppkey, v_l_orderkey))
+                if _o is None:
+                    n2[(v_s_suppkey, v_l_orderkey)] = _d4
                 else:
-                    _o = _grp.get(v_l_orderkey)
-                    if _o is None:
-                        _grp[v_l_orderkey] = _d2
+                    _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                    if _n[0]:
+                        n2[(v_s_suppkey, v_l_orderkey)] = _n
                     else:
-                        _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                        )
+                        del n2[(v_s_suppkey, v_l_orderkey)]
+                _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                if _grp is None:
+                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d4}
+                else:
+                    _o = _grp.get(v_s_suppkey)
+                    if _o is None:
+                        _grp[v_s_suppkey] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                         if _n[0]:
-                            _grp[v_l_orderkey] = _n
+                            _grp[v_s_suppkey] = _n
                         else:
-                            del _grp[v_l_orderkey]
+                            del _grp[v_s_suppkey]
                             if not _grp:
-                                del n4_l_orderkey_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ]
-                _w3 = partsupp_count_by_p_partkey_s_suppkey.get(
-                    (v_p_partkey, v_s_suppkey)
-                )
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                    )
-                    _o = n2.get((v_s_suppkey, v_l_orderkey))
-                    if _o is None:
-                        n2[(v_s_suppkey, v_l_orderkey)] = _d4
-                    else:
-                        _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                        )
-                        if _n[0]:
-                            n2[(v_s_suppkey, v_l_orderkey)] = _n
-                        else:
-                            del n2[(v_s_suppkey, v_l_orderkey)]
-                    _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                                del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                _w5 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                if _w5 is not None:
+                    _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                    _grp = n1_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d4}
+                        n1_by_s_suppkey[v_s_suppkey] = {
+                            (v_s_suppkey, v_l_orderkey): _d6
+                        }
                     else:
-                        _o = _grp.get(v_s_suppkey)
+                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
                         if _o is None:
-                            _grp[v_s_suppkey] = _d4
+                            _grp[(v_s_suppkey, v_l_orderkey)] = _d6
                         else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                            )
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                _grp[v_s_suppkey] = _n
+                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
                             else:
-                                del _grp[v_s_suppkey]
+                                del _grp[(v_s_suppkey, v_l_orderkey)]
                                 if not _grp:
-                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
-                    _w5 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                        )
-                        _grp = n1_by_s_suppkey.get(v_s_suppkey)
-                        if _grp is None:
-                            n1_by_s_suppkey[v_s_suppkey] = {
-                                (v_s_suppkey, v_l_orderkey): _d6
-                            }
+                                    del n1_by_s_suppkey[v_s_suppkey]
+                    _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n1_count_by_s_suppkey[v_s_suppkey] = _d6
+                    else:
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                        if _n[0]:
+                            n1_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
-                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _d6
-                            else:
-                                _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                )
-                                if _n[0]:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
-                                else:
-                                    del _grp[(v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n1_by_s_suppkey[v_s_suppkey]
-                        _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                            del n1_count_by_s_suppkey[v_s_suppkey]
+                    _w7 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w7 is not None:
+                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                        _o = n0_root.get(v_s_suppkey)
                         if _o is None:
-                            n1_count_by_s_suppkey[v_s_suppkey] = _d6
+                            n0_root[v_s_suppkey] = _d8
                         else:
-                            _n = (
-                                _o[0] + _d6[0],
-                                _o[1] + _d6[1],
-                                _o[2] + _d6[2],
-                                _o[3] + _d6[3],
-                            )
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
-                                n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                n0_root[v_s_suppkey] = _n
                             else:
-                                del n1_count_by_s_suppkey[v_s_suppkey]
-                        _w7 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                            )
-                            _o = n0_root.get(v_s_suppkey)
-                            if _o is None:
-                                n0_root[v_s_suppkey] = _d8
-                            else:
-                                _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                )
-                                if _n[0]:
-                                    n0_root[v_s_suppkey] = _n
-                                else:
-                                    del n0_root[v_s_suppkey]
-                            if pending is not None:
+                                del n0_root[v_s_suppkey]
+                        if pending is not None:
+                            for (
+                                v_l_orderkey,
+                                v_group2,
+                            ), _m9 in self.orders_by_l_orderkey[v_l_orderkey].items():
                                 for (
-                                    v_l_orderkey,
-                                    v_group2,
-                                ), _m9 in self.orders_by_l_orderkey[
-                                    v_l_orderkey
-                                ].items():
+                                    v_s_suppkey,
+                                    v_s_nationkey,
+                                ), _m10 in self.n9_by_s_suppkey[v_s_suppkey].items():
+                                    _m11 = self.supplier[(v_s_suppkey, v_s_nationkey)]
                                     for (
-                                        v_s_suppkey,
                                         v_s_nationkey,
-                                    ), _m10 in self.n9_by_s_suppkey[
-                                        v_s_suppkey
+                                        v_n_name,
+                                    ), _m12 in self.nation_by_s_nationkey[
+                                        v_s_nationkey
                                     ].items():
-                                        _m11 = self.supplier[
-                                            (v_s_suppkey, v_s_nationkey)
-                                        ]
-                                        for (
-                                            v_s_nationkey,
-                                            v_n_name,
-                                        ), _m12 in self.nation_by_s_nationkey[
-                                            v_s_nationkey
-                                        ].items():
-                                            _k = (v_n_name, v_group2)
-                                            _v = (
-                                                _d4[0] * _m9[0] * _m11[0] * _m12[0],
-                                                _d4[1] * _m9[1] * _m11[1] * _m12[1],
-                                                _d4[2] * _m9[2] * _m11[2] * _m12[2],
-                                                _d4[3] * _m9[3] * _m11[3] * _m12[3],
+                                        _k = (v_n_name, v_group2)
+                                        _v = (
+                                            _d4[0] * _m9[0] * _m11[0] * _m12[0],
+                                            _d4[1] * _m9[1] * _m11[1] * _m12[1],
+                                            _d4[2] * _m9[2] * _m11[2] * _m12[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
                                             )
-                                            _o = pending.get(_k)
-                                            pending[_k] = (
-                                                _v
-                                                if _o is None
-                                                else (
-                                                    _o[0] + _v[0],
-                                                    _o[1] + _v[1],
-                                                    _o[2] + _v[2],
-                                                    _o[3] + _v[3],
-                                                )
-                                            )
+                                        )
 
     def _apply_partsupp(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -962,26 +830,21 @@ class View:
         if len(row) != 5:
             raise ViewError(_arity_message("partsupp", 5, row))
         v_p_partkey, v_s_suppkey, _, c_partsupp_ps_supplycost, _ = row
-        keep_partsupp = v_p_partkey is not None and v_s_suppkey is not None
+        if (
+            v_p_partkey is None
+            or v_s_suppkey is None
+            or c_partsupp_ps_supplycost is None
+        ):
+            raise _null_error(
+                "partsupp",
+                row,
+                ((0, "ps_partkey"), (1, "ps_suppkey"), (3, "ps_supplycost")),
+            )
         store = self.partsupp_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("partsupp", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (
-            (
-                d,
-                (d if c_partsupp_ps_supplycost is not None else 0),
-                (d if c_partsupp_ps_supplycost is not None else 0),
-                (
-                    d * round(c_partsupp_ps_supplycost * 100)
-                    if c_partsupp_ps_supplycost is not None
-                    else 0
-                ),
-            )
-            if keep_partsupp
-            else None
-        )
+        _p = (d, d, d * round(c_partsupp_ps_supplycost * 100))
         pending = self._pending
         n0_root = self.n0_root
         n1_by_s_suppkey = self.n1_by_s_suppkey
@@ -999,167 +862,116 @@ class View:
         else:
             del store[row]
         # atom partsupp
-        if keep_partsupp:
-            _o = partsupp_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-            if _o is None:
-                partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = _p
+        _o = partsupp_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+        if _o is None:
+            partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            if _n[0]:
+                partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = _n
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
-                if _n[0]:
-                    partsupp_count_by_p_partkey_s_suppkey[
-                        (v_p_partkey, v_s_suppkey)
-                    ] = _n
+                del partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)]
+        _g3 = n4_l_orderkey_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+        if _g3:
+            for v_l_orderkey, _w1 in _g3.items():
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n2.get((v_s_suppkey, v_l_orderkey))
+                if _o is None:
+                    n2[(v_s_suppkey, v_l_orderkey)] = _d2
                 else:
-                    del partsupp_count_by_p_partkey_s_suppkey[
-                        (v_p_partkey, v_s_suppkey)
-                    ]
-            _g3 = n4_l_orderkey_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-            if _g3:
-                for v_l_orderkey, _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                    )
-                    _o = n2.get((v_s_suppkey, v_l_orderkey))
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n2[(v_s_suppkey, v_l_orderkey)] = _n
+                    else:
+                        del n2[(v_s_suppkey, v_l_orderkey)]
+                _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                if _grp is None:
+                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d2}
+                else:
+                    _o = _grp.get(v_s_suppkey)
                     if _o is None:
-                        n2[(v_s_suppkey, v_l_orderkey)] = _d2
+                        _grp[v_s_suppkey] = _d2
                     else:
-                        _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                        )
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n2[(v_s_suppkey, v_l_orderkey)] = _n
+                            _grp[v_s_suppkey] = _n
                         else:
-                            del n2[(v_s_suppkey, v_l_orderkey)]
-                    _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                            del _grp[v_s_suppkey]
+                            if not _grp:
+                                del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                if _w4 is not None:
+                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _grp = n1_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d2}
+                        n1_by_s_suppkey[v_s_suppkey] = {
+                            (v_s_suppkey, v_l_orderkey): _d5
+                        }
                     else:
-                        _o = _grp.get(v_s_suppkey)
+                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
                         if _o is None:
-                            _grp[v_s_suppkey] = _d2
+                            _grp[(v_s_suppkey, v_l_orderkey)] = _d5
                         else:
-                            _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                            )
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
-                                _grp[v_s_suppkey] = _n
+                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
                             else:
-                                del _grp[v_s_suppkey]
+                                del _grp[(v_s_suppkey, v_l_orderkey)]
                                 if not _grp:
-                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
-                    _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                        )
-                        _grp = n1_by_s_suppkey.get(v_s_suppkey)
-                        if _grp is None:
-                            n1_by_s_suppkey[v_s_suppkey] = {
-                                (v_s_suppkey, v_l_orderkey): _d5
-                            }
+                                    del n1_by_s_suppkey[v_s_suppkey]
+                    _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n1_count_by_s_suppkey[v_s_suppkey] = _d5
+                    else:
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        if _n[0]:
+                            n1_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
-                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                )
-                                if _n[0]:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
-                                else:
-                                    del _grp[(v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n1_by_s_suppkey[v_s_suppkey]
-                        _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                            del n1_count_by_s_suppkey[v_s_suppkey]
+                    _w6 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w6 is not None:
+                        _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        _o = n0_root.get(v_s_suppkey)
                         if _o is None:
-                            n1_count_by_s_suppkey[v_s_suppkey] = _d5
+                            n0_root[v_s_suppkey] = _d7
                         else:
-                            _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                            )
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
-                                n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                n0_root[v_s_suppkey] = _n
                             else:
-                                del n1_count_by_s_suppkey[v_s_suppkey]
-                        _w6 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                            )
-                            _o = n0_root.get(v_s_suppkey)
-                            if _o is None:
-                                n0_root[v_s_suppkey] = _d7
-                            else:
-                                _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                )
-                                if _n[0]:
-                                    n0_root[v_s_suppkey] = _n
-                                else:
-                                    del n0_root[v_s_suppkey]
-                            if pending is not None:
+                                del n0_root[v_s_suppkey]
+                        if pending is not None:
+                            for (
+                                v_l_orderkey,
+                                v_group2,
+                            ), _m8 in self.orders_by_l_orderkey[v_l_orderkey].items():
                                 for (
-                                    v_l_orderkey,
-                                    v_group2,
-                                ), _m8 in self.orders_by_l_orderkey[
-                                    v_l_orderkey
-                                ].items():
+                                    v_s_suppkey,
+                                    v_s_nationkey,
+                                ), _m9 in self.n9_by_s_suppkey[v_s_suppkey].items():
+                                    _m10 = self.supplier[(v_s_suppkey, v_s_nationkey)]
                                     for (
-                                        v_s_suppkey,
                                         v_s_nationkey,
-                                    ), _m9 in self.n9_by_s_suppkey[v_s_suppkey].items():
-                                        _m10 = self.supplier[
-                                            (v_s_suppkey, v_s_nationkey)
-                                        ]
-                                        for (
-                                            v_s_nationkey,
-                                            v_n_name,
-                                        ), _m11 in self.nation_by_s_nationkey[
-                                            v_s_nationkey
-                                        ].items():
-                                            _k = (v_n_name, v_group2)
-                                            _v = (
-                                                _d2[0] * _m8[0] * _m10[0] * _m11[0],
-                                                _d2[1] * _m8[1] * _m10[1] * _m11[1],
-                                                _d2[2] * _m8[2] * _m10[2] * _m11[2],
-                                                _d2[3] * _m8[3] * _m10[3] * _m11[3],
+                                        v_n_name,
+                                    ), _m11 in self.nation_by_s_nationkey[
+                                        v_s_nationkey
+                                    ].items():
+                                        _k = (v_n_name, v_group2)
+                                        _v = (
+                                            _d2[0] * _m8[0] * _m10[0] * _m11[0],
+                                            _d2[1] * _m8[1] * _m10[1] * _m11[1],
+                                            _d2[2] * _m8[2] * _m10[2] * _m11[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
                                             )
-                                            _o = pending.get(_k)
-                                            pending[_k] = (
-                                                _v
-                                                if _o is None
-                                                else (
-                                                    _o[0] + _v[0],
-                                                    _o[1] + _v[1],
-                                                    _o[2] + _v[2],
-                                                    _o[3] + _v[3],
-                                                )
-                                            )
+                                        )
 
     def _apply_orders(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1169,14 +981,14 @@ class View:
             raise ViewError(_arity_message("orders", 9, row))
         v_l_orderkey = row[0]
         c_orders_o_orderdate = row[4]
+        if v_l_orderkey is None or c_orders_o_orderdate is None:
+            raise _null_error("orders", row, ((0, "o_orderkey"), (4, "o_orderdate")))
         v_group2 = c_orders_o_orderdate.year
-        keep_orders = v_l_orderkey is not None
         store = self.orders_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("orders", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d, d) if keep_orders else None
+        _p = (d, d, d)
         pending = self._pending
         n0_root = self.n0_root
         n1_by_s_suppkey = self.n1_by_s_suppkey
@@ -1190,129 +1002,92 @@ class View:
         else:
             del store[row]
         # atom orders
-        if keep_orders:
-            _grp = orders_by_l_orderkey.get(v_l_orderkey)
-            if _grp is None:
-                orders_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_group2): _p}
-            else:
-                _o = _grp.get((v_l_orderkey, v_group2))
-                if _o is None:
-                    _grp[(v_l_orderkey, v_group2)] = _p
-                else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
-                    if _n[0]:
-                        _grp[(v_l_orderkey, v_group2)] = _n
-                    else:
-                        del _grp[(v_l_orderkey, v_group2)]
-                        if not _grp:
-                            del orders_by_l_orderkey[v_l_orderkey]
-            _o = orders_count_by_l_orderkey.get(v_l_orderkey)
+        _grp = orders_by_l_orderkey.get(v_l_orderkey)
+        if _grp is None:
+            orders_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_group2): _p}
+        else:
+            _o = _grp.get((v_l_orderkey, v_group2))
             if _o is None:
-                orders_count_by_l_orderkey[v_l_orderkey] = _p
+                _grp[(v_l_orderkey, v_group2)] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    orders_count_by_l_orderkey[v_l_orderkey] = _n
+                    _grp[(v_l_orderkey, v_group2)] = _n
                 else:
-                    del orders_count_by_l_orderkey[v_l_orderkey]
-            _g3 = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
-            if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                    )
-                    _grp = n1_by_s_suppkey.get(v_s_suppkey)
-                    if _grp is None:
-                        n1_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_l_orderkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_l_orderkey)] = _d2
-                        else:
-                            _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                            )
-                            if _n[0]:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
-                            else:
-                                del _grp[(v_s_suppkey, v_l_orderkey)]
-                                if not _grp:
-                                    del n1_by_s_suppkey[v_s_suppkey]
-                    _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    del _grp[(v_l_orderkey, v_group2)]
+                    if not _grp:
+                        del orders_by_l_orderkey[v_l_orderkey]
+        _o = orders_count_by_l_orderkey.get(v_l_orderkey)
+        if _o is None:
+            orders_count_by_l_orderkey[v_l_orderkey] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            if _n[0]:
+                orders_count_by_l_orderkey[v_l_orderkey] = _n
+            else:
+                del orders_count_by_l_orderkey[v_l_orderkey]
+        _g3 = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+        if _g3:
+            for v_s_suppkey, _w1 in _g3.items():
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                if _grp is None:
+                    n1_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_l_orderkey): _d2}
+                else:
+                    _o = _grp.get((v_s_suppkey, v_l_orderkey))
                     if _o is None:
-                        n1_count_by_s_suppkey[v_s_suppkey] = _d2
+                        _grp[(v_s_suppkey, v_l_orderkey)] = _d2
                     else:
-                        _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                        )
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n1_count_by_s_suppkey[v_s_suppkey] = _n
+                            _grp[(v_s_suppkey, v_l_orderkey)] = _n
                         else:
-                            del n1_count_by_s_suppkey[v_s_suppkey]
-                    _w4 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                        )
-                        _o = n0_root.get(v_s_suppkey)
-                        if _o is None:
-                            n0_root[v_s_suppkey] = _d5
+                            del _grp[(v_s_suppkey, v_l_orderkey)]
+                            if not _grp:
+                                del n1_by_s_suppkey[v_s_suppkey]
+                _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                if _o is None:
+                    n1_count_by_s_suppkey[v_s_suppkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n1_count_by_s_suppkey[v_s_suppkey] = _n
+                    else:
+                        del n1_count_by_s_suppkey[v_s_suppkey]
+                _w4 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                if _w4 is not None:
+                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _o = n0_root.get(v_s_suppkey)
+                    if _o is None:
+                        n0_root[v_s_suppkey] = _d5
+                    else:
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        if _n[0]:
+                            n0_root[v_s_suppkey] = _n
                         else:
-                            _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                            )
-                            if _n[0]:
-                                n0_root[v_s_suppkey] = _n
-                            else:
-                                del n0_root[v_s_suppkey]
-                        if pending is not None:
-                            _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                            del n0_root[v_s_suppkey]
+                    if pending is not None:
+                        _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                        for (v_s_suppkey, v_s_nationkey), _m7 in self.n9_by_s_suppkey[
+                            v_s_suppkey
+                        ].items():
+                            _m8 = self.supplier[(v_s_suppkey, v_s_nationkey)]
                             for (
-                                v_s_suppkey,
                                 v_s_nationkey,
-                            ), _m7 in self.n9_by_s_suppkey[v_s_suppkey].items():
-                                _m8 = self.supplier[(v_s_suppkey, v_s_nationkey)]
-                                for (
-                                    v_s_nationkey,
-                                    v_n_name,
-                                ), _m9 in self.nation_by_s_nationkey[
-                                    v_s_nationkey
-                                ].items():
-                                    _k = (v_n_name, v_group2)
-                                    _v = (
-                                        _p[0] * _m6[0] * _m8[0] * _m9[0],
-                                        _p[1] * _m6[1] * _m8[1] * _m9[1],
-                                        _p[2] * _m6[2] * _m8[2] * _m9[2],
-                                        _p[3] * _m6[3] * _m8[3] * _m9[3],
-                                    )
-                                    _o = pending.get(_k)
-                                    pending[_k] = (
-                                        _v
-                                        if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
-                                            _o[3] + _v[3],
-                                        )
-                                    )
+                                v_n_name,
+                            ), _m9 in self.nation_by_s_nationkey[v_s_nationkey].items():
+                                _k = (v_n_name, v_group2)
+                                _v = (
+                                    _p[0] * _m6[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m6[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m6[2] * _m8[2] * _m9[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
     def _apply_nation(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1322,13 +1097,13 @@ class View:
             raise ViewError(_arity_message("nation", 4, row))
         v_s_nationkey = row[0]
         v_n_name = row[1]
-        keep_nation = v_s_nationkey is not None
+        if v_s_nationkey is None or v_n_name is None:
+            raise _null_error("nation", row, ((0, "n_nationkey"), (1, "n_name")))
         store = self.nation_rows
         count = store.get(row, 0) + d
         if count < 0:
             raise ViewError(_absent_message("nation", row))
-        # only for a row the atom takes (its NULL-rejecting filters hold)
-        _p = (d, d, d, d) if keep_nation else None
+        _p = (d, d, d)
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
@@ -1342,129 +1117,92 @@ class View:
         else:
             del store[row]
         # atom nation
-        if keep_nation:
-            _grp = nation_by_s_nationkey.get(v_s_nationkey)
-            if _grp is None:
-                nation_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
-            else:
-                _o = _grp.get((v_s_nationkey, v_n_name))
-                if _o is None:
-                    _grp[(v_s_nationkey, v_n_name)] = _p
-                else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
-                    if _n[0]:
-                        _grp[(v_s_nationkey, v_n_name)] = _n
-                    else:
-                        del _grp[(v_s_nationkey, v_n_name)]
-                        if not _grp:
-                            del nation_by_s_nationkey[v_s_nationkey]
-            _o = nation_count_by_s_nationkey.get(v_s_nationkey)
+        _grp = nation_by_s_nationkey.get(v_s_nationkey)
+        if _grp is None:
+            nation_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+        else:
+            _o = _grp.get((v_s_nationkey, v_n_name))
             if _o is None:
-                nation_count_by_s_nationkey[v_s_nationkey] = _p
+                _grp[(v_s_nationkey, v_n_name)] = _p
             else:
-                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2], _o[3] + _p[3])
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    nation_count_by_s_nationkey[v_s_nationkey] = _n
+                    _grp[(v_s_nationkey, v_n_name)] = _n
                 else:
-                    del nation_count_by_s_nationkey[v_s_nationkey]
-            _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-            if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                    )
-                    _grp = n9_by_s_suppkey.get(v_s_suppkey)
-                    if _grp is None:
-                        n9_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_s_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                        else:
-                            _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                            )
-                            if _n[0]:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
-                            else:
-                                del _grp[(v_s_suppkey, v_s_nationkey)]
-                                if not _grp:
-                                    del n9_by_s_suppkey[v_s_suppkey]
-                    _o = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    del _grp[(v_s_nationkey, v_n_name)]
+                    if not _grp:
+                        del nation_by_s_nationkey[v_s_nationkey]
+        _o = nation_count_by_s_nationkey.get(v_s_nationkey)
+        if _o is None:
+            nation_count_by_s_nationkey[v_s_nationkey] = _p
+        else:
+            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            if _n[0]:
+                nation_count_by_s_nationkey[v_s_nationkey] = _n
+            else:
+                del nation_count_by_s_nationkey[v_s_nationkey]
+        _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+        if _g3:
+            for v_s_suppkey, _w1 in _g3.items():
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n9_by_s_suppkey.get(v_s_suppkey)
+                if _grp is None:
+                    n9_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
+                else:
+                    _o = _grp.get((v_s_suppkey, v_s_nationkey))
                     if _o is None:
-                        n9_count_by_s_suppkey[v_s_suppkey] = _d2
+                        _grp[(v_s_suppkey, v_s_nationkey)] = _d2
                     else:
-                        _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                        )
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n9_count_by_s_suppkey[v_s_suppkey] = _n
+                            _grp[(v_s_suppkey, v_s_nationkey)] = _n
                         else:
-                            del n9_count_by_s_suppkey[v_s_suppkey]
-                    _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                        )
-                        _o = n0_root.get(v_s_suppkey)
-                        if _o is None:
-                            n0_root[v_s_suppkey] = _d5
+                            del _grp[(v_s_suppkey, v_s_nationkey)]
+                            if not _grp:
+                                del n9_by_s_suppkey[v_s_suppkey]
+                _o = n9_count_by_s_suppkey.get(v_s_suppkey)
+                if _o is None:
+                    n9_count_by_s_suppkey[v_s_suppkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n9_count_by_s_suppkey[v_s_suppkey] = _n
+                    else:
+                        del n9_count_by_s_suppkey[v_s_suppkey]
+                _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                if _w4 is not None:
+                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _o = n0_root.get(v_s_suppkey)
+                    if _o is None:
+                        n0_root[v_s_suppkey] = _d5
+                    else:
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        if _n[0]:
+                            n0_root[v_s_suppkey] = _n
                         else:
-                            _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                            )
-                            if _n[0]:
-                                n0_root[v_s_suppkey] = _n
-                            else:
-                                del n0_root[v_s_suppkey]
-                        if pending is not None:
+                            del n0_root[v_s_suppkey]
+                    if pending is not None:
+                        for (v_s_suppkey, v_l_orderkey), _m6 in self.n1_by_s_suppkey[
+                            v_s_suppkey
+                        ].items():
+                            _m7 = self.n2[(v_s_suppkey, v_l_orderkey)]
                             for (
-                                v_s_suppkey,
                                 v_l_orderkey,
-                            ), _m6 in self.n1_by_s_suppkey[v_s_suppkey].items():
-                                _m7 = self.n2[(v_s_suppkey, v_l_orderkey)]
-                                for (
-                                    v_l_orderkey,
-                                    v_group2,
-                                ), _m8 in self.orders_by_l_orderkey[
-                                    v_l_orderkey
-                                ].items():
-                                    _m9 = self.supplier[(v_s_suppkey, v_s_nationkey)]
-                                    _k = (v_n_name, v_group2)
-                                    _v = (
-                                        _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                        _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                        _p[2] * _m7[2] * _m8[2] * _m9[2],
-                                        _p[3] * _m7[3] * _m8[3] * _m9[3],
-                                    )
-                                    _o = pending.get(_k)
-                                    pending[_k] = (
-                                        _v
-                                        if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
-                                            _o[3] + _v[3],
-                                        )
-                                    )
+                                v_group2,
+                            ), _m8 in self.orders_by_l_orderkey[v_l_orderkey].items():
+                                _m9 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                _k = (v_n_name, v_group2)
+                                _v = (
+                                    _p[0] * _m7[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m7[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
     def _lookup(self, v_n_name, v_group2, v_s_suppkey, v_s_nationkey, v_l_orderkey):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -1505,12 +1243,11 @@ class View:
             _m4[0] * _m6[0] * _m9[0] * _m11[0],
             _m4[1] * _m6[1] * _m9[1] * _m11[1],
             _m4[2] * _m6[2] * _m9[2] * _m11[2],
-            _m4[3] * _m6[3] * _m9[3] * _m11[3],
         )
 
     def _group_row(self, v_n_name, v_group2, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2] / 10000 + -1 * p[3] / 10000)
+        _a0 = None if p[0] == 0 else (p[1] / 10000 + -1 * p[2] / 10000)
         return (v_n_name, v_group2, _a0)
 
     def enumerate(self):
@@ -1576,7 +1313,6 @@ class View:
                 entry[0][0] + delta[0],
                 entry[0][1] + delta[1],
                 entry[0][2] + delta[2],
-                entry[0][3] + delta[3],
             )
             if not entry[0][0]:
                 del result[group]

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Every benchmark run BENCHMARKS.md summarises, with the exact options, then
+# its tables and charts. About 3 hours on 2 cores; the runs are independent
+# (the session ran them two or three at a time). Builds missing data and
+# streams first (tpcgen, Spark) and pydbsp's venv on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=(.venv/bin/dynyan bench --runs 3 --budget 30 --mem-budget-mb 5000)
+R=bench/results
+export PYSPARK_PYTHON="$PWD/.venv/bin/python"
+
+# TPC-H SF 0.1, all queries, all peers but pydbsp (Pathway: 10,000 events per
+# timestamp; its cap keeps it off these streams)
+"${B[@]}" --sf 0.1 --variants insert --peer-batch 10000 --systems store,dynyan,ivm,recompute,pathway --out $R/tpch-sf0.1-insert.json
+"${B[@]}" --sf 0.1 --variants window --peer-batch 10000 --systems store,dynyan,ivm,recompute,pathway --out $R/tpch-sf0.1-window.json
+# TPC-H SF 1, insert stream, two queries, single runs, peers but Pathway
+"${B[@]}" --sf 1 --variants insert --queries q3,fq4 --systems store,dynyan,ivm,recompute --runs 1 --budget 60 --mem-budget-mb 6000 --out $R/tpch-sf1-insert.json
+# TPC-H SF 0.01, both variants (the streams Pathway finishes)
+"${B[@]}" --sf 0.01 --systems store,dynyan,ivm,recompute,pathway --out $R/tpch-sf0.01.json
+# GCQ1-GCQ8 at the paper's sizes and the fraud query, every peer (budget
+# checks every 200 events: one GCQ1 event can change millions of rows)
+"${B[@]}" --suite gcq,fraud --variants insert --chunk 200 --out $R/gcq-fraud.json
+# TPC-DS SF 1, the first 100,000 streamed events per query, every peer
+"${B[@]}" --suite tpcds --variants insert --tpcds-events 100000 --out $R/tpcds-sf1-insert.json
+# pydbsp beside dynyan on the TPC-H SF 0.01 insert stream
+"${B[@]}" --sf 0.01 --variants insert --systems store,dynyan,pydbsp --out $R/pydbsp-tpch-sf0.01.json
+
+.venv/bin/dynyan bench-report $R/tpch-sf0.1-insert.json $R/tpch-sf0.1-window.json $R/tpch-sf1-insert.json \
+  $R/tpch-sf0.01.json $R/gcq-fraud.json $R/tpcds-sf1-insert.json \
+  $R/pydbsp-tpch-sf0.01.json --markdown BENCHMARKS.md --charts docs
