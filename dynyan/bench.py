@@ -1540,9 +1540,9 @@ def speed_ratios(docs: list[dict]) -> list[dict]:
                     rec = {"stream": stream, "query": qn, "mode": mode, "peer": peer}
                     if r["status"] == "ok" and r.get("apply_s"):
                         rec |= {"x": r["apply_s"] / dyn["apply_s"], "bound": False}
-                    elif r["status"] in ("timeout", "memory") and r.get(
-                        "partial_events_per_s"
-                    ):
+                    elif r["status"] == "timeout" and r.get("partial_events_per_s"):
+                        # (a run stopped by the memory budget has no rate:
+                        # it may have been stopped before its first batch)
                         rec |= {
                             "x": dyn["events_per_s"] / r["partial_events_per_s"],
                             "bound": True,
@@ -1710,7 +1710,7 @@ def summary(docs: list[dict], mode: str = "pull") -> str:
                         continue
                     if r["status"] != "ok":
                         extra = ""
-                        if r.get("partial_events_per_s"):
+                        if r["status"] == "timeout" and r.get("partial_events_per_s"):
                             extra = f" (≈{r['partial_events_per_s']:,.0f} before)"
                         srow.append(f"{r['status']}{extra}")
                         mrow.append(
@@ -1777,7 +1777,7 @@ def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
             if r["status"] != "ok":
                 why = r.get("reason", "")
                 extra = ""
-                if r.get("partial_events_per_s"):
+                if r["status"] == "timeout" and r.get("partial_events_per_s"):
                     extra = f" (≈{r['partial_events_per_s']:,.0f} ev/s before stopping)"
                 cells = [
                     qname,
@@ -1866,12 +1866,21 @@ def _merged(docs: list[dict]) -> dict[str, list[dict]]:
                 if len(rows) >= len(chosen.get(key, ())):
                     chosen[key] = rows
     for key, rows in every:
-        have = {(r["system"], r["mode"]) for r in chosen[key]}
+        have = {
+            (r["system"], r["mode"]) for r in chosen[key] if r["status"] != "skipped"
+        }
         for r in rows:
-            if (r["system"], r["mode"]) in have or r["system"] in ("dynyan", "store"):
+            sm = (r["system"], r["mode"])
+            if (
+                sm in have
+                or r["system"] in ("dynyan", "store")
+                or r["status"] == "skipped"
+            ):
                 continue
             ref = _find([x for x in rows if x["mode"] == r["mode"]], key[1], "dynyan")
-            chosen[key] = chosen[key] + [dict(r, ref=ref)]
+            kept = [x for x in chosen[key] if (x["system"], x["mode"]) != sm]
+            chosen[key] = kept + [dict(r, ref=ref)]
+            have.add(sm)
     out: dict[str, list[dict]] = {}
     for (stream, _q), rows in chosen.items():
         out.setdefault(stream, []).extend(rows)
@@ -1892,11 +1901,14 @@ def _mem_pair(dyn: dict, peer: dict) -> tuple[float | None, float | None]:
 
 def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[Path]:
     """dynyan's time and memory as % of each peer, per query (DYN-paper style):
-    one PNG per (stream, mode, metric). Below 100% dynyan uses less."""
+    one PNG per (stream, mode, metric). Below 100% dynyan uses less. A peer
+    stopped at its time budget gets a hatched bar from its rate until then
+    (an upper bound on dynyan's share)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -1915,13 +1927,34 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
                 fig, ax = plt.subplots(figsize=(max(7, 1.0 + 0.75 * len(queries)), 3.8))
                 width = 0.8 / len(peers)
                 any_bar = False
+                shown: list = []  # legend entries: peers with a bar
                 for i, peer in enumerate(peers):
-                    xs, ys, notes = [], [], []
+                    xs, ys, notes, bounds = [], [], [], []
                     for qi, qn in enumerate(queries):
                         pr = _find(rows, qn, peer)
                         dyn = (pr or {}).get("ref") or _find(rows, qn, "dynyan")
                         x = qi + (i - (len(peers) - 1) / 2) * width
                         if dyn is None or dyn["status"] != "ok" or pr is None:
+                            continue
+                        if pr["status"] == "skipped":
+                            continue
+                        if (
+                            metric == "time"
+                            and pr["status"] == "timeout"
+                            and pr.get("partial_events_per_s")
+                        ):
+                            # stopped at its budget: its whole run would have
+                            # taken at least as long as its rate until then says
+                            xs.append(x)
+                            ys.append(
+                                max(
+                                    100
+                                    * pr["partial_events_per_s"]
+                                    / dyn["events_per_s"],
+                                    0.01,
+                                )
+                            )
+                            bounds.append(True)
                             continue
                         if pr["status"] != "ok":
                             notes.append((x, pr["status"]))
@@ -1933,11 +1966,18 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
                         if mine is not None and theirs:
                             xs.append(x)
                             ys.append(max(100 * mine / theirs, 0.01))
-                    bars = ax.bar(xs, ys, width, label=SYSTEM_TITLES[peer])
+                            bounds.append(False)
+                    bars = ax.bar(xs, ys, width, color=f"C{i}")
+                    if xs:
+                        shown.append(Patch(color=f"C{i}", label=SYSTEM_TITLES[peer]))
                     any_bar = any_bar or bool(xs)
-                    for b, y in zip(bars, ys):
+                    for b, y, bound in zip(bars, ys, bounds):
+                        if bound:  # hatched: the peer was stopped, dynyan ≤ y%
+                            b.set_hatch("//")
+                            b.set_alpha(0.6)
                         ax.annotate(
-                            f"{y:.0f}%" if y >= 1 else f"{y:.1f}%",
+                            ("≤" if bound else "")
+                            + (f"{y:.0f}%" if y >= 1 else f"{y:.1f}%"),
                             (b.get_x() + b.get_width() / 2, y),
                             ha="center",
                             va="bottom",
@@ -1966,7 +2006,7 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
                     "(below 100%: dynyan better)",
                     fontsize=9,
                 )
-                ax.legend(fontsize=7)
+                ax.legend(handles=shown, fontsize=7)
                 fig.tight_layout()
                 path = outdir / f"{prefix}-{label}-{mode}-{metric}.png"
                 fig.savefig(path, dpi=110)
