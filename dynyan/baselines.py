@@ -269,14 +269,6 @@ def base_relations(query: Query) -> list:
     return out
 
 
-def _agg_refs(e) -> set[int]:
-    if isinstance(e, AggRef):
-        return {e.index}
-    if isinstance(e, Op):
-        return {i for a in e.args for i in _agg_refs(a)}
-    return set()
-
-
 def _has_anti(e) -> bool:
     return isinstance(e, Op) and (e.op == "anti" or any(_has_anti(a) for a in e.args))
 

@@ -242,12 +242,10 @@ class Expressions:
         ("True" when it never is). AND/OR/NOT are refused by the frontend."""
         if isinstance(e, Ref) and (e.atom, e.column) in self.notnull:
             return "True"
-        if isinstance(e, (Ref, Var)):
+        if isinstance(e, (Ref, Var, AggRef)):
             return f"{self.render(e, env)} is not None"
         if isinstance(e, Lit):
             return "False" if e.value is None else "True"
-        if isinstance(e, AggRef):
-            return f"{self.render(e, env)} is not None"
         if e.op == "anti":
             return "True"
         if e.op == "case":
