@@ -365,8 +365,9 @@ def add_commands(subparsers) -> None:
         "--pathway-max-events",
         type=int,
         metavar="N",
-        help="longer streams are not given to Pathway, which cannot be stopped "
-        "at the budget (default 300,000; 0: no limit)",
+        help="Pathway, which cannot be stopped at the budget, gets only the first N "
+        "events of a longer stream and is reported as stopped there "
+        "(default 300,000; 0: no limit)",
     )
     p.add_argument(
         "--peer-batch",
@@ -381,7 +382,13 @@ def add_commands(subparsers) -> None:
         metavar="S",
         help="seconds per system and mode (default 180)",
     )
-    p.add_argument("--mem-budget-mb", type=int, default=8_000, metavar="MB")
+    p.add_argument(
+        "--mem-budget-mb",
+        type=int,
+        default=8_000,
+        metavar="MB",
+        help="RSS growth per system and mode over the loaded stream (default 8,000)",
+    )
     p.add_argument(
         "--no-latency", action="store_true", help="skip the per-update latency runs"
     )
