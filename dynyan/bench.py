@@ -235,6 +235,9 @@ class StreamInfo:
     seed: int = 0
     path: str | None = None
     max_events: int | None = None
+    # Tables whose sizes dynyan's planner gets (`dynyan.stats`); None: it
+    # plans by the tree's shape alone, as `dynyan compile` does by default.
+    stats_dir: str | None = None
 
 
 def tpch_stream(
@@ -823,7 +826,19 @@ def _worker(spec_path: str) -> int:
     if system == "dynyan":  # compile before anything is measured
         from .compiler import load
 
-        query.module = load(spec["sql"], spec["schema"])
+        from .stats import Stats
+
+        stats = Stats.from_dict(spec["stats"]) if spec.get("stats") else None
+        query.module = load(spec["sql"], spec["schema"], stats)
+        if stats is not None:
+            from .compiler import compile_query
+
+            plan = compile_query(spec["sql"], spec["schema"], stats)
+            say(
+                phase="note",
+                text="planned with table statistics: join tree rooted at "
+                f"[{', '.join(plan.nodes[plan.root].vars)}]",
+            )
     gc.collect()
     gc.freeze()  # the stream is the harness's data, not the system's
     # The memory budget counts the system's growth, not the decoded stream
@@ -1317,6 +1332,11 @@ def run_bench(
     with tempfile.TemporaryDirectory(prefix="dynyan-bench-") as tmp:
         workdir = Path(tmp)
         for info, make_events in streams:
+            stats = None
+            if info.stats_dir is not None:
+                from .stats import collect
+
+                stats = collect(info.stats_dir).to_dict()
             for q in runnable:
                 if info.benchmark is not None and q.benchmark != info.benchmark:
                     continue
@@ -1373,6 +1393,7 @@ def run_bench(
                             "latency": config.latency,
                             "tracemalloc": config.tracemalloc,
                             "dump": str(workdir / f"dump-{system}-{mode}.pickle"),
+                            "stats": stats,
                         }
                         t1 = time.perf_counter()
                         python = config.python
@@ -1883,8 +1904,10 @@ def _merged(docs: list[dict]) -> dict[str, list[dict]]:
     """Result rows by stream label over several documents; for each (stream,
     query) the rows of the document that measured the most systems on it
     (the later one on a tie), so every ratio compares numbers from one run.
-    A peer measured only in another document (e.g. pydbsp, run later) is
-    added with that document's dynyan row as its reference (``ref``)."""
+    A peer measured only in another document (e.g. pydbsp, run later), or
+    only "unavailable" in the chosen one, is added with that document's
+    dynyan row as its reference (``ref``)."""
+    unmeasured = ("skipped", "unavailable")
     chosen: dict[tuple[str, str], list[dict]] = {}
     every: list[tuple[tuple[str, str], list[dict]]] = []
     for doc in docs:
@@ -1898,14 +1921,16 @@ def _merged(docs: list[dict]) -> dict[str, list[dict]]:
                     chosen[key] = rows
     for key, rows in every:
         have = {
-            (r["system"], r["mode"]) for r in chosen[key] if r["status"] != "skipped"
+            (r["system"], r["mode"])
+            for r in chosen[key]
+            if r["status"] not in unmeasured
         }
         for r in rows:
             sm = (r["system"], r["mode"])
             if (
                 sm in have
                 or r["system"] in ("dynyan", "store")
-                or r["status"] == "skipped"
+                or r["status"] in unmeasured
             ):
                 continue
             ref = _find([x for x in rows if x["mode"] == r["mode"]], key[1], "dynyan")

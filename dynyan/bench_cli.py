@@ -99,6 +99,12 @@ def cmd_bench(args) -> int:
                 )
                 if args.max_events:
                     label += f"-first{args.max_events}"
+                stats_dir = None
+                if args.planner_stats:
+                    from . import data
+
+                    label += "-planner-stats"
+                    stats_dir = str(data.dataset_dir("tpch", sf, args.data_dir))
                 info = bench.StreamInfo(
                     label,
                     "parquet",
@@ -109,6 +115,7 @@ def cmd_bench(args) -> int:
                     seed=args.seed,
                     path=str(path),
                     max_events=args.max_events,
+                    stats_dir=stats_dir,
                 )
                 streams.append(
                     (
@@ -388,6 +395,12 @@ def add_commands(subparsers) -> None:
         default=8_000,
         metavar="MB",
         help="RSS growth per system and mode over the loaded stream (default 8,000)",
+    )
+    p.add_argument(
+        "--planner-stats",
+        action="store_true",
+        help="TPC-H: dynyan's planner gets the tables' sizes (`dynyan stats`); "
+        "the stream label says so",
     )
     p.add_argument(
         "--no-latency", action="store_true", help="skip the per-update latency runs"

@@ -95,11 +95,22 @@ def default_output(query: str) -> Path:
     return Path("generated") / (path.stem + ".py")
 
 
+def read_stats(path: str | None):
+    """Planner statistics from `dynyan stats`, or None (plan by shape)."""
+    if path is None:
+        return None
+    from .stats import load_stats
+
+    return load_stats(path)
+
+
 def cmd_compile(args) -> int:
     from .compiler import compile_sql
 
     sql, schema = read_query(args.query, args.schema)
-    source = compile_sql(sql, schema, source=display_path(args.query))
+    source = compile_sql(
+        sql, schema, source=display_path(args.query), stats=read_stats(args.stats)
+    )
     out = Path(args.output) if args.output else default_output(args.query)
     write_atomically(out, source)
     print(f"wrote {out}")
@@ -110,7 +121,7 @@ def cmd_explain(args) -> int:
     from .compiler import explain
 
     sql, schema = read_query(args.query, args.schema)
-    print(explain(sql, schema))
+    print(explain(sql, schema, read_stats(args.stats)))
     return 0
 
 
@@ -133,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
             "--schema",
             metavar="FILE",
             help="CREATE TABLE statements, if not in QUERY.sql",
+        )
+        p.add_argument(
+            "--stats",
+            metavar="STATS.json",
+            help="table sizes from `dynyan stats`: the planner then picks the "
+            "join tree with the least estimated update work",
         )
         p.set_defaults(func=func)
         return p
@@ -159,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMAND_MODULES = ("pipeline_cli", "bench_cli", "synthetic")
+COMMAND_MODULES = ("pipeline_cli", "bench_cli", "synthetic", "stats")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,8 @@ import sys
 import types
 
 from .errors import UnsupportedQueryError
-from .plan import Plan, complexity, plan_query
+from .plan import Plan, complexity, estimated_work, plan_query
+from .stats import Stats
 
 
 @contextlib.contextmanager
@@ -26,27 +27,37 @@ def _nesting_limit():
         ) from None
 
 
-def compile_query(sql: str, schema: str | None = None) -> Plan:
-    """Parse and plan `sql`; the plan carries its query."""
+def compile_query(
+    sql: str, schema: str | None = None, stats: Stats | None = None
+) -> Plan:
+    """Parse and plan `sql` (with table statistics, when given); the plan
+    carries its query."""
     from .sql import parse_query  # sqlglot: only when compiling
 
     with _nesting_limit():
-        return plan_query(parse_query(sql, schema))
+        return plan_query(parse_query(sql, schema), stats)
 
 
-def compile_sql(sql: str, schema: str | None = None, source: str = "<string>") -> str:
+def compile_sql(
+    sql: str,
+    schema: str | None = None,
+    source: str = "<string>",
+    stats: Stats | None = None,
+) -> str:
     """The generated module's source for `sql`."""
     from .codegen import render_module  # black and jinja2: only when compiling
 
-    plan = compile_query(sql, schema)
+    plan = compile_query(sql, schema, stats)
     with _nesting_limit():
         return render_module(plan, source=source)
 
 
-def load(sql: str, schema: str | None = None) -> types.ModuleType:
+def load(
+    sql: str, schema: str | None = None, stats: Stats | None = None
+) -> types.ModuleType:
     """Compile `sql` and import the generated module (registered in sys.modules,
     with its source in linecache so tracebacks show generated lines)."""
-    source = compile_sql(sql, schema)
+    source = compile_sql(sql, schema, stats=stats)
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     name = f"dynyan_generated_{digest}"
     if name in sys.modules:
@@ -70,9 +81,9 @@ def import_file(path: str) -> types.ModuleType:
     return module
 
 
-def explain(sql: str, schema: str | None = None) -> str:
+def explain(sql: str, schema: str | None = None, stats: Stats | None = None) -> str:
     """IR, chosen tree, N and frontier, and complexity, as text."""
-    plan = compile_query(sql, schema)
+    plan = compile_query(sql, schema, stats)
     query = plan.query
     frontier = ", ".join(plan.label(n) for n in plan.frontier())
     return "\n".join(
@@ -86,4 +97,11 @@ def explain(sql: str, schema: str | None = None) -> str:
             f"N: {len(plan.in_n)} nodes; frontier: {frontier}",
             f"Complexity: {complexity(plan)}",
         ]
+        + (
+            [
+                f"Estimated work (insert every row once): {estimated_work(plan, stats):,.0f}"
+            ]
+            if stats is not None
+            else []
+        )
     )

@@ -13,9 +13,15 @@ export PYSPARK_PYTHON="$PWD/.venv/bin/python"
 # timestamp; its cap keeps it off these streams)
 "${B[@]}" --sf 0.1 --variants insert --peer-batch 10000 --systems store,dynyan,ivm,recompute,pathway --out $R/tpch-sf0.1-insert.json
 "${B[@]}" --sf 0.1 --variants window --peer-batch 10000 --systems store,dynyan,ivm,recompute,pathway --out $R/tpch-sf0.1-window.json
-# TPC-H SF 1, insert stream, two queries, single runs, peers but Pathway
+# TPC-H SF 1, single runs: the insert stream in three parts (FQ4 and Q3,
+# then Q1, with 60 s budgets and no Pathway; then the rest), the window stream
+# whole; Pathway on the first 50,000 events of each stream (one native call
+# that cannot be stopped at the budget)
 "${B[@]}" --sf 1 --variants insert --queries q3,fq4 --systems store,dynyan,ivm,recompute --runs 1 --budget 60 --mem-budget-mb 6000 --out $R/tpch-sf1-insert.json
-"${B[@]}" --sf 1 --variants insert --queries q1,q6,q12,q4 --systems store,dynyan,ivm,recompute --runs 1 --budget 60 --mem-budget-mb 10000 --out $R/tpch-sf1-insert-b.json
+"${B[@]}" --sf 1 --variants insert --queries q1 --systems store,dynyan,ivm,recompute --runs 1 --budget 60 --mem-budget-mb 10000 --out $R/tpch-sf1-insert-b.json
+SF1=(--sf 1 --systems store,dynyan,ivm,recompute,pathway --runs 1 --budget 30 --mem-budget-mb 4000 --pathway-max-events 50000)
+"${B[@]}" "${SF1[@]}" --variants insert --queries fq1,fq2,fq3,q4,q6,q9,q12,q13,q16,q18 --out $R/tpch-sf1-insert-c.json
+"${B[@]}" "${SF1[@]}" --variants window --out $R/tpch-sf1-window.json
 # TPC-H SF 0.01, both variants (the streams Pathway finishes)
 "${B[@]}" --sf 0.01 --systems store,dynyan,ivm,recompute,pathway --out $R/tpch-sf0.01.json
 # GCQ1-GCQ8 at the paper's sizes and the fraud query, every peer (budget

@@ -291,3 +291,84 @@ def test_duckdb_recompute_agrees_with_dynyan(path):
 def test_assign_ids_deletes_one_copy():
     events = [("r", 1, (1,)), ("r", 1, (1,)), ("r", -1, (1,)), ("r", 1, (1,))]
     assert baselines.assign_ids(events) == [0, 1, 0, 3]
+
+
+@pytest.mark.skipif(not HAVE_PATHWAY, reason="Pathway is not installed")
+def test_pathway_gets_a_prefix_of_a_long_stream(fq4, tmp_path):
+    """Pathway cannot be stopped at the budget: past --pathway-max-events it
+    runs the first events and is reported as stopped there, with a rate."""
+    config = bench.BenchConfig(
+        systems=("dynyan", "pathway"),
+        modes=("pull",),
+        runs=1,
+        peer_batch=25,
+        pathway_max_events=50,
+        latency=False,
+        tracemalloc=False,
+    )
+    info = bench.StreamInfo("tiny", "random", "random-delete")
+    doc = bench.run_bench([fq4], [(info, tiny)], config)
+    r = result(doc, "pathway", "pull")
+    assert r["status"] == "timeout" and r["events_done"] == 50, r
+    assert "--pathway-max-events" in r["reason"] and r["partial_events_per_s"] > 0
+    assert r["check"] == "unchecked"
+
+
+def test_merged_takes_a_peer_measured_in_another_run():
+    """A peer "unavailable" in the run with the most systems is taken from a
+    run that measured it, compared with that run's own dynyan."""
+
+    def row(system, status="ok", **kw):
+        return {"stream": "s", "query": "q", "system": system, "mode": "pull"} | {
+            "status": status,
+            **kw,
+        }
+
+    main = {
+        "results": [
+            row("dynyan", events_per_s=10),
+            row("ivm", events_per_s=5),
+            row("pathway", "unavailable", reason="cap"),
+        ]
+    }
+    other = {
+        "results": [row("dynyan", events_per_s=12), row("pathway", events_per_s=1)]
+    }
+    (rows,) = bench._merged([main, other]).values()
+    by = {r["system"]: r for r in rows}
+    assert by["dynyan"]["events_per_s"] == 10 and by["ivm"]["events_per_s"] == 5
+    assert by["pathway"]["status"] == "ok"
+    assert by["pathway"]["ref"]["events_per_s"] == 12
+
+
+def test_planner_statistics_reach_the_dynyan_worker(tmp_path):
+    """With a stream's `stats_dir`, dynyan's worker plans with those sizes
+    (FQ3 then changes its tree) and still agrees with the IVM."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sizes = {  # table: (rows, {key column: distinct values})
+        "lineitem": (600, {"l_orderkey": 140, "l_suppkey": 10}),
+        "orders": (150, {"o_orderkey": 140, "o_custkey": 97}),
+        "partsupp": (80, {"ps_suppkey": 10}),
+        "supplier": (10, {"s_suppkey": 10}),
+        "customer": (150, {"c_custkey": 145}),
+    }
+    for table, (rows, keys) in sizes.items():
+        cols = {c: [i % d for i in range(rows)] for c, d in keys.items()}
+        pq.write_table(pa.table(cols), tmp_path / f"{table}.parquet")
+    (q,) = bench.discover_queries(ROOT / "queries", ["fq3"])
+    config = bench.BenchConfig(
+        systems=("dynyan", "ivm"),
+        modes=("pull",),
+        runs=1,
+        latency=False,
+        tracemalloc=False,
+    )
+    info = bench.StreamInfo("tiny", "random", "random-delete", stats_dir=str(tmp_path))
+    doc = bench.run_bench([q], [(info, tiny)], config)
+    assert doc["streams"][0]["stats_dir"] == str(tmp_path)
+    dyn = result(doc, "dynyan", "pull", "tpch/fq3")
+    assert dyn["check"] == "reference"
+    assert "join tree rooted at [l_suppkey]" in " ".join(dyn["notes"])
+    assert result(doc, "ivm", "pull", "tpch/fq3")["check"] == "ok"
