@@ -1691,9 +1691,26 @@ def report(docs: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _rate(r: dict) -> tuple[float | None, bool]:
+    """Events/s of a finished run, or of a run stopped at its time budget
+    until it was stopped (then True: a partial figure)."""
+    if r.get("status") == "ok":
+        return r.get("events_per_s"), False
+    if r.get("status") == "timeout":
+        return r.get("partial_events_per_s"), True
+    return None, False
+
+
+def _stopped(r: dict) -> str:
+    rate, partial = _rate(r)
+    return f"{r['status']} (≈{rate:,.0f} before)" if partial and rate else r["status"]
+
+
 def summary(docs: list[dict], mode: str = "pull") -> str:
     """Compact tables: events/s and memory per stream and query, one column
-    per system, with dynyan's speed-up over each peer in parentheses."""
+    per system, with dynyan's speed-up over each peer in parentheses (a peer
+    measured in another run is compared with that run's dynyan; "≈" marks a
+    ratio of rates until a budget stopped one of the two)."""
     peers = PEERS
     head = (
         "| stream | query | result rows | dynyan | "
@@ -1716,95 +1733,87 @@ def summary(docs: list[dict], mode: str = "pull") -> str:
         head,
         sep,
     ]
+    budgets: dict[str, set] = {}
     for doc in docs:
         for s in doc["streams"]:
-            rows = [
-                r
-                for r in doc["results"]
-                if r["stream"] == s["label"] and r["mode"] == mode
-            ]
-            for qn in dict.fromkeys(r["query"] for r in rows):
-                get = {r["system"]: r for r in rows if r["query"] == qn}
-                dyn = get.get("dynyan")
-                if dyn is None:
-                    continue
-                pull_dyn = next(
-                    (
-                        r
-                        for r in doc["results"]
-                        if r["stream"] == s["label"]
-                        and r["query"] == qn
-                        and r["system"] == "dynyan"
-                        and r["mode"] == "pull"
-                    ),
-                    {},
-                )
-                nrows = ("≥" if pull_dyn.get("enum_partial") else "") + _fmt(
-                    pull_dyn.get("result_rows")
-                )
-                label = f"{s['label']} ({doc['config']['budget_s']:g} s budget)"
-                srow = [label, Path(qn).name, nrows]
-                mrow = [label, Path(qn).name, nrows]
-                dyn_ok = dyn.get("status") == "ok"
-                srow.append(_fmt(dyn.get("events_per_s")) if dyn_ok else dyn["status"])
-                dyn_mem = dyn.get("traced_peak_mb")
-                if not dyn_ok:
-                    mrow.append(dyn["status"])
-                elif dyn_mem is None and dyn.get("rss_delta_mb") is not None:
-                    mrow.append(_fmt(dyn["rss_delta_mb"], 1) + " RSS (no traced run)")
-                else:
-                    mrow.append(_fmt(dyn_mem, 1))
-                for p in peers:
-                    r = get.get(p)
-                    if r is None:
-                        srow.append("–")
-                        mrow.append("–")
-                        continue
-                    if r["status"] != "ok":
-                        extra = ""
-                        if r["status"] == "timeout" and r.get("partial_events_per_s"):
-                            extra = f" (≈{r['partial_events_per_s']:,.0f} before)"
-                        srow.append(f"{r['status']}{extra}")
-                        mrow.append(
-                            f"{r['status']} (RSS {r['reason'].split('RSS ')[-1]}"
-                            if "RSS" in r.get("reason", "")
-                            else r["status"]
-                        )
-                        continue
-                    cell = _fmt(r.get("events_per_s"))
-                    if dyn_ok and r.get("apply_s"):
-                        cell += f" ({r['apply_s'] / dyn['apply_s']:.1f}×)"
-                    srow.append(cell)
-                    native = p in NATIVE or r.get("traced_peak_mb") is None
-                    m = r.get("rss_delta_mb") if native else r.get("traced_peak_mb")
-                    cell = _fmt(m, 1) + (" RSS" if native else "")
-                    mine = dyn.get("rss_delta_mb") if native else dyn_mem
-                    if dyn_ok and m and mine is not None:
-                        cell += f" ({100 * mine / m:.0f}%)"
-                    mrow.append(cell)
-                floor = get.get("store") or next(
-                    (
-                        r
-                        for r in doc["results"]
-                        if r["stream"] == s["label"]
-                        and r["query"] == qn
-                        and r["system"] == "store"
-                    ),
-                    None,
-                )
-                if floor is not None and floor.get("status") == "ok":
-                    fcell = _fmt(floor.get("events_per_s"))
-                    if dyn_ok and dyn.get("apply_s"):
-                        fcell += (
-                            f" (dynyan {dyn['apply_s'] / floor['apply_s']:.1f}× slower)"
-                        )
-                    srow.append(fcell)
-                    mrow.append(_fmt(floor.get("traced_peak_mb"), 1))
-                else:
+            budgets.setdefault(s["label"], set()).add(doc["config"]["budget_s"])
+    for stream, all_rows in _merged(docs).items():
+        b = sorted(budgets.get(stream, ()))
+        label = f"{stream} ({'–'.join(f'{x:g}' for x in b)} s budget)"
+        rows = [r for r in all_rows if r["mode"] == mode]
+        for qn in dict.fromkeys(r["query"] for r in rows):
+            get = {r["system"]: r for r in rows if r["query"] == qn}
+            dyn = get.get("dynyan")
+            if dyn is None:
+                continue
+            pull_dyn = _find([r for r in all_rows if r["mode"] == "pull"], qn, "dynyan")
+            pull_dyn = pull_dyn or {}
+            nrows = ("≥" if pull_dyn.get("enum_partial") else "") + _fmt(
+                pull_dyn.get("result_rows")
+            )
+            srow = [label, Path(qn).name, nrows]
+            mrow = [label, Path(qn).name, nrows]
+            dyn_ok = dyn.get("status") == "ok"
+            srow.append(_fmt(dyn.get("events_per_s")) if dyn_ok else _stopped(dyn))
+            dyn_mem = dyn.get("traced_peak_mb")
+            if not dyn_ok:
+                mrow.append(dyn["status"])
+            elif dyn_mem is None and dyn.get("rss_delta_mb") is not None:
+                mrow.append(_fmt(dyn["rss_delta_mb"], 1) + " RSS (no traced run)")
+            else:
+                mrow.append(_fmt(dyn_mem, 1))
+            for p in peers:
+                r = get.get(p)
+                if r is None:
                     srow.append("–")
                     mrow.append("–")
-                speed.append("| " + " | ".join(srow) + " |")
-                mem.append("| " + " | ".join(mrow) + " |")
+                    continue
+                ref = r.get("ref") or dyn
+                mine, mine_partial = _rate(ref)
+                theirs, their_partial = _rate(r)
+                if r["status"] != "ok":
+                    cell = _stopped(r)
+                    if mine and theirs and their_partial:
+                        cell += (
+                            f" (≥{mine / theirs:.1f}×)"
+                            if not mine_partial
+                            else (f" (≈{mine / theirs:.1f}×)")
+                        )
+                    srow.append(cell)
+                    mrow.append(
+                        f"{r['status']} (RSS {r['reason'].split('RSS ')[-1]}"
+                        if "RSS" in r.get("reason", "")
+                        else r["status"]
+                    )
+                    continue
+                cell = _fmt(theirs)
+                if mine and theirs:
+                    cell += f" ({'≈' if mine_partial else ''}{mine / theirs:.1f}×)"
+                srow.append(cell)
+                native = p in NATIVE or r.get("traced_peak_mb") is None
+                m = r.get("rss_delta_mb") if native else r.get("traced_peak_mb")
+                cell = _fmt(m, 1) + (" RSS" if native else "")
+                ref_ok = ref.get("status") == "ok"
+                mine_mem = (
+                    ref.get("rss_delta_mb") if native else ref.get("traced_peak_mb")
+                )
+                if ref_ok and m and mine_mem is not None:
+                    cell += f" ({100 * mine_mem / m:.0f}%)"
+                mrow.append(cell)
+            floor = get.get("store") or _find(all_rows, qn, "store")
+            if floor is not None and floor.get("status") == "ok":
+                fcell = _fmt(floor.get("events_per_s"))
+                if dyn_ok and dyn.get("apply_s"):
+                    fcell += (
+                        f" (dynyan {dyn['apply_s'] / floor['apply_s']:.1f}× slower)"
+                    )
+                srow.append(fcell)
+                mrow.append(_fmt(floor.get("traced_peak_mb"), 1))
+            else:
+                srow.append("–")
+                mrow.append("–")
+            speed.append("| " + " | ".join(srow) + " |")
+            mem.append("| " + " | ".join(mrow) + " |")
     return "\n".join(speed + [""] + mem) + "\n"
 
 
