@@ -207,12 +207,14 @@ def _fit(text: str, width: int) -> str:
 
 def cmd_replay(args) -> int:
     from dynyan import replay
+    from dynyan.cli import read_stats
 
     summary = replay.replay_query(
         args.query,
         args.stream,
         schema=args.schema,
         push=args.push,
+        stats=read_stats(args.stats),
         batch=args.batch,
         engine=args.engine,
         checkpoint=args.checkpoint,
@@ -452,6 +454,11 @@ def add_commands(subparsers) -> None:
         help="schema for a .sql QUERY without CREATE TABLEs (default: as for `dynyan "
         "compile`: a `-- schema: PATH` line, schema.sql beside QUERY, tpch/schema.sql "
         "above it; else the stream's benchmark schema)",
+    )
+    r.add_argument(
+        "--stats",
+        metavar="STATS.json",
+        help="table sizes for the planner of a .sql QUERY (see `dynyan stats`)",
     )
     r.add_argument(
         "--batch",

@@ -77,12 +77,13 @@ def load_query(
     target: str | Path,
     schema: str | Path | None = None,
     benchmark: str | None = None,
+    stats=None,
 ) -> Query:
     """Load a query as a View module.
 
     ``target`` is a ``.sql`` file (compiled with ``dynyan.load``, its schema
-    resolved as ``read_sql_query`` says), a ``.py`` file (imported), or a
-    dotted module name (imported).
+    resolved as ``read_sql_query`` says, planned with `stats` when given), a
+    ``.py`` file (imported), or a dotted module name (imported).
     """
     path = Path(target)
     if path.suffix == ".sql":
@@ -91,8 +92,8 @@ def load_query(
         sql, schema_text = read_sql_query(path, schema, benchmark)
         import dynyan
 
-        source = dynyan.compile_sql(sql, schema=schema_text)
-        module = dynyan.load(sql, schema=schema_text)
+        source = dynyan.compile_sql(sql, schema=schema_text, stats=stats)
+        module = dynyan.load(sql, schema=schema_text, stats=stats)
         return Query(path.stem, module, _ckpt.source_fingerprint(source))
     if path.suffix == ".py":
         if not path.is_file():
@@ -499,12 +500,13 @@ def replay_query(
     *,
     schema: str | Path | None = None,
     push: bool = False,
+    stats=None,
     **kwargs,
 ) -> ReplaySummary:
     """Load ``query`` (see ``load_query``), build a View (push mode counts deltas) and replay."""
     if not isinstance(query, Query):
         benchmark = Stream(stream_dir).manifest.get("source", {}).get("benchmark")
-        query = load_query(query, schema=schema, benchmark=benchmark)
+        query = load_query(query, schema=schema, benchmark=benchmark, stats=stats)
     deltas = [0]
     if push:
 

@@ -5,6 +5,7 @@ it makes on TPC-H FQ2/FQ3, and that the trees it picks stay correct
 from __future__ import annotations
 
 import json
+import linecache
 from pathlib import Path
 
 import pyarrow as pa
@@ -127,3 +128,16 @@ def test_unreadable_statistics_are_one_line_errors(tmp_path, capsys):
     assert main(["explain", fq3, "--stats", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(line.startswith("dynyan: error:") for line in err)
+
+
+def test_replay_loads_a_query_planned_with_statistics():
+    """`dynyan replay --stats`: the module (and the checkpoint fingerprint,
+    which must not match a module planned otherwise) follows the statistics."""
+    from dynyan import replay
+
+    fq3 = Path(__file__).resolve().parent.parent / "queries/tpch/fq3.sql"
+    shape = replay.load_query(fq3)
+    stats = replay.load_query(fq3, stats=STATS)
+    assert shape.fingerprint != stats.fingerprint
+    source = "".join(linecache.getlines(stats.module.__file__))
+    assert "# *[l_suppkey] root" in source
