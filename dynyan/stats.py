@@ -114,8 +114,9 @@ def collect(directory: str | Path) -> Stats:
             ]
         except duckdb.Error:
             continue  # not a Parquet table
+        quoted = ('"' + c.replace('"', '""') + '"' for c in cols)
         counts = ", ".join(
-            ["count(*)"] + [f'approx_count_distinct("{c}")' for c in cols]
+            ["count(*)"] + [f"approx_count_distinct({q})" for q in quoted]
         )
         n, *ndv = con.execute(
             f"SELECT {counts} FROM read_parquet(?)", [source]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every benchmark run BENCHMARKS.md summarises, with the exact options, then
-# its tables and charts. About 3 hours on 2 cores; the runs are independent
+# its tables and charts. About 8 hours on 2 cores; the runs are independent
 # (the session ran them two or three at a time). Builds missing data and
 # streams first (tpcgen, Spark) and pydbsp's venv on first use.
 set -euo pipefail
@@ -21,7 +21,8 @@ export PYSPARK_PYTHON="$PWD/.venv/bin/python"
 "${B[@]}" --sf 1 --variants insert --queries q1 --systems store,dynyan,ivm,recompute --runs 1 --budget 60 --mem-budget-mb 10000 --out $R/tpch-sf1-insert-b.json
 SF1=(--sf 1 --systems store,dynyan,ivm,recompute,pathway --runs 1 --budget 30 --mem-budget-mb 4000 --pathway-max-events 50000)
 "${B[@]}" "${SF1[@]}" --variants insert --queries fq1,fq2,fq3,q4,q6,q9,q12,q13,q16,q18 --out $R/tpch-sf1-insert-c.json
-"${B[@]}" "${SF1[@]}" --variants window --out $R/tpch-sf1-window.json
+"${B[@]}" "${SF1[@]}" --variants window --queries fq1,fq2,fq3,fq4,q1,q12,q13,q16,q18 --out $R/tpch-sf1-window.json
+"${B[@]}" "${SF1[@]}" --variants window --queries q3,q4,q6,q9 --mem-budget-mb 2500 --out $R/tpch-sf1-window-b.json
 # TPC-H SF 0.01, both variants (the streams Pathway finishes)
 "${B[@]}" --sf 0.01 --systems store,dynyan,ivm,recompute,pathway --out $R/tpch-sf0.01.json
 # GCQ1-GCQ8 at the paper's sizes and the fraud query, every peer (budget
@@ -33,7 +34,21 @@ SF1=(--sf 1 --systems store,dynyan,ivm,recompute,pathway --runs 1 --budget 30 --
 "${B[@]}" --suite tpcds --variants insert --tpcds-events 100000 --out $R/tpcds-sf1-insert.json
 # pydbsp beside dynyan on the TPC-H SF 0.01 insert stream
 "${B[@]}" --sf 0.01 --variants insert --systems store,dynyan,pydbsp --out $R/pydbsp-tpch-sf0.01.json
+# The peers the runs above did not cover, each beside dynyan again (single
+# runs; dynyan's row is the reference of the check and of the ratios):
+# pydbsp on SF 0.1 and the SF 0.01 window, Pathway on the first 50,000
+# events of the SF 0.1 streams
+P=(.venv/bin/dynyan bench --runs 1 --budget 30 --mem-budget-mb 4000 --no-tracemalloc --no-latency --pathway-max-events 50000)
+"${P[@]}" --sf 0.1 --variants insert --peer-batch 10000 --systems dynyan,pydbsp --out $R/pydbsp-tpch-sf0.1-insert.json
+"${P[@]}" --sf 0.1 --variants window --peer-batch 10000 --systems dynyan,pydbsp,pathway --out $R/peers-tpch-sf0.1-window.json
+"${P[@]}" --sf 0.01 --variants window --systems dynyan,pydbsp --out $R/pydbsp-tpch-sf0.01-window.json
+"${P[@]}" --sf 0.1 --variants insert --peer-batch 10000 --systems dynyan,pathway --out $R/pathway-tpch-sf0.1-insert.json
+# dynyan planned with table statistics (`dynyan stats`): the two queries whose tree changes
+.venv/bin/dynyan bench --runs 1 --budget 30 --mem-budget-mb 4000 --sf 0.1 --variants insert --queries fq2,fq3 --systems store,dynyan,ivm --planner-stats --out $R/tpch-sf0.1-insert-planner-stats.json
 
-.venv/bin/dynyan bench-report $R/tpch-sf0.1-insert.json $R/tpch-sf0.1-window.json $R/tpch-sf1-insert.json $R/tpch-sf1-insert-b.json \
+.venv/bin/dynyan bench-report $R/tpch-sf0.1-insert.json $R/tpch-sf0.1-window.json \
+  $R/tpch-sf1-insert.json $R/tpch-sf1-insert-b.json $R/tpch-sf1-insert-c.json $R/tpch-sf1-window.json $R/tpch-sf1-window-b.json \
   $R/tpch-sf0.01.json $R/gcq-fraud.json $R/gcq-fraud-b.json $R/tpcds-sf1-insert.json \
-  $R/pydbsp-tpch-sf0.01.json --markdown BENCHMARKS.md --charts docs
+  $R/pydbsp-tpch-sf0.01.json $R/pydbsp-tpch-sf0.1-insert.json $R/peers-tpch-sf0.1-window.json \
+  $R/pydbsp-tpch-sf0.01-window.json $R/pathway-tpch-sf0.1-insert.json \
+  $R/tpch-sf0.1-insert-planner-stats.json --markdown BENCHMARKS.md --charts docs

@@ -98,13 +98,14 @@ def test_stats_command_counts_parquet_tables(tmp_path, capsys):
         pa.table({"a": [1, 2, 2, 3], "b": ["x", "x", "y", "x"]}),
         tmp_path / "r" / "r.1.parquet",
     )
-    pq.write_table(pa.table({"c": [5] * 10}), tmp_path / "s.parquet")
+    # (a column name is quoted, not spliced, into DuckDB's SQL)
+    pq.write_table(pa.table({'c") FROM x; --': [5] * 10}), tmp_path / "s.parquet")
     out = tmp_path / "stats.json"
     assert main(["stats", str(tmp_path), "-o", str(out)]) == 0
     stats = load_stats(out)
     assert stats.rows == {"r": 4, "s": 10}
     assert stats.ndv("R", "A") == 3 and stats.ndv("r", "b") == 2
-    assert stats.ndv("s", "c") == 1
+    assert stats.ndv("s", 'c") FROM x; --') == 1
     assert collect(tmp_path) == stats
 
 
@@ -141,3 +142,9 @@ def test_replay_loads_a_query_planned_with_statistics():
     assert shape.fingerprint != stats.fingerprint
     source = "".join(linecache.getlines(stats.module.__file__))
     assert "# *[l_suppkey] root" in source
+
+
+def test_stats_of_a_directory_without_tables_is_an_error(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("no tables here")
+    assert main(["stats", str(tmp_path)]) == 2
+    assert "no Parquet tables" in capsys.readouterr().err
