@@ -1781,7 +1781,7 @@ def summary(docs: list[dict], mode: str = "pull") -> str:
                         )
                     srow.append(cell)
                     mrow.append(
-                        f"{r['status']} (RSS {r['reason'].split('RSS ')[-1]}"
+                        f"{r['status']} (RSS {r['reason'].split('RSS ')[-1].split(')')[0]})"
                         if "RSS" in r.get("reason", "")
                         else r["status"]
                     )

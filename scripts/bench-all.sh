@@ -45,10 +45,11 @@ P=(.venv/bin/dynyan bench --runs 1 --budget 30 --mem-budget-mb 4000 --no-tracema
 "${P[@]}" --sf 0.1 --variants insert --peer-batch 10000 --systems dynyan,pathway --out $R/pathway-tpch-sf0.1-insert.json
 # dynyan planned with table statistics (`dynyan stats`): the two queries whose tree changes
 .venv/bin/dynyan bench --runs 1 --budget 30 --mem-budget-mb 4000 --sf 0.1 --variants insert --queries fq2,fq3 --systems store,dynyan,ivm --planner-stats --out $R/tpch-sf0.1-insert-planner-stats.json
+.venv/bin/dynyan bench --runs 1 --budget 60 --mem-budget-mb 4000 --sf 1 --variants insert --queries fq3 --systems store,dynyan --planner-stats --no-tracemalloc --out $R/tpch-sf1-insert-planner-stats.json
 
 .venv/bin/dynyan bench-report $R/tpch-sf0.1-insert.json $R/tpch-sf0.1-window.json \
   $R/tpch-sf1-insert.json $R/tpch-sf1-insert-b.json $R/tpch-sf1-insert-c.json $R/tpch-sf1-window.json $R/tpch-sf1-window-b.json \
   $R/tpch-sf0.01.json $R/gcq-fraud.json $R/gcq-fraud-b.json $R/tpcds-sf1-insert.json \
   $R/pydbsp-tpch-sf0.01.json $R/pydbsp-tpch-sf0.1-insert.json $R/peers-tpch-sf0.1-window.json \
   $R/pydbsp-tpch-sf0.01-window.json $R/pathway-tpch-sf0.1-insert.json \
-  $R/tpch-sf0.1-insert-planner-stats.json --markdown BENCHMARKS.md --charts docs
+  $R/tpch-sf0.1-insert-planner-stats.json $R/tpch-sf1-insert-planner-stats.json --markdown BENCHMARKS.md --charts docs
