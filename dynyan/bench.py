@@ -1968,7 +1968,8 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
     """dynyan's time and memory as % of each peer, per query (DYN-paper style):
     one PNG per (stream, mode, metric). Below 100% dynyan uses less. A peer
     stopped at its time budget gets a hatched bar from its rate until then
-    (an upper bound on dynyan's share)."""
+    (an upper bound on dynyan's share); where dynyan was stopped too, a
+    cross-hatched "≈" bar compares the two rates until the stops."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -1999,9 +2000,17 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
                         pr = _find(rows, qn, peer)
                         dyn = (pr or {}).get("ref") or _find(rows, qn, "dynyan")
                         x = qi + (i - (len(peers) - 1) / 2) * width
-                        if dyn is None or dyn["status"] != "ok" or pr is None:
+                        if dyn is None or pr is None or pr["status"] == "skipped":
                             continue
-                        if pr["status"] == "skipped":
+                        if dyn["status"] != "ok":
+                            # dynyan stopped too: the ratio of the two rates
+                            # until each was stopped ("≈", cross-hatched)
+                            mine, partial = _rate(dyn)
+                            theirs, _ = _rate(pr)
+                            if metric == "time" and partial and mine and theirs:
+                                xs.append(x)
+                                ys.append(max(100 * theirs / mine, 0.01))
+                                bounds.append("≈")
                             continue
                         if (
                             metric == "time"
@@ -2038,10 +2047,10 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
                     any_bar = any_bar or bool(xs)
                     for b, y, bound in zip(bars, ys, bounds):
                         if bound:  # hatched: the peer was stopped, dynyan ≤ y%
-                            b.set_hatch("//")
+                            b.set_hatch("xx" if bound == "≈" else "//")
                             b.set_alpha(0.6)
                         ax.annotate(
-                            ("≤" if bound else "")
+                            {True: "≤", "≈": "≈"}.get(bound, "")
                             + (f"{y:.0f}%" if y >= 1 else f"{y:.1f}%"),
                             (b.get_x() + b.get_width() / 2, y),
                             ha="center",
