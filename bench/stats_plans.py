@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from dynyan import bench  # noqa: E402
 from dynyan.codegen import render_module  # noqa: E402
-from dynyan.compiler import compile_query  # noqa: E402
+from dynyan.compiler import compile_query, import_source  # noqa: E402
 from dynyan.plan import estimated_work  # noqa: E402
 from dynyan.stats import load_stats  # noqa: E402
 
@@ -45,9 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         ("by stats", compile_query(query.sql, query.schema, stats)),
     ):
         print(f"{name}: estimated work {estimated_work(plan, stats):,.0f}\n{plan}")
-        namespace: dict = {}
-        exec(compile(render_module(plan, source=name), f"<{name}>", "exec"), namespace)
-        view = namespace["View"]()
+        view = import_source(render_module(plan, source=name)).View()
         ops = {1: view.insert, -1: view.delete}
         t0 = time.perf_counter()
         for rel, op, row in events:

@@ -824,16 +824,14 @@ def _worker(spec_path: str) -> int:
     query.relations_names = [r.name for r in base_relations(ir)]
     system, mode = spec["system"], spec["mode"]
     if system == "dynyan":  # compile before anything is measured
-        from .compiler import load
-
+        from .codegen import render_module
+        from .compiler import compile_query, import_source
         from .stats import Stats
 
         stats = Stats.from_dict(spec["stats"]) if spec.get("stats") else None
-        query.module = load(spec["sql"], spec["schema"], stats)
+        plan = compile_query(spec["sql"], spec["schema"], stats)
+        query.module = import_source(render_module(plan))
         if stats is not None:
-            from .compiler import compile_query
-
-            plan = compile_query(spec["sql"], spec["schema"], stats)
             say(
                 phase="note",
                 text="planned with table statistics: join tree rooted at "
@@ -1746,8 +1744,8 @@ def summary(docs: list[dict], mode: str = "pull") -> str:
             dyn = get.get("dynyan")
             if dyn is None:
                 continue
-            pull_dyn = _find([r for r in all_rows if r["mode"] == "pull"], qn, "dynyan")
-            pull_dyn = pull_dyn or {}
+            pulls = [r for r in all_rows if r["mode"] == "pull"]
+            pull_dyn = _find(pulls, qn, "dynyan") or {}
             nrows = ("≥" if pull_dyn.get("enum_partial") else "") + _fmt(
                 pull_dyn.get("result_rows")
             )
@@ -1774,11 +1772,7 @@ def summary(docs: list[dict], mode: str = "pull") -> str:
                 if r["status"] != "ok":
                     cell = _stopped(r)
                     if mine and theirs and their_partial:
-                        cell += (
-                            f" (≥{mine / theirs:.1f}×)"
-                            if not mine_partial
-                            else (f" (≈{mine / theirs:.1f}×)")
-                        )
+                        cell += f" ({'≈' if mine_partial else '≥'}{mine / theirs:.1f}×)"
                     srow.append(cell)
                     mrow.append(
                         f"{r['status']} (RSS {r['reason'].split('RSS ')[-1].split(')')[0]})"

@@ -55,9 +55,13 @@ def compile_sql(
 def load(
     sql: str, schema: str | None = None, stats: Stats | None = None
 ) -> types.ModuleType:
-    """Compile `sql` and import the generated module (registered in sys.modules,
-    with its source in linecache so tracebacks show generated lines)."""
-    source = compile_sql(sql, schema, stats=stats)
+    """Compile `sql` and import the generated module (see `import_source`)."""
+    return import_source(compile_sql(sql, schema, stats=stats))
+
+
+def import_source(source: str) -> types.ModuleType:
+    """Import a generated module's source (registered in sys.modules under its
+    digest, with the source in linecache so tracebacks show generated lines)."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     name = f"dynyan_generated_{digest}"
     if name in sys.modules:

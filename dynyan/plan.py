@@ -356,8 +356,14 @@ def estimated_work(plan: Plan, stats: Stats) -> float:
     combinations of X, is the product of the variables' distinct counts (the
     smallest over the atoms that bind each), capped by the rows of any atom
     binding all of X."""
-    atoms = plan.query.atoms
-    columns = {r.name: r.columns for r in plan.query.relations}
+    return _work_estimator(plan.query, stats)(plan)
+
+
+def _work_estimator(query: Query, stats: Stats):
+    """`estimated_work` for the plans of `query`: the per-variable figures
+    are computed once, not once per candidate tree."""
+    atoms = query.atoms
+    columns = {r.name: r.columns for r in query.relations}
 
     def rows(atom) -> int:
         n = stats.table_rows(atom.relation)
@@ -384,18 +390,20 @@ def estimated_work(plan: Plan, stats: Stats) -> float:
         caps = [rows(a) for a in atoms if xs <= set(a.vars)]
         return min([product, *caps])
 
-    work = 0.0
-    for leaf in (n for n in plan.nodes if n.is_leaf):
-        touched, node = float(rows(atoms[leaf.atom])), leaf.id
-        while plan.parents[node] is not None:
-            parent = plan.parents[node]
-            if not plan.is_guard(node):
-                up = set(plan.nodes[parent].vars)
-                touched *= max(
-                    1.0, combos(up) / combos(up & set(plan.nodes[node].vars))
-                )
-            node = parent
-        work += touched
+    def work(plan: Plan) -> float:
+        total = 0.0
+        for leaf in (n for n in plan.nodes if n.is_leaf):
+            touched, node = float(rows(atoms[leaf.atom])), leaf.id
+            while plan.parents[node] is not None:
+                parent = plan.parents[node]
+                if not plan.is_guard(node):
+                    up = set(plan.nodes[parent].vars)
+                    shared = up & set(plan.nodes[node].vars)
+                    touched *= max(1.0, combos(up) / combos(shared))
+                node = parent
+            total += touched
+        return total
+
     return work
 
 
@@ -427,7 +435,8 @@ def _plan_query(query: Query, stats: Stats | None) -> Plan:
     if stats is None:
         best = min(plans, key=lambda p: (p.cost, p.draw()))
     else:
-        best = min(plans, key=lambda p: (estimated_work(p, stats), p.cost, p.draw()))
+        work = _work_estimator(query, stats)
+        best = min(plans, key=lambda p: (work(p), p.cost, p.draw()))
     if widened:
         best = replace(best, widened=tuple(widened))
     if query.subqueries:

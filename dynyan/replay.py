@@ -90,10 +90,10 @@ def load_query(
         if not path.is_file():
             raise PipelineError(f"query file {path} does not exist")
         sql, schema_text = read_sql_query(path, schema, benchmark)
-        import dynyan
+        from .compiler import compile_sql, import_source
 
-        source = dynyan.compile_sql(sql, schema=schema_text, stats=stats)
-        module = dynyan.load(sql, schema=schema_text, stats=stats)
+        source = compile_sql(sql, schema=schema_text, stats=stats)
+        module = import_source(source)
         return Query(path.stem, module, _ckpt.source_fingerprint(source))
     if path.suffix == ".py":
         if not path.is_file():
