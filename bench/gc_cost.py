@@ -4,7 +4,7 @@
     .venv/bin/python bench/gc_cost.py tpch/fq1 --events 2000000 --freeze 100000
 
 Replays the first `--events` events of the TPC-H SF 1 insert stream into the
-query's module (default GC settings, as in `dynyan bench`) and prints
+query's module (default GC settings, as in `python -m bench run`) and prints
 events/s, the collections per generation and the time spent in full
 (generation 2) collections; with `--freeze N`, `gc.freeze()` every N events.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dynyan import bench  # noqa: E402
+from bench import harness as bench  # noqa: E402
 from dynyan.compiler import load  # noqa: E402
 
 

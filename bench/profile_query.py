@@ -4,7 +4,7 @@
     .venv/bin/python bench/profile_query.py queries/tpch/fq1.sql \
         --stream data/streams/tpch-sf0.1-all-insert-s1 --events 300000
 
-GCQ and fraud queries get their synthetic stream (dynyan.synthetic), TPC-H
+GCQ and fraud queries get their synthetic stream (dynyan.pipeline.synthetic), TPC-H
 queries the events of their relations from a stream directory. The apply
 (and, with --enumerate, the enumeration) runs under cProfile; the top
 functions by own time are printed, the generated module's under `<view>`.
@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dynyan import bench, synthetic  # noqa: E402
+from bench import harness as bench  # noqa: E402
+from dynyan.pipeline import synthetic  # noqa: E402
 from dynyan.compiler import load  # noqa: E402
 
 

@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dynyan import bench  # noqa: E402
-from dynyan.codegen import render_module  # noqa: E402
+from bench import harness as bench  # noqa: E402
+from dynyan.compiler.render import render_module  # noqa: E402
 from dynyan.compiler import compile_query, import_source  # noqa: E402
-from dynyan.plan import estimated_work  # noqa: E402
-from dynyan.stats import load_stats  # noqa: E402
+from dynyan.compiler.planner import estimated_work  # noqa: E402
+from dynyan.compiler.stats import load_stats  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

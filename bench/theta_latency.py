@@ -7,7 +7,7 @@ Two measurements, each on streams generated in Python (seeded):
   p90, p99, max and the number of result changes. Queries: FQ4
   (generated/tpch/fq4.py) on a random TPC-H-like stream (supplier : partsupp
   : lineitem = 1 : 80 : 600 as in TPC-H, random interleaving, default 50,000
-  events), and GCQ1 on its synthetic stream (dynyan.synthetic, default the
+  events), and GCQ1 on its synthetic stream (dynyan.pipeline.synthetic, default the
   paper's 12,000 events).
 * **memory**: pull mode, the stream applied in batches of 1,000 (as
   ``dynyan replay`` does): events/s (without tracemalloc), then the view's
@@ -50,7 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dynyan import synthetic  # noqa: E402
+from dynyan.pipeline import synthetic  # noqa: E402
 
 
 def load_module(*candidates: str):
@@ -95,7 +95,7 @@ def fq4_events(
     """Random TPC-H-like inserts into supplier, partsupp and lineitem with the
     TPC-H ratios 1 : 80 : 600 (so ~6.8 k lineitems per 100 events... scaled to
     `n` inserts), randomly interleaved; `window`: delete each tuple after the
-    `window`-th later insert (as dynyan.synthetic's window variant)."""
+    `window`-th later insert (as dynyan.pipeline.synthetic's window variant)."""
     rng = random.Random(f"fq4/{seed}")
     n_supp = max(1, round(n / 681))
     n_ps = round(n * 80 / 681)

@@ -5,7 +5,7 @@
 # streams first (tpcgen, Spark) and pydbsp's venv on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=(.venv/bin/dynyan bench --runs 3 --budget 30 --mem-budget-mb 5000)
+B=(.venv/bin/python -m bench run --runs 3 --budget 30 --mem-budget-mb 5000)
 R=bench/results
 export PYSPARK_PYTHON="$PWD/.venv/bin/python"
 
@@ -38,16 +38,16 @@ SF1=(--sf 1 --systems store,dynyan,ivm,recompute,pathway --runs 1 --budget 30 --
 # runs; dynyan's row is the reference of the check and of the ratios):
 # pydbsp on SF 0.1 and the SF 0.01 window, Pathway on the first 50,000
 # events of the SF 0.1 streams
-P=(.venv/bin/dynyan bench --runs 1 --budget 30 --mem-budget-mb 4000 --no-tracemalloc --no-latency --pathway-max-events 50000)
+P=(.venv/bin/python -m bench run --runs 1 --budget 30 --mem-budget-mb 4000 --no-tracemalloc --no-latency --pathway-max-events 50000)
 "${P[@]}" --sf 0.1 --variants insert --peer-batch 10000 --systems dynyan,pydbsp --out $R/pydbsp-tpch-sf0.1-insert.json
 "${P[@]}" --sf 0.1 --variants window --peer-batch 10000 --systems dynyan,pydbsp,pathway --out $R/peers-tpch-sf0.1-window.json
 "${P[@]}" --sf 0.01 --variants window --systems dynyan,pydbsp --out $R/pydbsp-tpch-sf0.01-window.json
 "${P[@]}" --sf 0.1 --variants insert --peer-batch 10000 --systems dynyan,pathway --out $R/pathway-tpch-sf0.1-insert.json
 # dynyan planned with table statistics (`dynyan stats`): the two queries whose tree changes
-.venv/bin/dynyan bench --runs 1 --budget 30 --mem-budget-mb 4000 --sf 0.1 --variants insert --queries fq2,fq3 --systems store,dynyan,ivm --planner-stats --out $R/tpch-sf0.1-insert-planner-stats.json
-.venv/bin/dynyan bench --runs 1 --budget 60 --mem-budget-mb 4000 --sf 1 --variants insert --queries fq3 --systems store,dynyan --planner-stats --no-tracemalloc --out $R/tpch-sf1-insert-planner-stats.json
+.venv/bin/python -m bench run --runs 1 --budget 30 --mem-budget-mb 4000 --sf 0.1 --variants insert --queries fq2,fq3 --systems store,dynyan,ivm --planner-stats --out $R/tpch-sf0.1-insert-planner-stats.json
+.venv/bin/python -m bench run --runs 1 --budget 60 --mem-budget-mb 4000 --sf 1 --variants insert --queries fq3 --systems store,dynyan --planner-stats --no-tracemalloc --out $R/tpch-sf1-insert-planner-stats.json
 
-.venv/bin/dynyan bench-report $R/tpch-sf0.1-insert.json $R/tpch-sf0.1-window.json \
+.venv/bin/python -m bench report $R/tpch-sf0.1-insert.json $R/tpch-sf0.1-window.json \
   $R/tpch-sf1-insert.json $R/tpch-sf1-insert-b.json $R/tpch-sf1-insert-c.json $R/tpch-sf1-window.json $R/tpch-sf1-window-b.json \
   $R/tpch-sf0.01.json $R/gcq-fraud.json $R/gcq-fraud-b.json $R/tpcds-sf1-insert.json \
   $R/pydbsp-tpch-sf0.01.json $R/pydbsp-tpch-sf0.1-insert.json $R/peers-tpch-sf0.1-window.json \

@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from dynyan.cli import read_query  # noqa: E402
+from dynyan.compiler.source import read_query  # noqa: E402
 from dynyan.compiler import import_file  # noqa: E402
 from differential import Database, DuckMirror, QuerySpec, norm_bag  # noqa: E402
 

@@ -14,7 +14,7 @@ def spark():
     pytest.importorskip("pyspark", reason="pyspark not installed (extra 'test')")
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java 17+ and there is no `java` on PATH")
-    from dynyan.streams import spark_session
+    from dynyan.pipeline.streams import spark_session
 
     session = spark_session(app="dynyan-tests")
     yield session

@@ -15,9 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from dynyan import baselines, bench
+from bench import harness as bench
+from bench import report
+from bench.peers.common import assign_ids
+from bench.peers.ivm import FirstOrderIVM
+from bench.peers.recompute import DuckDBRecompute
 from dynyan.compiler import load
-from dynyan.sql import parse_query
+from dynyan.compiler.frontend import parse_query
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((ROOT / "tests" / "fixtures" / "spj").glob("*.sql"))
@@ -146,7 +150,7 @@ def dbsp_doc(tmp_path_factory):
     """pydbsp (Python >= 3.12, in .venv-dbsp, made on first use) on tiny
     streams: an SPJ query, NOT IN with COUNT(DISTINCT), a derived table and
     a global aggregate."""
-    from dynyan.dbsp_engine import dbsp_python
+    from bench.peers.dbsp import dbsp_python
 
     exe, reason = dbsp_python(create=True)
     if exe is None:
@@ -183,16 +187,16 @@ def test_pydbsp_agrees_with_dynyan(dbsp_doc, mode, query):
 
 
 def test_report_and_charts(doc, tmp_path):
-    text = bench.report([doc])
+    text = report.report([doc])
     assert "| tpch/fq4 |" in text and "first-order IVM" in text
     md = tmp_path / "B.md"
     md.write_text("# B\n\nintro\n")
-    bench.update_markdown(md, text)
-    bench.update_markdown(md, text)  # idempotent between the markers
+    report.update_markdown(md, text)
+    report.update_markdown(md, text)  # idempotent between the markers
     assert md.read_text().count("<!-- bench:begin -->") == 1
     if importlib.util.find_spec("matplotlib") is None:
         pytest.skip("matplotlib is not installed (optional extra 'peers')")
-    paths = bench.charts([doc], tmp_path)
+    paths = report.charts([doc], tmp_path)
     assert paths and all(p.stat().st_size > 0 for p in paths)
 
 
@@ -225,7 +229,7 @@ def test_ivm_agrees_with_dynyan(path):
     def sink(row, change):
         deltas[row] += change
 
-    ivm = baselines.FirstOrderIVM(parse_query(sql), on_delta=sink)
+    ivm = FirstOrderIVM(parse_query(sql), on_delta=sink)
     for rel, op, row in events:
         for target in (view, ivm):
             (target.insert if op > 0 else target.delete)(rel, row)
@@ -244,7 +248,7 @@ def test_ivm_agrees_with_dynyan_on_aggregates(path):
     pushed = collections.Counter()
     view = load(sql).View(on_delta=lambda row, c: pushed.update({row: c}))
     deltas = collections.Counter()
-    ivm = baselines.FirstOrderIVM(
+    ivm = FirstOrderIVM(
         parse_query(sql), on_delta=lambda row, c: deltas.update({row: c})
     )
     for rel, op, row in events:
@@ -276,8 +280,8 @@ def test_duckdb_recompute_agrees_with_dynyan(path):
     def sink(row, change):
         deltas[row] += change
 
-    duck = baselines.DuckDBRecompute(parse_query(sql), on_delta=sink)
-    duck.prepare(events, baselines.assign_ids(events), 30)
+    duck = DuckDBRecompute(parse_query(sql), on_delta=sink)
+    duck.prepare(events, assign_ids(events), 30)
     for b in range(len(duck.batches)):
         duck.apply_batch(b)
     got = collections.Counter()
@@ -290,7 +294,7 @@ def test_duckdb_recompute_agrees_with_dynyan(path):
 
 def test_assign_ids_deletes_one_copy():
     events = [("r", 1, (1,)), ("r", 1, (1,)), ("r", -1, (1,)), ("r", 1, (1,))]
-    assert baselines.assign_ids(events) == [0, 1, 0, 3]
+    assert assign_ids(events) == [0, 1, 0, 3]
 
 
 @pytest.mark.skipif(not HAVE_PATHWAY, reason="Pathway is not installed")
@@ -334,7 +338,7 @@ def test_merged_takes_a_peer_measured_in_another_run():
     other = {
         "results": [row("dynyan", events_per_s=12), row("pathway", events_per_s=1)]
     }
-    (rows,) = bench._merged([main, other]).values()
+    (rows,) = report._merged([main, other]).values()
     by = {r["system"]: r for r in rows}
     assert by["dynyan"]["events_per_s"] == 10 and by["ivm"]["events_per_s"] == 5
     assert by["pathway"]["status"] == "ok"

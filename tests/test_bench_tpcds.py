@@ -16,7 +16,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dynyan import bench, bench_cli, streams
+from bench import cli as bench_cli
+from bench import harness as bench
+from dynyan.pipeline import streams
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -169,7 +171,7 @@ def test_tpcds_suite_runs_tpcds_queries_only(tiny_stream, monkeypatch, tmp_path)
     out = tmp_path / "result.json"
     rc = bench_cli.main(
         [
-            "bench",
+            "run",
             "--suite",
             "tpcds",
             "--queries",
@@ -241,8 +243,10 @@ def null_events(q, seed=1):
 )
 @pytest.mark.parametrize("name", sorted(NULL_QUERIES))
 def test_pathway_follows_sql_nulls(name):
-    from dynyan.baselines import FirstOrderIVM, PathwayEngine, assign_ids
-    from dynyan.sql import parse_query
+    from bench.peers.common import assign_ids
+    from bench.peers.ivm import FirstOrderIVM
+    from bench.peers.pathway import PathwayEngine
+    from dynyan.compiler.frontend import parse_query
 
     schema = SCHEMA.read_text()
     sql = NULL_QUERIES[name]
@@ -263,8 +267,9 @@ def test_pathway_follows_sql_nulls(name):
     importlib.util.find_spec("pathway") is None, reason="pathway is not installed"
 )
 def test_pathway_refuses_null_in_a_sum():
-    from dynyan.baselines import PathwayEngine, assign_ids
-    from dynyan.sql import parse_query
+    from bench.peers.common import assign_ids
+    from bench.peers.pathway import PathwayEngine
+    from dynyan.compiler.frontend import parse_query
 
     schema = SCHEMA.read_text()
     sql = "SELECT i_brand, SUM(ss_quantity) AS s FROM store_sales, item WHERE ss_item_sk = i_item_sk GROUP BY i_brand"

@@ -5,7 +5,13 @@ import importlib
 
 import pytest
 
-MODULES = ["dynyan", "dynyan.sql", "dynyan.plan", "dynyan.ir", "dynyan.codegen"]
+MODULES = [
+    "dynyan",
+    "dynyan.compiler.frontend",
+    "dynyan.compiler.planner",
+    "dynyan.compiler.ir",
+    "dynyan.compiler.render",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -7,8 +7,9 @@ from pathlib import Path
 import black
 import pytest
 
-from dynyan.cli import default_output, read_query
-from dynyan.codegen import BLACK_MODE
+from dynyan.cli.compile import default_output
+from dynyan.compiler.source import read_query
+from dynyan.compiler.render import BLACK_MODE
 from dynyan.compiler import compile_sql
 from dynyan.errors import DynyanError
 

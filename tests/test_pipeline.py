@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dynyan import checkpoint, data, replay, streams
+from dynyan.pipeline import checkpoint, data, replay, streams
 from dynyan.cli import main as cli_main
 from dynyan.errors import DynyanError, PipelineError
 
@@ -601,8 +601,8 @@ GCQ = ROOT / "queries" / "gcq"
 
 @pytest.fixture(scope="module")
 def gcq_stream(tmp_path_factory):
-    """A small GCQ1 window stream (inserts and deletes) from dynyan.synthetic."""
-    from dynyan import synthetic
+    """A small GCQ1 window stream (inserts and deletes) from dynyan.pipeline.synthetic."""
+    from dynyan.pipeline import synthetic
 
     out = tmp_path_factory.mktemp("synthetic") / "gcq1"
     synthetic.build_gcq_stream(
@@ -671,7 +671,7 @@ def test_replay_compiles_a_query_with_the_schema_beside_it(
 def test_a_build_removes_temporary_directories_of_killed_builds(tmp_path):
     """A build killed with SIGKILL leaves `.NAME.tmp-PID`; the next build of
     NAME removes it, but not one whose process is still running."""
-    from dynyan import synthetic
+    from dynyan.pipeline import synthetic
 
     out = tmp_path / "s"
     killed = subprocess.run(
@@ -679,7 +679,7 @@ def test_a_build_removes_temporary_directories_of_killed_builds(tmp_path):
             sys.executable,
             "-c",
             "import os, signal, sys\n"
-            "from dynyan import data\n"
+            "from dynyan.pipeline import data\n"
             "with data.staging_dir(sys.argv[1]) as tmp:\n"
             "    (tmp / 'r').mkdir(parents=True)\n"
             "    os.kill(os.getpid(), signal.SIGKILL)\n",

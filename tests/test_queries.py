@@ -231,7 +231,7 @@ def _strip_comments(sql: str) -> str:
 
 @functools.cache
 def _query_sources(name: str) -> tuple[str, str]:
-    from dynyan.cli import read_query
+    from dynyan.compiler.source import read_query
 
     sql, schema = read_query(str(ROOT / "queries" / f"{name}.sql"), None)
     assert schema is not None, f"{name}: no schema found"

@@ -1164,7 +1164,7 @@ NULL_AGG_SCHEMAS = {"nullable": NULL_AGG_SCHEMA, "not_null": NOT_NULL_AGG_SCHEMA
 
 
 def _null_agg_row(rng, rel, schema=NULL_AGG_SCHEMA):
-    from dynyan.sql import parse_schema
+    from dynyan.compiler.frontend import parse_schema
 
     notnull = parse_schema(schema)[rel].notnull
     position = iter(range(4))
@@ -1221,8 +1221,8 @@ def test_null_aggregate_arguments_follow_sql(name, schema):
     DuckDB. (DOUBLE values are binary fractions, DECIMALs exact: push mode
     compares float sums exactly.) With `not_null`, some columns are declared
     NOT NULL (and hold no NULL)."""
-    from dynyan.baselines import FirstOrderIVM
-    from dynyan.sql import parse_query as parse
+    from bench.peers.ivm import FirstOrderIVM
+    from dynyan.compiler.frontend import parse_query as parse
 
     sql = NULL_AGG_QUERIES[name]
     schema_sql = NULL_AGG_SCHEMAS[schema]
@@ -1295,7 +1295,7 @@ def test_deleting_the_last_non_null_value_makes_sum_null():
 def test_non_null_measures_pay_no_guard():
     """A measure a filter or a join proves non-NULL gets no NULL test and no
     count channel of its own."""
-    from dynyan.sql import parse_query
+    from dynyan.compiler.frontend import parse_query
 
     q = parse_query(
         NULL_AGG_SCHEMA + "SELECT s.d, SUM(r.a) AS x, SUM(r.c) AS y FROM r, s "
@@ -1308,7 +1308,7 @@ def test_non_null_measures_pay_no_guard():
 def test_primary_key_and_not_null_columns_are_not_null():
     """NOT NULL, a column's PRIMARY KEY and a table's [CONSTRAINT c] PRIMARY
     KEY (...) make a column NOT NULL; a bare NULL does not."""
-    from dynyan.sql import parse_schema
+    from dynyan.compiler.frontend import parse_schema
 
     rels = parse_schema(
         "CREATE TABLE t (a INTEGER NOT NULL, b INTEGER PRIMARY KEY, c INTEGER NULL,"
@@ -1334,7 +1334,7 @@ def test_not_null_measures_pay_no_guard():
     no NULL test and no count channel, a narrower payload, no NULL-skipping
     MIN multiset; the module checks the declared columns instead."""
     from dynyan.compiler import compile_sql
-    from dynyan.sql import parse_query
+    from dynyan.compiler.frontend import parse_query
 
     nullable = "CREATE TABLE r (a INTEGER, b INTEGER, c DOUBLE, p DECIMAL(7, 2));"
     declared = (

@@ -56,7 +56,7 @@ def _query_path(name: str) -> Path:
 
 
 def _generated_case(name: str):
-    from dynyan.cli import read_query
+    from dynyan.compiler.source import read_query
 
     sql, schema = read_query(str(_query_path(name)), None)
     spec = QuerySpec.parse((schema or "") + "\n" + _strip_comments(sql), name=name)
@@ -206,7 +206,7 @@ def test_snapshot_of_another_query_is_refused(cases):
 def test_same_query_compiled_twice_shares_snapshots(cases):
     """QUERY_ID depends on the query, not on the file: the committed fq4 and
     a fresh compile of queries/tpch/fq4.sql exchange snapshots."""
-    from dynyan.cli import read_query
+    from dynyan.compiler.source import read_query
 
     committed, spec, _ = cases["fq4"]
     fresh = dynyan.load(*read_query(str(_query_path("fq4")), None))

@@ -15,8 +15,9 @@ import pytest
 import dynyan
 from dynyan.cli import main
 from dynyan.compiler import compile_query
-from dynyan.plan import estimated_work
-from dynyan.stats import Stats, StatsError, collect, load_stats
+from dynyan.compiler.planner import estimated_work
+from dynyan.compiler.stats import Stats, StatsError, load_stats
+from dynyan.pipeline.stats import collect
 from test_queries import (  # noqa: F401 - the fixture checks NULL-aware types
     _differential_suite,
     _null_tolerant_harness,
@@ -134,7 +135,7 @@ def test_unreadable_statistics_are_one_line_errors(tmp_path, capsys):
 def test_replay_loads_a_query_planned_with_statistics():
     """`dynyan replay --stats`: the module (and the checkpoint fingerprint,
     which must not match a module planned otherwise) follows the statistics."""
-    from dynyan import replay
+    from dynyan.pipeline import replay
 
     fq3 = Path(__file__).resolve().parent.parent / "queries/tpch/fq3.sql"
     shape = replay.load_query(fq3)

@@ -3,13 +3,13 @@
 * harness streams (tests/differential.py): random inserts, deletes, mixed
   batches and wipes, compared after every batch in pull mode (two seeds) and
   push mode; bad input in push mode changes nothing;
-* the synthetic streams of dynyan.synthetic (sliding windows, the fraud
+* the synthetic streams of dynyan.pipeline.synthetic (sliding windows, the fraud
   stream's one-hour deletes) applied in batches as `dynyan replay` does (a
   relation's inserts, then its deletes), compared after every batch, pull and
   push; with batches longer than the window a tuple is inserted and deleted
   in the same batch;
-* the Parquet streams written by dynyan.synthetic: `validate_stream` accepts
-  them and `dynyan.replay.replay` ends in DuckDB's answer on
+* the Parquet streams written by dynyan.pipeline.synthetic: `validate_stream` accepts
+  them and `dynyan.pipeline.replay.replay` ends in DuckDB's answer on
   `streams.materialize`;
 * enumeration with one inequality per edge visits only tuples that produce
   output: sys.settrace line counts of `enumerate()` are identical with 10
@@ -38,7 +38,7 @@ from differential import (
     run_differential,
 )
 import tracing
-from dynyan import synthetic
+from dynyan.pipeline import synthetic
 
 ROOT = Path(__file__).resolve().parent.parent
 GCQ = [f"gcq{i}" for i in range(1, 9)]
@@ -212,7 +212,7 @@ def test_synthetic_streams_in_batches(name):
 
 
 def _duck_answer(name: str, stream_dir: Path) -> Counter:
-    from dynyan import streams
+    from dynyan.pipeline import streams
 
     con = streams.materialize(stream_dir)
     try:
@@ -262,7 +262,7 @@ def _duck_answer(name: str, stream_dir: Path) -> Counter:
 )
 @pytest.mark.parametrize("push", [False, True], ids=["pull", "push"])
 def test_written_stream_validates_and_replays(tmp_path, name, build, push):
-    from dynyan import replay, streams
+    from dynyan.pipeline import replay, streams
 
     out = tmp_path / name
     manifest = build(out)
@@ -285,7 +285,7 @@ def test_written_stream_validates_and_replays(tmp_path, name, build, push):
 
 def test_in_memory_and_written_streams_agree(tmp_path):
     """The Parquet stream holds exactly the in-memory events, in seq order."""
-    from dynyan import replay, streams
+    from dynyan.pipeline import replay, streams
 
     kwargs = dict(events=300, variant="window", window=40, seed=3, domain=20)
     events = synthetic.gcq_events("gcq1", **kwargs)
@@ -447,13 +447,17 @@ def test_enumeration_visits_grow_with_the_result():
 
 
 def test_synthetic_command(tmp_path, capsys):
-    """`synthetic gcq|fraud` (python -m dynyan.synthetic, or wired into the
-    dynyan CLI with synthetic.add_commands) writes valid streams."""
+    """`dynyan synthetic gcq|fraud` (dynyan.cli.synthetic, which nests under
+    any subparsers with add_commands) writes valid streams."""
     import argparse
 
+    from dynyan.cli import main
+    from dynyan.cli import synthetic as synthetic_commands
+
     assert (
-        synthetic.main(
+        main(
             [
+                "synthetic",
                 "gcq",
                 "--query",
                 "queries/gcq/gcq2.sql",
@@ -475,18 +479,28 @@ def test_synthetic_command(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "550 events" in out and "ok:" in out
     assert (
-        synthetic.main(
-            ["fraud", "--events", "200", "--out", str(tmp_path / "f"), "--validate"]
+        main(
+            [
+                "synthetic",
+                "fraud",
+                "--events",
+                "200",
+                "--out",
+                str(tmp_path / "f"),
+                "--validate",
+            ]
         )
         == 0
     )
     assert "ok:" in capsys.readouterr().out
     # an unknown query is a one-line error, exit 2
-    assert synthetic.main(["gcq", "--query", "gcq9", "--out", str(tmp_path / "x")]) == 2
+    assert (
+        main(["synthetic", "gcq", "--query", "gcq9", "--out", str(tmp_path / "x")]) == 2
+    )
     assert "unknown GCQ query" in capsys.readouterr().err
     # add_commands nests under any subparsers (e.g. `dynyan stream synthetic`)
     parser = argparse.ArgumentParser()
     stream = parser.add_subparsers().add_parser("stream").add_subparsers()
-    synthetic.add_commands(stream)
+    synthetic_commands.add_commands(stream)
     args = parser.parse_args(["stream", "synthetic", "fraud", "--events", "5"])
-    assert args.func is synthetic.cmd_synthetic_fraud and args.events == 5
+    assert args.func is synthetic_commands.cmd_synthetic_fraud and args.events == 5

@@ -1,0 +1,607 @@
+"""Classical first-order IVM, compiled to specialised Python."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable, Iterator
+
+from dynyan.compiler.ir import Op, Query, Var
+from dynyan.compiler.render import Expressions, py, targets, tuple_literal
+
+from . import sqlfuncs
+from .common import base_relations, has_anti
+
+_EMPTY: dict = {}
+
+
+class _Source:
+    """Python source built line by line with indentation (generated names only;
+    SQL values enter through `dynyan.compiler.render.py`/`Expressions`)."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def add(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _key(items: list[str]) -> str:
+    if len(items) == 1:
+        return items[0]
+    return "(" + ", ".join(items) + (",)" if len(items) == 1 else ")")
+
+
+class FirstOrderIVM:
+    """Materialised result maintained by first-order delta queries.
+
+    Same interface as a generated `View`: ``insert``, ``delete``,
+    ``enumerate``, ``rows``, and push mode through ``on_delta(row, change)``.
+
+    SPJ queries keep the result bag ``row -> multiplicity``. Aggregate
+    queries evaluate the same delta queries, but each derivation goes into
+    its group's payload (the count, one running sum per payload channel, and
+    a multiset of values per MIN/MAX/COUNT(DISTINCT)) instead of a result
+    row; after each update the touched groups' output rows (HAVING applied)
+    are recomputed and the result bag is corrected. Subqueries (EXISTS, IN,
+    derived tables, NOT IN/NOT EXISTS) are inner `FirstOrderIVM`s whose
+    pushed deltas are updates of the outer query's virtual relations (or
+    flip the rows an anti-join filter lets through). Sums are kept in
+    floats, so after deletions an aggregate may differ from an exact one in
+    the last bits.
+    """
+
+    def __init__(self, query: Query, on_delta: Callable | None = None):
+        self.query = query
+        self.on_delta = on_delta
+        self.result: dict = {}  # output row -> multiplicity
+        antis = _anti_names(query)
+        self.keysets: dict[str, dict] = {name: {} for name in antis}
+        # inner views first: their deltas feed this view
+        self.inner: dict[str, FirstOrderIVM] = {}
+        for name, sub in getattr(query, "subqueries", ()):
+            self.inner[name] = FirstOrderIVM(sub, on_delta=self._forward(name, antis))
+        push = on_delta is not None
+        self.source, namespace = _compile_ivm(query, push=push, antis=antis)
+        self.indexes: dict[str, dict] = {name: {} for name in namespace["INDEXES"]}
+        self.groups: dict = {}  # group key -> payload list (aggregate queries)
+        self.outrow: dict = {}  # group key -> its current output row (or None)
+        self.touched: dict = {}
+        make = namespace["make_appliers"]
+        self._appliers, self._flips = make(self.indexes, self, on_delta)
+        self._group_row = namespace.get("group_row")
+        self._zero = namespace.get("ZERO")
+        virtual = {name for name, _ in getattr(query, "subqueries", ())}
+        own = {r.name for r in query.relations if r.name not in virtual}
+        self.RELATIONS = {
+            r.name: r.columns for r in base_relations(query) if r.name not in virtual
+        }
+        # every base relation goes to the inner views that read it, then here
+        self._routes: dict[str, list] = {}
+        for rel in self.RELATIONS:
+            targets = [
+                (lambda row, d, f=inner._apply, rel=rel: f(rel, row, d))
+                for inner in self.inner.values()
+                if rel in inner.RELATIONS
+            ]
+            if rel in own:
+                targets.append(self._appliers[rel])
+            self._routes[rel] = targets
+        if query.grouped and not query.group_vars:
+            # a global aggregate has its one row even on an empty database
+            self.groups[()] = list(self._zero())
+            self.touched[()] = None
+            self._finish()
+
+    def _forward(self, name: str, antis: set[str]):
+        if name in antis:
+
+            def flip(row, change):
+                keyset = self.keysets[name]
+                key = row[0] if len(row) == 1 else row
+                before = key in keyset
+                n = keyset.get(key, 0) + change
+                if n:
+                    keyset[key] = n
+                else:
+                    del keyset[key]
+                if before != (n > 0):
+                    # rows of the filtered atom with this key appear (key gone)
+                    # or disappear (key arrived)
+                    self._flips[name](key, -1 if n > 0 else 1)
+                    self._finish()
+
+            return flip
+
+        def forward(row, change):
+            self._appliers[name](row, change)
+            self._finish()
+
+        return forward
+
+    def _apply(self, relation: str, row: tuple, d: int) -> None:
+        for target in self._routes[relation]:
+            target(row, d)
+        self._finish()
+
+    def insert(self, relation: str, row: tuple) -> None:
+        self._apply(relation, row, 1)
+
+    def delete(self, relation: str, row: tuple) -> None:
+        self._apply(relation, row, -1)
+
+    def _finish(self) -> None:
+        """Aggregate queries: turn the touched groups into result rows."""
+        if not self.touched:
+            return
+        groups, outrow, result = self.groups, self.outrow, self.result
+        group_row, emit = self._group_row, self.on_delta
+        distinct = self.query.distinct
+        keep_empty = not self.query.group_vars
+        for key in self.touched:
+            p = groups.get(key)
+            if p is not None and p[0] == 0 and not keep_empty:
+                del groups[key]
+                p = None
+            new = None if p is None else group_row(key, p)
+            old = outrow.get(key)
+            if new == old:
+                continue
+            if new is None:
+                del outrow[key]
+            else:
+                outrow[key] = new
+            if old is not None:
+                n = result[old] - 1
+                if n:
+                    result[old] = n
+                else:
+                    del result[old]
+                if emit is not None and (not distinct or not n):
+                    emit(old, -1)
+            if new is not None:
+                n = result.get(new, 0) + 1
+                result[new] = n
+                if emit is not None and (not distinct or n == 1):
+                    emit(new, 1)
+        self.touched.clear()
+
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
+        if self.query.distinct:
+            return ((row, 1) for row in self.result)
+        return iter(self.result.items())
+
+    def rows(self) -> Iterator[tuple]:
+        for row, m in self.enumerate():
+            for _ in range(m):
+                yield row
+
+
+def _anti_names(query: Query) -> set[str]:
+    out: set[str] = set()
+
+    def walk(e):
+        if isinstance(e, Op):
+            if e.op == "anti":
+                out.add(e.args[0].value)
+            for a in e.args:
+                walk(a)
+
+    for a in query.atoms:
+        for f in a.filters:
+            walk(f)
+    return out
+
+
+def _injective(query: Query) -> bool:
+    """True if distinct combinations of atom rows give distinct output rows
+    (then a delta never holds the same output row twice)."""
+    if query.grouped or not all(isinstance(o.expr, Var) for o in query.outputs):
+        return False
+    out = {o.expr.name for o in query.outputs}
+    return all(v is not None and v in out for a in query.atoms for v in a.vars)
+
+
+def _column_vars(atom) -> list[str]:
+    return [v for v in dict.fromkeys(atom.variables) if v is not None]
+
+
+def _delta_order(query: Query, k: int) -> list[tuple[int, list[str]]]:
+    """Join order of the delta query for atom k: greedily the atom sharing
+    the most bound variables; each step lists the bound column variables it
+    probes (derived variables are checked after the probe)."""
+    bound = list(query.atoms[k].vars)
+    remaining = [j for j in range(len(query.atoms)) if j != k]
+    order = []
+    while remaining:
+        best = max(
+            remaining,
+            key=lambda j: (
+                len([v for v in _column_vars(query.atoms[j]) if v in bound]),
+                -j,
+            ),
+        )
+        remaining.remove(best)
+        key = [v for v in _column_vars(query.atoms[best]) if v in bound]
+        order.append((best, key))
+        bound += [v for v in query.atoms[best].vars if v not in bound]
+    return order
+
+
+_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!=", "eq": "=="}
+
+
+def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
+    """Source and namespace of the IVM's per-relation apply functions."""
+    atoms = query.atoms
+    expressions = Expressions()
+    for name in antis:
+        expressions.anti[name] = f"keysets[{py(name)}]"
+    src = _Source()
+    # index name -> (atom, key columns); created on demand by the delta plans
+    indexes: dict[tuple[int, tuple[int, ...]], str] = {}
+
+    def index(j: int, key_vars: list[str]) -> str:
+        cols = tuple(atoms[j].variables.index(v) for v in key_vars)
+        return index_cols(j, cols)
+
+    def index_cols(j: int, cols: tuple[int, ...]) -> str:
+        name = indexes.get((j, cols))
+        if name is None:
+            name = f"i{j}_" + "_".join(map(str, cols)) if cols else f"i{j}_all"
+            indexes[(j, cols)] = name
+        return name
+
+    plans = {k: _delta_order(query, k) for k in range(len(atoms))}
+    for k, order in plans.items():
+        for j, key in order:
+            index(j, key)
+    # anti-join filters: the rows of the atom by the filter's key columns
+    anti_of: dict[str, tuple[int, tuple[int, ...]]] = {}
+    for k, a in enumerate(atoms):
+        for f in a.filters:
+            if isinstance(f, Op) and f.op == "anti":
+                cols = tuple(r.column for r in f.args[1:])
+                anti_of[f.args[0].value] = (k, cols)
+                index_cols(k, cols)
+    if set(anti_of) != set(antis):
+        raise NotImplementedError(
+            "anti-join filter inside an expression (only a plain NOT IN/NOT "
+            "EXISTS conjunct is supported by the IVM baseline)"
+        )
+
+    grouped = query.grouped
+    injective = _injective(query)
+    collect = not grouped and (query.distinct or (push and not injective))
+    var_names: dict[str, str] = {}
+    for a in atoms:
+        for v in a.vars:
+            var_names.setdefault(v, f"v{len(var_names)}")
+    shared = {
+        v
+        for v in var_names
+        if sum(v in a.vars for a in atoms) > 1
+        or any(v in p.vars for p in query.predicates)
+    }
+    residual = list(getattr(query, "residual", ()))
+    multisets = []  # (payload position, argument variable)
+    if grouped:
+        base = 1 + len(query.channels)
+        for a in query.aggregates:
+            if a.arg is not None and a.arg not in dict(multisets).values():
+                multisets.append((base + len(multisets), a.arg))
+    ms_pos = {arg: pos for pos, arg in multisets}
+
+    def bind_atom(j: int, rowname: str, bound: set, refenv: dict) -> None:
+        """Locals for atom j's columns (and derived variables) from `rowname`;
+        a derived variable that is bound already becomes an equality check."""
+        atom = atoms[j]
+        for c in range(len(atom.variables)):
+            refenv[(j, c)] = f"{rowname}[{c}]"
+        for c, v in enumerate(atom.variables):
+            if v is not None and v not in bound:
+                src.add(f"{var_names[v]} = {rowname}[{c}]")
+                bound.add(v)
+        for v, e in atom.derived:
+            value = expressions.render(e, refenv)
+            if v in bound:
+                src.add(f"if {var_names[v]} != {value}:")
+                src.add("    continue" if j != -1 else "    return")
+            else:
+                src.add(f"{var_names[v]} = {value}")
+                bound.add(v)
+
+    def dynamic_filters(j: int, refenv: dict) -> str | None:
+        conds = [
+            expressions.condition(f, refenv) for f in atoms[j].filters if has_anti(f)
+        ]
+        return " and ".join(conds) if conds else None
+
+    def static_filters(j: int, refenv: dict) -> str | None:
+        conds = [
+            expressions.condition(f, refenv)
+            for f in atoms[j].filters
+            if not has_anti(f)
+        ]
+        guard = [
+            f"{refenv[(j, atoms[j].variables.index(v))]} is not None"
+            for v in _column_vars(atoms[j])
+            if v in shared
+        ]
+        conds = list(dict.fromkeys(guard)) + conds
+        return " and ".join(conds) if conds else None
+
+    src.add("def make_appliers(INDEX, self, emit):")
+    src.depth += 1
+    src.add("result = self.result")
+    src.add("groups = self.groups")
+    src.add("touched = self.touched")
+    src.add("keysets = self.keysets")
+    for (j, cols), name in sorted(indexes.items(), key=lambda kv: kv[1]):
+        src.add(f"{name} = INDEX[{py(name)}]")
+
+    # one delta function per atom: the delta query from atom k's row `row`
+    # with multiplicity d against the current state of the other atoms
+    for k, atom in enumerate(atoms):
+        src.add(f"def delta_{k}(row, d):")
+        src.depth += 1
+        if collect:
+            src.add("delta = {}")
+        refenv: dict = {}
+        bound: set = set()
+        for c in range(len(atom.variables)):
+            refenv[(k, c)] = f"row[{c}]"
+        for c, v in enumerate(atom.variables):
+            if v is not None and v not in bound:
+                src.add(f"{var_names[v]} = row[{c}]")
+                bound.add(v)
+        for v, e in atom.derived:
+            src.add(f"{var_names[v]} = {expressions.render(e, refenv)}")
+            bound.add(v)
+        placed = set()
+        mults = ["d"]
+        for step, (j, key) in enumerate(plans[k]):
+            name = index(j, key)
+            r, m = f"r{step}", f"m{step}"
+            probe = _key([var_names[v] for v in key]) if key else "()"
+            src.add(f"for {r}, {m} in {name}.get({probe}, _EMPTY).items():")
+            src.depth += 1
+            mults.append(m)
+            bind_atom(j, r, bound, refenv)
+            dyn = dynamic_filters(j, refenv)
+            if dyn:
+                src.add(f"if not {dyn}:")
+                src.add("    continue")
+            for p in query.predicates:
+                if p in placed or not p.vars <= bound:
+                    continue
+                placed.add(p)
+                env = {v: var_names[v] for v in bound}
+                left = expressions.render(Var(p.left), env)
+                right = expressions.render(Var(p.right), env)
+                offset = f" + {py(p.offset)}" if getattr(p, "offset", 0) else ""
+                src.add(f"if not ({left} {_CMP[p.op]} {right}{offset}):")
+                src.add("    continue")
+        env = {v: var_names[v] for v in bound}
+        stop = "continue" if plans[k] else "return delta" if collect else "return"
+        for p in query.predicates:  # predicates within the delta atom alone
+            if p not in placed:
+                left = expressions.render(Var(p.left), env)
+                right = expressions.render(Var(p.right), env)
+                offset = f" + {py(p.offset)}" if getattr(p, "offset", 0) else ""
+                src.add(f"if not ({left} {_CMP[p.op]} {right}{offset}):")
+                src.add(f"    {stop}")
+        for cond in residual:
+            src.add(f"if not {expressions.condition(cond, env)}:")
+            src.add(f"    {stop}")
+        mult = " * ".join(mults)
+        if grouped:
+            gkey = tuple_literal([var_names[v] for v in query.group_vars])
+            src.add(f"key = {gkey}")
+            src.add("p = groups.get(key)")
+            src.add("if p is None:")
+            src.add("    p = groups[key] = ZERO()")
+            src.add("touched[key] = None")
+            src.add(f"m = {mult}")
+            src.add("p[0] += m")
+            for i, ch in enumerate(query.channels):
+                factors = " * ".join(
+                    f"({expressions.render(e, refenv)})" for _, e in ch.factors
+                )
+                step = f"p[{i + 1}] += m * {factors or '1'}"
+                if ch.guards:  # SQL: a row whose argument is NULL adds nothing
+                    nn = " and ".join(
+                        dict.fromkeys(
+                            expressions.nonnull(e, refenv)
+                            for _, es in ch.guards
+                            for e in es
+                        )
+                    )
+                    step = f"if {nn}: {step}"
+                src.add(step)
+            for pos, arg in multisets:  # SQL: NULLs are left out
+                src.add(f"if {var_names[arg]} is not None:")
+                src.add(f"    s = p[{pos}]")
+                src.add(f"    n = s.get({var_names[arg]}, 0) + m")
+                src.add("    if n:")
+                src.add(f"        s[{var_names[arg]}] = n")
+                src.add("    else:")
+                src.add(f"        del s[{var_names[arg]}]")
+        else:
+            outs = [expressions.render(o.expr, env) for o in query.outputs]
+            src.add(f"out = {tuple_literal(outs)}")
+            if collect:
+                src.add(f"delta[out] = delta.get(out, 0) + {mult}")
+            else:
+                src.add(f"m = {mult}")
+                src.add("n = result.get(out, 0) + m")
+                src.add("if n:")
+                src.add("    result[out] = n")
+                src.add("else:")
+                src.add("    del result[out]")
+                if push:
+                    src.add("emit(out, m)")
+        src.depth = 2
+        if collect:
+            src.add("return delta")
+        src.depth = 1
+
+    if collect:
+        src.add("def merge(delta):")
+        src.add("    for out, m in delta.items():")
+        src.add("        if not m:")
+        src.add("            continue")
+        src.add("        old = result.get(out, 0)")
+        src.add("        n = old + m")
+        src.add("        if n:")
+        src.add("            result[out] = n")
+        src.add("        else:")
+        src.add("            del result[out]")
+        if push and query.distinct:
+            src.add("        if old <= 0 < n:")
+            src.add("            emit(out, 1)")
+            src.add("        elif n <= 0 < old:")
+            src.add("            emit(out, -1)")
+        elif push:
+            src.add("        emit(out, m)")
+
+    appliers = {}
+    for rel in query.relations:
+        fname = f"apply_{len(appliers)}"
+        appliers[rel.name] = fname
+        src.add(f"def {fname}(row, d):")
+        src.depth += 1
+        if collect:
+            src.add("delta = {}")
+        occurrences = [k for k, a in enumerate(atoms) if a.relation == rel.name]
+        if not occurrences:
+            src.add("pass")
+        for k in occurrences:
+            base = src.depth
+            refenv = {(k, c): f"row[{c}]" for c in range(len(atoms[k].variables))}
+            static = static_filters(k, refenv)
+            if static:
+                src.add(f"if {static}:")
+                src.depth += 1
+            dyn = dynamic_filters(k, refenv)
+            if dyn:
+                src.add(f"if {dyn}:")
+                src.add(
+                    f"    for out, m in delta_{k}(row, d).items():"
+                    if collect
+                    else f"    delta_{k}(row, d)"
+                )
+                if collect:
+                    src.add("        delta[out] = delta.get(out, 0) + m")
+            elif collect:
+                src.add(f"for out, m in delta_{k}(row, d).items():")
+                src.add("    delta[out] = delta.get(out, 0) + m")
+            else:
+                src.add(f"delta_{k}(row, d)")
+            # then update atom k's indexes (the delta saw its old state)
+            for (j, cols), name in sorted(indexes.items(), key=lambda kv: kv[1]):
+                if j != k:
+                    continue
+                src.add(f"key = {_key([f'row[{c}]' for c in cols]) if cols else '()'}")
+                src.add(f"g = {name}.get(key)")
+                src.add("if g is None:")
+                src.add(f"    {name}[key] = {{row: d}}")
+                src.add("else:")
+                src.add("    n = g.get(row, 0) + d")
+                src.add("    if n:")
+                src.add("        g[row] = n")
+                src.add("    else:")
+                src.add("        del g[row]")
+                src.add("        if not g:")
+                src.add(f"            del {name}[key]")
+            src.depth = base
+        if collect:
+            src.add("merge(delta)")
+        src.depth -= 1
+    flips = {}
+    for name, (k, cols) in sorted(anti_of.items()):
+        # the anti-join key `key` arrived in (sign -1) or left (sign +1) the
+        # inner view: atom k's rows with that key leave or join the query
+        fname = f"flip_{len(flips)}"
+        flips[name] = fname
+        src.add(f"def {fname}(key, sign):")
+        src.depth += 1
+        if collect:
+            src.add("delta = {}")
+        src.add(f"for row, m in list({index_cols(k, cols)}.get(key, _EMPTY).items()):")
+        if collect:
+            src.add(f"    for out, x in delta_{k}(row, sign * m).items():")
+            src.add("        delta[out] = delta.get(out, 0) + x")
+            src.add("merge(delta)")
+        else:
+            src.add(f"    delta_{k}(row, sign * m)")
+        src.depth -= 1
+    src.add(
+        "return {"
+        + ", ".join(f"{py(rel)}: {f}" for rel, f in appliers.items())
+        + "}, {"
+        + ", ".join(f"{py(n)}: {f}" for n, f in flips.items())
+        + "}"
+    )
+    src.depth = 0
+    if grouped:
+        width = 1 + len(query.channels)
+        src.add("def ZERO():")
+        src.add(
+            "    return [" + ", ".join(["0"] * width + ["{}"] * len(multisets)) + "]"
+        )
+        src.add("def group_row(key, p):")
+        src.depth += 1
+        gnames = [f"g{i}" for i in range(len(query.group_vars))]
+        if gnames:
+            src.add(f"{targets(gnames)} = key")
+        env = dict(zip(query.group_vars, gnames))
+        for i, a in enumerate(query.aggregates):
+            lin = (
+                " + ".join(
+                    f"{py(coef)} * p[{ch}]" if coef != 1 else f"p[{ch}]"
+                    for coef, ch in a.terms
+                )
+                or "0"
+            )
+            if a.kind == "count":
+                value = lin
+            elif a.kind == "sum":  # NULL when no argument is not NULL
+                value = f"None if p[{a.nonnull}] == 0 else ({lin})"
+            elif a.kind == "avg":
+                value = f"None if p[{a.nonnull}] == 0 else ({lin}) / p[{a.nonnull}]"
+            elif a.kind in ("min", "max"):
+                s = f"p[{ms_pos[a.arg]}]"
+                value = f"{a.kind}({s}) if {s} else None"
+            elif a.kind == "count_distinct":
+                value = f"len(p[{ms_pos[a.arg]}])"
+            else:
+                raise NotImplementedError(f"aggregate {a.kind}")
+            src.add(f"a{i} = {value}")
+            env[("agg", i)] = f"a{i}"
+        if query.having is not None:
+            # a comparison with a NULL aggregate is not TRUE (three-valued)
+            cond = expressions.condition(query.having, env)
+            src.add(f"if not ({cond}):")
+            src.add("    return None")
+        outs = [expressions.render(o.expr, env) for o in query.outputs]
+        src.add(f"return {tuple_literal(outs)}")
+        src.depth = 0
+    namespace = {
+        "_EMPTY": _EMPTY,
+        "_div": sqlfuncs.div,
+        "_mod": sqlfuncs.mod,
+        "_add_months": sqlfuncs.add_months,
+        "datetime": datetime,
+        "re": re,
+        "INDEXES": sorted(indexes.values()),
+    }
+    for name, value_source in expressions.constants:
+        namespace[name] = eval(value_source, namespace)  # re.compile(<literal>)
+    text = src.text()
+    exec(compile(text, "<dynyan first-order IVM>", "exec"), namespace)
+    return text, namespace

@@ -1,0 +1,101 @@
+"""`dynyan compile` and `dynyan explain`: a query file in, a module or a plan out."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from ..compiler.source import display_path, read_query
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def default_output(query: str) -> Path:
+    """generated/ mirrors queries/ (queries/tpch/fq4.sql -> generated/tpch/fq4.py);
+    a query elsewhere goes to generated/<stem>.py."""
+    path = Path(query).resolve()
+    parts = path.parts
+    if "queries" in parts:
+        at = len(parts) - 1 - parts[::-1].index("queries")
+        return Path("generated", *parts[at + 1 :]).with_suffix(".py")
+    return Path("generated") / (path.stem + ".py")
+
+
+def read_stats(path: str | None):
+    """Planner statistics from `dynyan stats`, or None (plan by shape)."""
+    if path is None:
+        return None
+    from ..compiler.stats import load_stats
+
+    return load_stats(path)
+
+
+def cmd_compile(args) -> int:
+    from ..compiler import compile_sql
+
+    sql, schema = read_query(args.query, args.schema)
+    source = compile_sql(
+        sql, schema, source=display_path(args.query), stats=read_stats(args.stats)
+    )
+    out = Path(args.output) if args.output else default_output(args.query)
+    write_atomically(out, source)
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_explain(args) -> int:
+    from ..compiler import explain
+
+    sql, schema = read_query(args.query, args.schema)
+    print(explain(sql, schema, read_stats(args.stats)))
+    return 0
+
+
+def query_command(sub, name: str, help_: str, func):
+    """A subcommand that takes a query file (and --schema, --stats)."""
+    p = sub.add_parser(name, help=help_, description=help_)
+    p.add_argument(
+        "query", metavar="QUERY.sql", help="CREATE TABLEs (optional) and one SELECT"
+    )
+    p.add_argument(
+        "--schema",
+        metavar="FILE",
+        help="CREATE TABLE statements, if not in QUERY.sql",
+    )
+    p.add_argument(
+        "--stats",
+        metavar="STATS.json",
+        help="table sizes from `dynyan stats`: the planner then picks the "
+        "join tree with the least estimated update work",
+    )
+    p.set_defaults(func=func)
+    return p
+
+
+def add_commands(sub) -> None:
+    p = query_command(
+        sub, "compile", "write the generated Python module for a query", cmd_compile
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.py",
+        help="default: generated/ mirroring queries/, else generated/<stem>.py",
+    )
+    query_command(
+        sub,
+        "explain",
+        "show the query's GCQ, its GJT pair (T, N) and complexity",
+        cmd_explain,
+    )

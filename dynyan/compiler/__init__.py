@@ -1,0 +1,111 @@
+"""The pipeline in one place: sql -> plan -> codegen -> module."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import linecache
+import sys
+import types
+
+from ..errors import UnsupportedQueryError
+from .planner import Plan, complexity, estimated_work, plan_query
+from .stats import Stats
+
+
+@contextlib.contextmanager
+def _nesting_limit():
+    """Parsing, planning and rendering recurse over the query's expressions:
+    one nested too deeply (hundreds of ANDs) is refused, not a traceback."""
+    try:
+        yield
+    except RecursionError:
+        raise UnsupportedQueryError(
+            "query too deeply nested (hundreds of nested conditions or terms); "
+            "simplify the expression"
+        ) from None
+
+
+def compile_query(
+    sql: str, schema: str | None = None, stats: Stats | None = None
+) -> Plan:
+    """Parse and plan `sql` (with table statistics, when given); the plan
+    carries its query."""
+    from .frontend import parse_query  # sqlglot: only when compiling
+
+    with _nesting_limit():
+        return plan_query(parse_query(sql, schema), stats)
+
+
+def compile_sql(
+    sql: str,
+    schema: str | None = None,
+    source: str = "<string>",
+    stats: Stats | None = None,
+) -> str:
+    """The generated module's source for `sql`."""
+    from .render import render_module  # black and jinja2: only when compiling
+
+    plan = compile_query(sql, schema, stats)
+    with _nesting_limit():
+        return render_module(plan, source=source)
+
+
+def load(
+    sql: str, schema: str | None = None, stats: Stats | None = None
+) -> types.ModuleType:
+    """Compile `sql` and import the generated module (see `import_source`)."""
+    return import_source(compile_sql(sql, schema, stats=stats))
+
+
+def import_source(source: str) -> types.ModuleType:
+    """Import a generated module's source (registered in sys.modules under its
+    digest, with the source in linecache so tracebacks show generated lines)."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    name = f"dynyan_generated_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    filename = f"<dynyan {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    exec(compile(source, filename, "exec"), module.__dict__)
+    sys.modules[name] = module
+    return module
+
+
+def import_file(path: str) -> types.ModuleType:
+    """Import a generated module from a file path."""
+    name = "dynyan_file_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def explain(sql: str, schema: str | None = None, stats: Stats | None = None) -> str:
+    """IR, chosen tree, N and frontier, and complexity, as text."""
+    plan = compile_query(sql, schema, stats)
+    query = plan.query
+    frontier = ", ".join(plan.label(n) for n in plan.frontier())
+    return "\n".join(
+        [
+            "Query (GCQ):",
+            *("  " + line for line in str(query).splitlines()),
+            "",
+            "GJT pair (T, N): children guard first; * marks N",
+            *("  " + line for line in str(plan).splitlines()),
+            "",
+            f"N: {len(plan.in_n)} nodes; frontier: {frontier}",
+            f"Complexity: {complexity(plan)}",
+        ]
+        + (
+            [
+                f"Estimated work (insert every row once): {estimated_work(plan, stats):,.0f}"
+            ]
+            if stats is not None
+            else []
+        )
+    )

@@ -1,0 +1,377 @@
+"""The intermediate representation: a generalized conjunctive query (GCQ).
+
+Frozen dataclasses that print readably. The frontend (`dynyan.compiler.frontend`) builds a
+`Query`; the planner (`dynyan.compiler.planner`) reads its hypergraph; code generation
+(`dynyan.compiler.render`) renders its expressions. Nothing here knows about SQL text
+or Python source.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+# --- scalar expressions -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ref:
+    """Column `column` (position in its relation) of atom number `atom`."""
+
+    atom: int
+    column: int
+    name: str  # for printing only: "alias.column"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A constant, already parsed into the Python value the module will use."""
+
+    value: object
+
+    def __str__(self) -> str:
+        if isinstance(self.value, datetime.date):
+            return f"DATE '{self.value.isoformat()}'"
+        if isinstance(self.value, str):
+            return "'" + self.value.replace("'", "''") + "'"
+        if self.value is None:
+            return "NULL"
+        return repr(self.value)
+
+
+# Operator name -> SQL spelling for printing; the same names key the Python
+# emitters in dynyan.compiler.render, so both tables must list the same operators.
+INFIX = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "mod": "%",
+    "eq": "=",
+    "ne": "<>",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "and": "AND",
+    "or": "OR",
+    "concat": "||",
+}
+PREFIX = {"neg": "-", "not": "NOT "}
+FUNCTIONS = {
+    "like",  # (value, Lit(pattern))
+    "in",  # (value, lit1, lit2, ...)
+    "case",  # (cond1, val1, cond2, val2, ..., default)
+    "add_days",  # (date, Lit(int))
+    "add_months",  # (date, Lit(int))
+    "year",
+    "month",
+    "day",
+    "substr",  # (string, Lit(start, 1-based), Lit(length) or absent)
+    "anti",  # (Lit(virtual relation), columns…): the key is not in its result
+    "upper",
+    "lower",
+    "abs",
+}
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+@dataclass(frozen=True)
+class Op:
+    """An operator applied to arguments; `op` is a key of INFIX, PREFIX or FUNCTIONS."""
+
+    op: str
+    args: tuple
+
+    def __post_init__(self):
+        if self.op not in INFIX and self.op not in PREFIX and self.op not in FUNCTIONS:
+            raise ValueError(f"unknown operator {self.op!r}")
+
+    def __str__(self) -> str:
+        if self.op in INFIX:
+            return "(" + f" {INFIX[self.op]} ".join(map(str, self.args)) + ")"
+        if self.op in PREFIX:
+            return f"{PREFIX[self.op]}{self.args[0]}"
+        if self.op == "case":
+            whens = " ".join(
+                f"WHEN {c} THEN {v}"
+                for c, v in zip(self.args[:-1:2], self.args[1:-1:2])
+            )
+            return f"CASE {whens} ELSE {self.args[-1]} END"
+        return f"{self.op.upper()}({', '.join(map(str, self.args))})"
+
+
+Expr = Ref | Lit | Op
+
+
+def refs(expr: Expr) -> list[Ref]:
+    """Every column reference in `expr`, left to right."""
+    if isinstance(expr, Ref):
+        return [expr]
+    if isinstance(expr, Op):
+        return [r for arg in expr.args for r in refs(arg)]
+    return []
+
+
+def conjuncts(expr: Expr) -> list[Expr]:
+    """Split a condition on AND."""
+    if isinstance(expr, Op) and expr.op == "and":
+        return [c for arg in expr.args for c in conjuncts(arg)]
+    return [expr]
+
+
+# --- the query ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An input relation as declared by CREATE TABLE."""
+
+    name: str
+    columns: tuple[str, ...]
+    types: tuple[str, ...]  # "int", "float", "str", "date"
+    # Decimal digits after the point where exact (INTEGER 0, DECIMAL(p, s) s),
+    # None for DOUBLE and non-numeric columns.
+    scales: tuple[int | None, ...] = ()
+    # Per column: declared NOT NULL (or PRIMARY KEY); () when none is. Such a
+    # column never holds NULL (the generated module refuses a None there).
+    notnull: tuple[bool, ...] = ()
+
+    def __str__(self) -> str:
+        cols = ", ".join(
+            f"{c} {t}" + (" NOT NULL" if self.is_notnull(i) else "")
+            for i, (c, t) in enumerate(zip(self.columns, self.types))
+        )
+        return f"{self.name}({cols})"
+
+    def is_notnull(self, column: int) -> bool:
+        """Whether column `column` is declared NOT NULL (or PRIMARY KEY)."""
+        return column < len(self.notnull) and self.notnull[column]
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One occurrence of a relation in FROM.
+
+    `variables[i]` is the variable bound to column i, or None when the column
+    matters only to the atom's local filters (it is projected away at the leaf).
+    """
+
+    alias: str
+    relation: str
+    variables: tuple[str | None, ...]
+    filters: tuple[Expr, ...]
+    # Variables computed from the row (e.g. EXTRACT(YEAR FROM d) in GROUP BY).
+    derived: tuple[tuple[str, Expr], ...] = ()
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        """The atom's distinct variables, in column order, then derived ones."""
+        columns = (v for v in self.variables if v is not None)
+        return tuple(dict.fromkeys([*columns, *(v for v, _ in self.derived)]))
+
+    def __str__(self) -> str:
+        cols = ", ".join(v or "_" for v in self.variables)
+        cols += "".join(f", {v} := {e}" for v, e in self.derived)
+        where = " | " + " AND ".join(map(str, self.filters)) if self.filters else ""
+        name = (
+            self.relation
+            if self.alias == self.relation
+            else f"{self.relation} {self.alias}"
+        )
+        return f"{name}({cols}){where}"
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A θ-predicate between two variables: `left op right + offset`."""
+
+    left: str
+    op: str  # "lt" | "le" | "gt" | "ge"
+    right: str
+    offset: int | float = 0
+
+    @property
+    def vars(self) -> frozenset[str]:
+        return frozenset((self.left, self.right))
+
+    def oriented(self, var: str) -> tuple[str, str, int | float]:
+        """The same predicate as `var op other + k`: (op, other, k)."""
+        if var == self.left:
+            return self.op, self.right, self.offset
+        return FLIPPED[self.op], self.left, -self.offset
+
+    def __str__(self) -> str:
+        k = (
+            f" + {self.offset}"
+            if self.offset > 0
+            else f" - {-self.offset}" if self.offset else ""
+        )
+        return f"{self.left} {INFIX[self.op]} {self.right}{k}"
+
+
+@dataclass(frozen=True)
+class Var:
+    """A variable reference inside an output expression or θ-predicate."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Output:
+    """One SELECT item: its column name and its expression over variables."""
+
+    name: str
+    expr: object  # Expr whose leaves are Var and Lit
+
+    def __str__(self) -> str:
+        return f"{self.expr} AS {self.name}"
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A multiplicative payload channel (DESIGN.md §2, generalised): each atom
+    tuple contributes a factor (1 where the atom has none), a join multiplies,
+    a projection adds. Channel 0 of every payload is the plain count."""
+
+    factors: tuple[tuple[int, Expr], ...]  # (atom index, expression over that atom)
+    # Per factor: decimal digits it holds exactly (the leaf scales it to an
+    # int), or None when the channel is computed in floats.
+    factor_scales: tuple[int | None, ...]
+    # SQL NULL: (atom index, expressions over that atom) that must all be
+    # non-NULL for a row to contribute; the atom's factor is 0 otherwise (1
+    # when the atom has no factor). Empty when no argument can be NULL.
+    guards: tuple[tuple[int, tuple[Expr, ...]], ...] = ()
+
+    @property
+    def scale(self) -> int | None:
+        return None if None in self.factor_scales else sum(self.factor_scales)
+
+    def __str__(self) -> str:
+        text = " * ".join(str(e) for _, e in self.factors) or "1"
+        if self.guards:
+            nn = " AND ".join(
+                f"{e} IS NOT NULL" for _, exprs in self.guards for e in exprs
+            )
+            text += f" where {nn} (else 0)"
+        return text
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """COUNT/SUM/AVG as a linear combination of channels (coefficient, channel);
+    MIN/MAX/COUNT(DISTINCT) over the variable `arg`, kept per group in a
+    (sorted) multiset of its values (NULLs left out)."""
+
+    kind: str  # "count" | "sum" | "avg" | "min" | "max" | "count_distinct"
+    terms: tuple[tuple[int | float, int], ...]
+    text: str
+    arg: str | None = None
+    # SQL NULL: the channel counting the rows whose COUNT/SUM/AVG argument is
+    # not NULL (0, the count channel, when it never is): COUNT(x) is its
+    # value, SUM is NULL and AVG divides by it.
+    nonnull: int = 0
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class AggRef:
+    """The value of aggregate number `index` inside an output expression."""
+
+    index: int
+    text: str = ""
+
+    def __str__(self) -> str:
+        return self.text or f"agg{self.index}"
+
+
+@dataclass(frozen=True)
+class Query:
+    """π_outputs( atom1 ⋈ … ⋈ atomN | predicates ), with bag or set semantics."""
+
+    relations: tuple[Relation, ...]  # every relation the query reads, by first use
+    atoms: tuple[Atom, ...]
+    predicates: tuple[Predicate, ...]
+    outputs: tuple[Output, ...]
+    distinct: bool
+    sql: str  # the SELECT as sqlglot pretty-prints it (for docstrings only)
+    grouped: bool = False  # GROUP BY or aggregates: one output row per group
+    group_vars: tuple[str, ...] = ()
+    channels: tuple[Channel, ...] = ()  # beyond the count channel
+    aggregates: tuple[Aggregate, ...] = ()
+    having: object = None  # condition over group variables and AggRefs
+    # Subqueries compiled as inner views: (virtual relation name, its query).
+    # Their results are relations of this query, fed by their deltas.
+    subqueries: tuple[tuple[str, "Query"], ...] = ()
+    # Conditions across tables that fit no join tree edge (e.g. `<>`, OR):
+    # checked on each row of the widened result before it is materialised.
+    residual: tuple[object, ...] = ()
+
+    @property
+    def residual_vars(self) -> tuple[str, ...]:
+        """Variables the residual conditions read, not output otherwise."""
+        seen = dict.fromkeys(v.name for c in self.residual for v in var_refs(c))
+        before = set(self.output_vars) | set(self.extra_vars)
+        return tuple(v for v in seen if v not in before)
+
+    @property
+    def extra_vars(self) -> tuple[str, ...]:
+        """Arguments of MIN/MAX/COUNT(DISTINCT) that are not group variables."""
+        args = (a.arg for a in self.aggregates if a.arg is not None)
+        return tuple(v for v in dict.fromkeys(args) if v not in self.group_vars)
+
+    @property
+    def plan_vars(self) -> tuple[str, ...]:
+        """The variables the (T, N)-representation must output."""
+        return self.output_vars + self.extra_vars + self.residual_vars
+
+    @property
+    def output_vars(self) -> tuple[str, ...]:
+        """The variables the (T, N)-representation must output: the group
+        variables, or those the SELECT list reads, in order of first use."""
+        if self.grouped:
+            return self.group_vars
+        seen: dict[str, None] = {}
+        for out in self.outputs:
+            for v in var_refs(out.expr):
+                seen.setdefault(v.name)
+        return tuple(seen)
+
+    def relation(self, name: str) -> Relation:
+        return next(r for r in self.relations if r.name == name)
+
+    def __str__(self) -> str:
+        head = "SELECT DISTINCT " if self.distinct else "SELECT "
+        lines = [head + ", ".join(map(str, self.outputs))]
+        lines += [f"  atom {a}" for a in self.atoms]
+        lines += [f"  where {p}" for p in self.predicates]
+        lines += [f"  on each result row: {c}" for c in self.residual]
+        if self.grouped:
+            lines.append("  group by " + (", ".join(self.group_vars) or "()"))
+            lines += [
+                f"  payload channel {i + 1}: {c}" for i, c in enumerate(self.channels)
+            ]
+        if self.having is not None:
+            lines.append(f"  having {self.having}")
+        for name, sub in self.subqueries:
+            lines.append(f"  relation {name} := inner view")
+            lines += ["    " + line for line in str(sub).splitlines()]
+        return "\n".join(lines)
+
+
+def var_refs(expr) -> list[Var]:
+    """Every variable in an output expression, left to right."""
+    if isinstance(expr, Var):
+        return [expr]
+    if isinstance(expr, Op):
+        return [v for arg in expr.args for v in var_refs(arg)]
+    return []

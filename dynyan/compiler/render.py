@@ -1,0 +1,1651 @@
+"""Code generation: a `Plan` -> the source of one Python module (DESIGN.md §4).
+
+The renderer decides everything at compile time and hands the template ready
+identifiers and steps; templates only loop and substitute. What each node of
+the (T, N)-representation keeps (`_Layout`):
+
+| node is …                                     | structure                          |
+|-----------------------------------------------|------------------------------------|
+| the root                                      | flat: tuple -> multiplicity         |
+| in N, not root, adds variables to its parent  | groups: key -> {tuple: mult}        |
+| in N, frontier, adds no variable              | flat: tuple -> multiplicity         |
+| has a sibling that is a guard of the parent   | weights: key -> Σ multiplicity      |
+| has a sibling that is not a guard             | groups: key -> {parent part: Σ}     |
+
+Keys are the variables a node shares with its parent (parent index) or its
+sibling (sibling index), in the query's variable order. An update of a leaf
+walks up the tree: a guard sibling contributes a weight (O(1)); any other
+sibling's matching tuples are looped over. Enumeration is nested loops over
+N in preorder, multiplying the frontier's multiplicities.
+
+No SQL text reaches the module except through `repr` of parsed values.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import datetime
+import hashlib
+import keyword
+import logging
+import re
+from dataclasses import dataclass, field
+
+import black
+import jinja2
+
+from ..errors import DynyanError, UnsupportedQueryError
+from ..resources import resource_text
+from .ir import FLIPPED, AggRef, Lit, Op, Ref, Var, var_refs
+from .planner import Plan, complexity
+
+log = logging.getLogger("dynyan.render")
+_BUILTINS = set(dir(builtins))
+
+BLACK_MODE = black.Mode(
+    target_versions={black.TargetVersion.PY311},
+    line_length=88,
+    magic_trailing_comma=False,
+)
+
+
+class RenderError(DynyanError):
+    """The renderer produced invalid Python: a compiler bug, never user error."""
+
+
+# --- names ------------------------------------------------------------------------
+
+
+class Names:
+    """Deterministic, unique Python identifiers for one compilation."""
+
+    def __init__(self):
+        self.taken: set[str] = {
+            "self",
+            "row",
+            "d",
+            "view",
+            "datetime",
+            "re",
+            "copy",
+            "store",
+            "count",
+            "apply",
+            "rows",
+            "mults",
+            "done",
+            "out",
+            "seen",
+            "relation",
+            "snapshot",
+        }
+
+    @staticmethod
+    def clean(text: str) -> str:
+        ident = re.sub(r"\W", "_", text, flags=re.ASCII).strip("_") or "x"
+        if ident[0].isdigit():
+            ident = "_" + ident
+        if keyword.iskeyword(ident) or keyword.issoftkeyword(ident):
+            ident += "_"
+        return ident
+
+    def new(self, text: str) -> str:
+        base = self.clean(text)
+        name, k = base, 2
+        while name in self.taken or name in _BUILTINS:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+
+def tup(names: list[str] | tuple[str, ...]) -> str:
+    """A key or entry: the bare value for one name, a tuple otherwise."""
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        return "()"
+    return "(" + ", ".join(names) + ")"
+
+
+def tuple_literal(items: list[str]) -> str:
+    """A tuple display: `()`, `(x,)` or `(a, b)`."""
+    if len(items) == 1:
+        return f"({items[0]},)"
+    return "(" + ", ".join(items) + ")"
+
+
+def targets(items: list[str]) -> str:
+    """An assignment target list that unpacks a tuple of len(items)."""
+    return f"({items[0]},)" if len(items) == 1 else ", ".join(items)
+
+
+def py(value) -> str:
+    """A Python literal for a parsed SQL value; refuses anything else."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise UnsupportedQueryError(f"cannot use the number {value} in a query")
+        return repr(value)
+    if isinstance(value, datetime.date):
+        return f"datetime.date({value.year}, {value.month}, {value.day})"
+    raise RenderError(f"no literal for {type(value).__name__}")
+
+
+# --- scalar expressions -----------------------------------------------------------
+
+_INFIX_PY = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "and": "and",
+    "or": "or",
+}
+
+
+@dataclass
+class Expressions:
+    """Renders IR expressions to Python over local names; collects the module
+    constants and helpers they need."""
+
+    constants: list[tuple[str, str]] = field(default_factory=list)  # (name, source)
+    helpers: set[str] = field(default_factory=set)
+    uses_datetime: bool = False
+    uses_re: bool = False
+    anti: dict = field(
+        default_factory=dict
+    )  # virtual relation -> attribute of its keys
+    # (atom, column) pairs declared NOT NULL whose values the module checks
+    # before using them: no `is not None` test for them.
+    notnull: set = field(default_factory=set)
+
+    def render(self, e, env) -> str:
+        if isinstance(e, Ref):
+            return env[(e.atom, e.column)]
+        if isinstance(e, Var):
+            return env[e.name]
+        if isinstance(e, AggRef):
+            return env[("agg", e.index)]
+        if isinstance(e, Lit):
+            if isinstance(e.value, datetime.date):
+                self.uses_datetime = True
+            return py(e.value)
+        a = [self.render(x, env) for x in e.args]
+        op = e.op
+        if op in _INFIX_PY:
+            return "(" + f" {_INFIX_PY[op]} ".join(a) + ")"
+        if op == "div":
+            self.helpers.add("div")
+            return f"_div({a[0]}, {a[1]})"
+        if op == "mod":
+            self.helpers.add("mod")
+            return f"_mod({a[0]}, {a[1]})"
+        if op == "neg":
+            return f"(-{a[0]})"
+        if op == "not":
+            return f"(not {a[0]})"
+        if op == "concat":
+            return f"(str({a[0]}) + str({a[1]}))"
+        if op == "in":
+            return f"({a[0]} in ({', '.join(a[1:])},))"
+        if op == "case":  # a WHEN that is NULL is not TRUE
+            out = a[-1]
+            for cond, val in reversed(list(zip(e.args[:-1:2], a[1:-1:2]))):
+                out = f"({val} if {self.condition(cond, env)} else {out})"
+            return out
+        if op == "add_days":
+            self.uses_datetime = True
+            return f"({a[0]} + datetime.timedelta(days={a[1]}))"
+        if op == "add_months":
+            self.helpers.add("add_months")
+            self.uses_datetime = True
+            return f"_add_months({a[0]}, {a[1]})"
+        if op in ("year", "month", "day"):
+            return f"{a[0]}.{op}"
+        if op == "substr":  # SQL positions are 1-based; a start below 1 eats length
+            start = e.args[1].value
+            stop = "" if len(a) < 3 else str(max(0, start - 1 + e.args[2].value))
+            return f"{a[0]}[{max(0, start - 1)}:{stop}]"
+        if op in ("upper", "lower"):
+            return f"{a[0]}.{op}()"
+        if op == "abs":
+            return f"abs({a[0]})"
+        if op == "like":
+            return self._like(a[0], e.args[1].value)
+        if op == "anti":  # the key is not (yet) in the inner view's result
+            keys = f"self.{self.anti[e.args[0].value]}"
+            if e.args[0].value.startswith("in_"):
+                # x NOT IN (subquery), SQL's three-valued logic: TRUE when the
+                # subquery is empty; else NULL (dropped) when x is NULL or the
+                # subquery gives a NULL; else x is not among its values.
+                (x,) = a[1:]
+                return (
+                    f"(not {keys} or ({x} is not None and None not in {keys}"
+                    f" and {x} not in {keys}))"
+                )
+            # NOT EXISTS (… WHERE inner = outer …): NULL = anything is never
+            # true, so an outer key with a NULL matches no inner row.
+            nulls = " or ".join(f"{x} is None" for x in a[1:])
+            return f"({nulls} or {tup(a[1:])} not in {keys})"
+        raise RenderError(f"no Python for operator {op}")
+
+    def nonnull(self, e, env) -> str:
+        """Python that is true exactly when the SQL value of `e` is not NULL
+        ("True" when it never is). AND/OR/NOT are refused by the frontend."""
+        if isinstance(e, Ref) and (e.atom, e.column) in self.notnull:
+            return "True"
+        if isinstance(e, (Ref, Var, AggRef)):
+            return f"{self.render(e, env)} is not None"
+        if isinstance(e, Lit):
+            return "False" if e.value is None else "True"
+        if e.op == "anti":
+            return "True"
+        if e.op == "case":
+            out = self.nonnull(e.args[-1], env)
+            for cond, val in reversed(list(zip(e.args[:-1:2], e.args[1:-1:2]))):
+                out = (
+                    f"({self.nonnull(val, env)} if {self.condition(cond, env)}"
+                    f" else {out})"
+                )
+            return out
+        parts = [self.nonnull(a, env) for a in e.args]
+        parts = list(dict.fromkeys(p for p in parts if p != "True"))
+        if "False" in parts:
+            return "False"
+        return " and ".join(parts) or "True"
+
+    def condition(self, e, env, negate: bool = False) -> str:
+        """Python that is true exactly when SQL condition `e` is TRUE (with
+        `negate`: FALSE); a comparison with a NULL (None) is neither."""
+        if isinstance(e, Op) and e.op == "not":
+            return self.condition(e.args[0], env, not negate)
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            joint = e.op if not negate else {"and": "or", "or": "and"}[e.op]
+            if joint == "or":
+                parts = [self.condition(a, env, negate) for a in e.args]
+                return "(" + " or ".join(parts) + ")"
+            parts = [self.condition(a, env, negate) for a in e.args if _logical(a)]
+            plain = [a for a in e.args if not _logical(a)]  # NULL checks once
+        else:
+            parts, plain = [], [e]
+        guards = dict.fromkeys(
+            f"{self.render(x, env)} is not None"
+            for a in plain
+            for x in _leaves(a)
+            if not (isinstance(x, Ref) and (x.atom, x.column) in self.notnull)
+        )
+        tests = [self.render(a, env) for a in plain]
+        if negate:
+            tests = [f"not {t}" for t in tests]
+        return "(" + " and ".join([*guards, *tests, *parts]) + ")"
+
+    def _like(self, subject: str, pattern: str) -> str:
+        if "_" not in pattern:
+            parts = pattern.split("%")
+            if len(parts) == 1:
+                return f"({subject} == {py(pattern)})"
+            if len(parts) == 2 and not parts[1]:
+                return f"{subject}.startswith({py(parts[0])})"
+            if len(parts) == 2 and not parts[0]:
+                return f"{subject}.endswith({py(parts[1])})"
+            if len(parts) == 3 and not parts[0] and not parts[2]:
+                return f"({py(parts[1])} in {subject})"
+        regex = "".join(
+            ".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern
+        )
+        name = f"_LIKE_{len(self.constants)}"
+        self.constants.append((name, f"re.compile({py(regex)}, re.DOTALL)"))
+        self.uses_re = True
+        return f"({name}.fullmatch({subject}) is not None)"
+
+
+def _logical(e) -> bool:
+    return isinstance(e, Op) and e.op in ("and", "or", "not")
+
+
+def _leaves(e):
+    """The column and variable references of an expression (may be NULL)."""
+    if isinstance(e, (Ref, Var, AggRef)):
+        yield e
+    elif isinstance(e, Op) and e.op != "anti":
+        for a in e.args:
+            yield from _leaves(a)
+
+
+# --- layout: what each node keeps ----------------------------------------------------
+
+
+@dataclass
+class Structure:
+    attr: str  # instance attribute
+    # "flat" | "groups" | "weights", or on an inequality edge: "sorted"
+    # (groups ordered on `order`) | "rangesum" (weights summed over a range)
+    kind: str
+    key: tuple[str, ...]  # variables of the key
+    entry: tuple[str, ...]  # groups: variables of the entry tuple
+    doc: str
+    order: str | None = None  # the variable a sorted structure is ordered on
+
+
+@dataclass
+class _NodeInfo:
+    name: str
+    tuple_vars: tuple[str, ...]
+    parent_index: Structure | None = None
+    sibling_index: Structure | None = None
+    root_index: Structure | None = None
+    theta: "_Theta | None" = None  # inequalities on the edge to the parent
+
+
+@dataclass
+class _Theta:
+    """The inequalities on one GJT edge, as a range on the child's variable
+    `child` relative to the parent's variable `parent` (one range seek), plus
+    any other inequalities, checked one by one."""
+
+    child: str
+    parent: str
+    bounds: list  # [(op, k)]: child op parent + k, all on this pair
+    extra: list  # Predicates on other pairs
+
+    def range_on(self, var: str, local) -> tuple[str, str, str, str]:
+        """Bounds (lo, lo_incl, hi, hi_incl) on `var` (child or parent side),
+        the other side bound to its local; None where unbounded."""
+        other = self.parent if var == self.child else self.child
+        lo = hi = None
+        for op, k in self.bounds:
+            if var != self.child:  # child op parent + k  <=>  parent op' child - k
+                op, k = FLIPPED[op], -k
+            value = local(other) if not k else f"{local(other)} + {py(k)}"
+            if op in ("gt", "ge"):
+                lo = (value, op == "ge") if lo is None else lo
+            else:
+                hi = (value, op == "le") if hi is None else hi
+        return (
+            lo[0] if lo else "None",
+            str(lo[1]) if lo else "True",
+            hi[0] if hi else "None",
+            str(hi[1]) if hi else "True",
+        )
+
+    def point(self) -> tuple[str, int | float] | None:
+        """(op "ne", k) when the edge is just `child <> parent + k`: then the
+        matching weight is the total less the weight at one value."""
+        if self.bounds or len(self.extra) != 1 or self.extra[0].op != "ne":
+            return None
+        p = self.extra[0]
+        if p.vars != {self.child, self.parent}:
+            return None
+        op, _, k = p.oriented(self.child)
+        return op, k
+
+    def value(self, point, local) -> str:
+        """The child's value that `point` excludes, the parent side bound."""
+        k = point[1]
+        return local(self.parent) if not k else f"{local(self.parent)} + {py(k)}"
+
+    def extra_check(self, local) -> str | None:
+        checks = []
+        for p in self.extra:
+            k = f" + {py(p.offset)}" if p.offset else ""
+            checks.append(f"({local(p.left)} {_INFIX_PY[p.op]} {local(p.right)}{k})")
+        return " and ".join(checks) or None
+
+    def holds(self, local) -> str:
+        """The whole edge condition, both sides bound."""
+        checks = [
+            f"({local(self.child)} {_INFIX_PY[op]} {local(self.parent)}{f' + {py(k)}' if k else ''})"
+            for op, k in self.bounds
+        ]
+        extra = self.extra_check(local)
+        return " and ".join(checks + ([extra] if extra else []))
+
+
+def _theta(node, parent_vars) -> _Theta | None:
+    if not node.predicates:
+        return None
+    oriented = []
+    for p in node.predicates:
+        child = p.left if p.left in node.vars else p.right
+        op, other, k = p.oriented(child)
+        if other not in parent_vars:
+            raise UnsupportedQueryError(
+                f"inequality {p} does not fit its join tree edge"
+            )
+        oriented.append((child, other, op, k, p))
+    ranged = [o for o in oriented if o[2] != "ne"] or oriented
+    child, parent = ranged[0][0], ranged[0][1]
+    bounds, extra = [], []
+    seen_dirs = set()
+    for c, o, op, k, p in oriented:
+        direction = "lo" if op in ("gt", "ge") else "hi"
+        if op == "ne":  # not a range: checked entry by entry
+            extra.append(p)
+        elif (c, o) == (child, parent) and direction not in seen_dirs:
+            seen_dirs.add(direction)
+            bounds.append((op, k))
+        else:
+            extra.append(p)
+    return _Theta(child, parent, bounds, extra)
+
+
+class _Layout:
+    """Per-node structures and names, decided once from the plan."""
+
+    def __init__(self, plan: Plan, names: Names):
+        self.plan = plan
+        self.order = {v: i for i, v in enumerate(self._all_vars())}
+        self.var_local = {v: names.new("v_" + v) for v in self.order}
+        self.info: list[_NodeInfo] = []
+        node_names = Names()
+        frontier = set(plan.frontier())
+        for node in plan.nodes:
+            if node.is_leaf:
+                base = plan.query.atoms[node.atom].alias
+            else:
+                base = f"n{node.id}"
+            name = node_names.new(base)
+            info = _NodeInfo(name, node.vars)
+            self.info.append(info)
+            p = plan.parent(node.id)
+            if p is not None:
+                info.theta = _theta(node, plan.node(p).vars)
+            if p is None:
+                info.root_index = Structure(
+                    names.new(f"{name}_root"),
+                    "flat",
+                    node.vars,
+                    (),
+                    f"root {name}: its tuples",
+                )
+            elif node.id in plan.in_n:
+                shared = self.keyvars(set(node.vars) & set(plan.node(p).vars))
+                if set(node.vars) - set(shared):
+                    info.parent_index = Structure(
+                        names.new(f"{name}_by_{'_'.join(shared) or 'all'}"),
+                        "sorted" if info.theta else "groups",
+                        shared,
+                        node.vars,
+                        f"{name} by the variables it shares with its parent"
+                        + (
+                            f", ordered on {Names.clean(info.theta.child)}"
+                            if info.theta
+                            else ""
+                        ),
+                        info.theta.child if info.theta else None,
+                    )
+                elif node.id in frontier:
+                    info.parent_index = Structure(
+                        names.new(name), "flat", node.vars, (), f"{name}: its tuples"
+                    )
+            s = plan.sibling(node.id)
+            if s is not None:
+                shared = self.keyvars(set(node.vars) & set(plan.node(s).vars))
+                rest = self.keyvars(set(plan.node(p).vars) - set(plan.node(s).vars))
+                theta = info.theta or _theta(plan.node(s), plan.node(p).vars)
+                if theta and not rest:  # this node is the one with the inequality edge
+                    ranged = not theta.extra or theta.point() is not None
+                    info.sibling_index = Structure(
+                        names.new(f"{name}_count_by_{'_'.join(shared) or 'all'}"),
+                        "rangesum" if ranged else "sorted",
+                        shared,
+                        () if ranged else node.vars,
+                        f"{name}: multiplicities by what it shares with its sibling, "
+                        f"summable over a range of {Names.clean(theta.child)}",
+                        theta.child,
+                    )
+                elif theta:  # the guard: its sibling scans it on the parent side
+                    info.sibling_index = Structure(
+                        names.new(
+                            f"{name}_{'_'.join(rest)}_by_{'_'.join(shared) or 'all'}"
+                        ),
+                        "sorted",
+                        shared,
+                        rest,
+                        f"{name} projected on {', '.join(map(Names.clean, rest))}, by what "
+                        f"it shares with its sibling, ordered on {Names.clean(theta.parent)}",
+                        theta.parent,
+                    )
+                elif rest:
+                    info.sibling_index = Structure(
+                        names.new(
+                            f"{name}_{'_'.join(rest)}_by_{'_'.join(shared) or 'all'}"
+                        ),
+                        "groups",
+                        shared,
+                        rest,
+                        f"{name} projected on {', '.join(map(Names.clean, rest))}, by what it shares with its sibling",
+                    )
+                else:
+                    info.sibling_index = Structure(
+                        names.new(f"{name}_count_by_{'_'.join(shared) or 'all'}"),
+                        "weights",
+                        shared,
+                        (),
+                        f"{name}: total multiplicity by what it shares with its sibling",
+                    )
+
+    def _all_vars(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for atom in self.plan.query.atoms:
+            for v in atom.vars:
+                seen.setdefault(v)
+        return list(seen)
+
+    def keyvars(self, vars_) -> tuple[str, ...]:
+        return tuple(sorted(vars_, key=self.order.__getitem__))
+
+    def structures(self) -> list[Structure]:
+        out = []
+        for info in self.info:
+            for s in (info.root_index, info.parent_index, info.sibling_index):
+                if s is not None:
+                    out.append(s)
+        return out
+
+    def local(self, vars_) -> list[str]:
+        return [self.var_local[v] for v in vars_]
+
+
+# --- payloads ------------------------------------------------------------------------
+
+
+class Ring:
+    """Payload arithmetic rendered for one width: an int count (width 1) or a
+    tuple (count, channel 1, …) whose entries add and multiply element-wise."""
+
+    def __init__(self, width: int):
+        self.width = width
+
+    def _each(self, fmt: str, *names: str) -> str:
+        parts = [fmt.format(*(f"{n}[{i}]" for n in names)) for i in range(self.width)]
+        return "(" + ", ".join(parts) + ")"
+
+    def add(self, a: str, b: str) -> str:
+        return f"{a} + {b}" if self.width == 1 else self._each("{} + {}", a, b)
+
+    def sub(self, a: str, b: str) -> str:
+        return f"{a} - {b}" if self.width == 1 else self._each("{} - {}", a, b)
+
+    def mul(self, *names: str) -> str:
+        if len(names) == 1:
+            return names[0]
+        if self.width == 1:
+            return " * ".join(names)
+        return self._each(" * ".join(["{}"] * len(names)), *names)
+
+    def count(self, a: str) -> str:
+        return a if self.width == 1 else f"{a}[0]"
+
+    @property
+    def zero(self) -> str:
+        return "0" if self.width == 1 else tuple_literal(["0"] * self.width)
+
+
+# --- update paths ---------------------------------------------------------------------
+
+
+class _Counter:
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, prefix: str) -> str:
+        self.n += 1
+        return f"_{prefix}{self.n}"
+
+
+def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: int = 0):
+    """Nested loops over the nodes of N not in `skip`, in preorder: each binds
+    its node's variables (through its parent index) and names its payload.
+    Returns (loops, payload names of the frontier nodes visited)."""
+    plan = layout.plan
+    frontier = set(plan.frontier())
+    loops, mults = [], []
+    depth = base_depth
+    for n in plan.preorder():
+        if n not in plan.in_n or n in skip:
+            continue
+        info = layout.info[n]
+        s = info.root_index or info.parent_index
+        if s is None:
+            continue
+        m = fresh("m")
+        if n in frontier:
+            mults.append(m)
+        target = tup(layout.local(info.tuple_vars))
+        if info.root_index is not None or s.kind in ("groups", "sorted"):
+            source = f"self.{s.attr}"
+            if info.root_index is None:
+                source += f"[{tup(layout.local(s.key))}]"
+            check = None
+            if s.kind == "sorted":
+                bounds = info.theta.range_on(
+                    info.theta.child, lambda v: layout.var_local[v]
+                )
+                source += f".scan({', '.join(bounds)})"
+                check = info.theta.extra_check(lambda v: layout.var_local[v])
+            else:
+                source += ".items()"
+            loops.append(
+                {
+                    "kind": "loop",
+                    "target": target,
+                    "source": source,
+                    "m": m,
+                    "depth": depth,
+                    "check": check,
+                }
+            )
+            depth += 1
+        else:
+            loops.append(
+                {
+                    "kind": "lookup",
+                    "source": f"self.{s.attr}[{target}]",
+                    "m": m,
+                    "depth": depth,
+                }
+            )
+    return loops, mults, depth
+
+
+def theta_node(layout: _Layout, a: int, b: int) -> int | None:
+    """Which of two siblings carries the inequality edge (None: neither)."""
+    if layout.info[a].theta is not None:
+        return a
+    if layout.info[b].theta is not None:
+        return b
+    return None
+
+
+def _path_steps(
+    layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, emit: dict | None
+):
+    """The steps that carry one leaf tuple's delta (payload `_p`) up to the
+    root, the push-mode emission at the root, and the variables they read."""
+    plan = layout.plan
+    fresh = _Counter()
+    steps: list[dict] = []
+    uses: set[str] = set()
+
+    def key(vars_) -> str:
+        uses.update(vars_)
+        return tup(layout.local(vars_))
+
+    node, d, anchor = leaf, "_p", None
+    path = []
+    while True:
+        path.append(node)
+        info = layout.info[node]
+        if anchor is None and node in plan.in_n:
+            anchor = d  # the first node of N on the path: its delta is the result's
+            uses.update(info.tuple_vars)
+        whole = leaf_tuple if node == leaf else None
+
+        def node_tuple(vars_):
+            return whole if (whole and vars_ == info.tuple_vars) else key(vars_)
+
+        for s in (info.root_index, info.parent_index, info.sibling_index):
+            if s is None:
+                continue
+            step = {
+                "index": s.attr,
+                "d": d,
+                "add": ring.add("_o", d),
+                "nonzero": ring.count("_n"),
+            }
+            if s.kind in ("sorted", "rangesum"):
+                uses.add(s.order)
+                step["order"] = layout.var_local[s.order]
+            if s.kind in ("groups", "sorted"):
+                steps.append(
+                    {
+                        **step,
+                        "kind": s.kind,
+                        "key": key(s.key),
+                        "entry": node_tuple(s.entry),
+                    }
+                )
+            elif s.kind == "rangesum":
+                steps.append({**step, "kind": "rangesum", "key": key(s.key)})
+            else:
+                steps.append({**step, "kind": "flat", "key": node_tuple(s.key)})
+        p = plan.parent(node)
+        if p is None:
+            break
+        sib = plan.sibling(node)
+        if sib is not None:
+            si = layout.info[sib].sibling_index
+            theta = layout.info[node].theta or layout.info[sib].theta
+            w = fresh("w")
+            step = {
+                "index": si.attr,
+                "key": key(si.key),
+                "w": w,
+                "d": d,
+                "d_new": fresh("d"),
+                "mul": ring.mul(d, w),
+                "nonzero_w": ring.count(w),
+                "psum": "sum" if ring.width == 1 else "_psum",
+            }
+            local = layout.var_local.__getitem__
+            if theta is not None:
+                uses.add(
+                    theta.child
+                    if node == theta_node(layout, node, sib)
+                    else theta.parent
+                )
+                uses.update(
+                    v
+                    for pr in theta.extra
+                    for v in pr.vars
+                    if v in layout.info[node].tuple_vars
+                )
+            if si.kind == "weights":
+                steps.append({**step, "kind": "weight"})
+            elif si.kind == "rangesum":
+                point = theta.point()
+                steps.append(
+                    {
+                        **step,
+                        "kind": "rangeweight",
+                        "call": (
+                            f"range({', '.join(theta.range_on(theta.child, local))})"
+                            if point is None
+                            else f"besides({theta.value(point, local)})"
+                        ),
+                        "rs": fresh("rs"),
+                    }
+                )
+            elif (
+                si.kind == "sorted" and si.order == theta.child
+            ):  # θ-child scanned and summed
+                bounds = theta.range_on(theta.child, local)
+                steps.append(
+                    {
+                        **step,
+                        "kind": "scanweight",
+                        "g": fresh("g"),
+                        "target": tup(layout.local(si.entry)),
+                        "bounds": ", ".join(bounds),
+                        "check": theta.extra_check(local) or "True",
+                    }
+                )
+            else:  # loop variables are bound here, not read from the leaf
+                source_bounds = None
+                check = None
+                if si.kind == "sorted":
+                    source_bounds = ", ".join(theta.range_on(theta.parent, local))
+                    check = theta.extra_check(local)
+                steps.append(
+                    {
+                        **step,
+                        "kind": "loop",
+                        "g": fresh("g"),
+                        "target": tup(layout.local(si.entry)),
+                        "iter": (
+                            f".scan({source_bounds})" if source_bounds else ".items()"
+                        ),
+                        "check": check,
+                    }
+                )
+            d = step["d_new"]
+        node = p
+    if emit is not None:
+        loops, mults, depth = _enum_loops(layout, set(path), fresh)
+        uses.update(
+            v for n in path if n in plan.in_n for v in layout.info[n].tuple_vars
+        )
+        steps.append(
+            {
+                "kind": "emit",
+                "loops": loops,
+                "depth": depth,
+                "key": emit["key"],
+                "residual": emit["residual"],
+                "value": ring.mul(anchor, *mults),
+                "add": ring.add("_o", "_v"),
+            }
+        )
+    return steps, uses
+
+
+# --- the module -----------------------------------------------------------------------
+
+
+def comment(text: str) -> str:
+    """`text` as comment lines: no character of it can end a comment early."""
+    return "\n".join("# " + oneline(line) for line in str(text).splitlines())
+
+
+def oneline(text: str) -> str:
+    """`text` with every line break (and NUL) replaced, safe inside a comment."""
+    return "".join(
+        "?" if ch == "\x00" else ch for ch in " ".join(str(text).splitlines())
+    )
+
+
+TEMPLATE_FILTERS = {"comment": comment, "oneline": oneline}
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: resource_text("templates", name)),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+    env.filters.update(TEMPLATE_FILTERS)
+    return env
+
+
+def _refs(e):
+    if isinstance(e, Ref):
+        return [e]
+    if isinstance(e, Op):
+        return [r for a in e.args for r in _refs(a)]
+    return []
+
+
+def _factor(expressions: Expressions, expr, scale: int | None, env) -> str:
+    """One atom's factor of a payload channel; exact channels scale to ints."""
+    text = expressions.render(expr, env)
+    if scale is None:
+        return text
+    return f"round({text})" if scale == 0 else f"round({text} * {10 ** scale})"
+
+
+def _join_vars(query, atom) -> list[str]:
+    """The atom's variables that join (with another atom or in an inequality).
+    SQL: NULL never joins, so a row with None in one of them takes no part in
+    the atom (it still counts in the relation)."""
+    derived = dict(atom.derived)
+    return [
+        v
+        for v in atom.vars
+        if v not in derived
+        and (
+            sum(v in a.vars for a in query.atoms) > 1
+            or any(v in p.vars for p in query.predicates)
+        )
+    ]
+
+
+# Value checks: the Python classes a column's values must have where the
+# module computes with them (compares, adds, multiplies) after its first
+# change. Exact classes, so `x.__class__ in _NUM` is one set lookup; bool is
+# an int in Python (and in these sums); DATE excludes datetime.datetime, whose
+# comparison with a date raises. Column type -> (set name, the kind `_classes`
+# knows, description).
+_CHECK_SETS = {
+    "int": ("_NUM", "number", "a number"),
+    "float": ("_NUM", "number", "a number"),
+    "str": ("_STR", "str", "a str"),
+    "date": ("_DATE", "date", "a datetime.date"),
+}
+
+
+def _value_checks(query) -> dict[int, dict[int, bool]]:
+    """Per atom (by index): the columns whose class matters once the atom
+    takes a row (its condition holds) -> whether None is fine there.
+
+    Everything else about a value is hashed or compared before the first
+    change of an update, where an error is harmless. These are used after it:
+    inequality columns (sorted and range-summed on), MIN/MAX arguments (kept
+    in a sorted multiset), variables of a SELECT/HAVING expression (computed
+    on each delta) or of a condition on result rows (which guards None), and
+    the columns of a payload factor that is summed in floats (DOUBLE:
+    `d * 'x'` is 'x') or computed after the first change (a relation with
+    several atoms). A row with None in a join column is not taken (see
+    `_join_vars`), so it is not checked."""
+    computed: dict[str, bool] = {}  # variable -> None is fine wherever it is used
+    for c in getattr(query, "residual", ()):
+        for v in var_refs(c):
+            computed[v.name] = True
+    for p in query.predicates:
+        for v in p.vars:
+            computed[v] = False
+    for o in query.outputs:
+        if not isinstance(o.expr, Var):
+            for v in var_refs(o.expr):
+                computed[v.name] = False
+    if query.having is not None:
+        for v in var_refs(query.having):
+            computed[v.name] = False
+    for a in query.aggregates:  # kept in a sorted multiset, NULLs left out
+        if a.kind in ("min", "max") and a.arg in query.extra_vars:
+            computed.setdefault(a.arg, True)
+    out: dict[int, dict[int, bool]] = {}
+    for i, atom in enumerate(query.atoms):
+        cols: dict[int, bool] = {}
+        for c, v in enumerate(atom.variables):
+            if v in computed and atom.variables.index(v) == c:
+                cols[c] = computed[v]
+        many = sum(a.relation == atom.relation for a in query.atoms) > 1
+        for channel in query.channels:
+            guarded = any(a == i for a, _ in channel.guards)
+            for (a, expr), scale in zip(channel.factors, channel.factor_scales):
+                if a == i and (scale is None or many):
+                    for r in _refs(expr):  # a guarded NULL adds 0
+                        cols[r.column] = cols.get(r.column, True) and guarded
+        if cols:
+            out[i] = cols
+    return out
+
+
+def _subquery_value_checks(plan: Plan) -> dict[str, set[int]]:
+    """Per base relation: the columns its subqueries' inner views check (at
+    any depth). An outer view that reads the relation too checks them before
+    its first change (it forwards the row to the inner views after it)."""
+    out: dict[str, set[int]] = {}
+    for _, sub in plan.subplans:
+        for i, cols in _value_checks(sub.query).items():
+            out.setdefault(sub.query.atoms[i].relation, set()).update(cols)
+        for rel, cols in _subquery_value_checks(sub).items():
+            out.setdefault(rel, set()).update(cols)
+    return out
+
+
+def _type_check(rel, checked: dict[int, bool], loaded: dict[int, str], sets: dict):
+    """The value check of some columns of `rel` (`checked`: column -> None is
+    fine), as {"cond": true when every value has its column's class, "spec":
+    the columns for `_type_error`}, or None. Adds the class sets it uses to
+    `sets` (name -> the kinds `_classes` unites)."""
+    conds, spec = [], []
+    for c in sorted(checked):
+        kind = rel.types[c] if c < len(rel.types) else None
+        if kind not in _CHECK_SETS:
+            continue
+        name, kinds, what = _CHECK_SETS[kind]
+        kinds = (kinds,)
+        if checked[c]:
+            name, kinds, what = name + "_OR_NULL", kinds + ("none",), what + " or None"
+        sets[name] = kinds
+        conds.append(f"{loaded.get(c, f'row[{c}]')}.__class__ in {name}")
+        spec.append(tuple_literal([str(c), py(rel.columns[c]), name, py(what)]))
+    if not conds:
+        return None
+    return {"cond": " and ".join(conds), "spec": tuple_literal(spec)}
+
+
+def _used_columns(query, i: int) -> set[int]:
+    """The columns of atom `i` whose values the view reads (binds to a
+    variable, filters on, derives from, sums or tests for NULL)."""
+    atom = query.atoms[i]
+    cols = {c for c, v in enumerate(atom.variables) if v is not None}
+    cols |= {r.column for f in atom.filters for r in _refs(f)}
+    cols |= {r.column for _, e in atom.derived for r in _refs(e)}
+    for channel in query.channels:
+        cols |= {r.column for a, e in channel.factors if a == i for r in _refs(e)}
+        cols |= {
+            r.column for a, es in channel.guards if a == i for e in es for r in _refs(e)
+        }
+    return cols
+
+
+def _subquery_null_checks(plan: Plan) -> dict[str, set[int]]:
+    """Per base relation: its NOT NULL columns its subqueries' inner views
+    read (at any depth), checked by an outer view that changes first."""
+    out: dict[str, set[int]] = {}
+    for _, sub in plan.subplans:
+        for i, atom in enumerate(sub.query.atoms):
+            rel = sub.query.relation(atom.relation)
+            used = {c for c in _used_columns(sub.query, i) if rel.is_notnull(c)}
+            out.setdefault(atom.relation, set()).update(used)
+        for rel, cols in _subquery_null_checks(sub).items():
+            out.setdefault(rel, set()).update(cols)
+    return out
+
+
+def _null_check(rel, columns, locals_=None) -> dict | None:
+    """The check that no column of `columns` (declared NOT NULL) holds None
+    in a row, as {"cond": true when one does, "spec": (position, column)
+    pairs for `_null_error`}, or None. `locals_`: names the values are
+    loaded into (`row[i]` otherwise). A few `is None` tests: nearly free."""
+    columns = sorted(set(columns))
+    if not columns:
+        return None
+    values = [(locals_[c] if locals_ and locals_[c] else f"row[{c}]") for c in columns]
+    return {
+        "cond": " or ".join(f"{v} is None" for v in values),
+        "spec": tuple_literal(
+            [tuple_literal([str(c), py(rel.columns[c])]) for c in columns]
+        ),
+    }
+
+
+def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets):
+    """Per atom of relation `rel_name`: which columns to load from the row, its
+    filter, the check of the values it computes with (`checks`: see
+    `_value_checks`; class sets it uses go to `sets`), its payload, and the
+    path that carries its delta to the root."""
+    plan = layout.plan
+    query = plan.query
+    blocks = []
+    for node in plan.nodes:
+        if not node.is_leaf or query.atoms[node.atom].relation != rel_name:
+            continue
+        rel = query.relation(rel_name)
+        columns = rel.columns
+        atom = query.atoms[node.atom]
+        identity = list(atom.variables) == list(atom.vars) and len(atom.variables) > 1
+        steps, uses = _path_steps(
+            layout, ring, node.id, "row" if identity else None, emit
+        )
+        factors = [
+            (channel, expr, scale)
+            for channel in query.channels
+            for (a, expr), scale in zip(channel.factors, channel.factor_scales)
+            if a == node.atom
+        ]
+        guards = {
+            channel: exprs
+            for channel in query.channels
+            for a, exprs in channel.guards
+            if a == node.atom
+        }
+        needed_cols = {r.column for f in atom.filters for r in _refs(f)}
+        needed_cols |= {r.column for _, e in atom.derived for r in _refs(e)}
+        needed_cols |= {r.column for _, e, _ in factors for r in _refs(e)}
+        needed_cols |= {
+            r.column for es in guards.values() for e in es for r in _refs(e)
+        }
+        # SQL: NULL never joins. A row whose join variable is NULL (None)
+        # takes no part in this atom (it still counts in the relation).
+        shared = _join_vars(query, atom)
+        needed_cols |= {atom.variables.index(v) for v in shared}
+        checked = checks.get(node.atom, {})
+        needed_cols |= set(checked)
+        locals_, env, seen = [], {}, set()
+        for c, v in enumerate(atom.variables):
+            if v is not None and v not in seen:
+                seen.add(v)
+                local = layout.var_local[v]
+                needed = v in uses or c in needed_cols
+            else:
+                local = names.new(f"c_{atom.alias}_{columns[c]}")
+                needed = c in needed_cols
+            env[(node.atom, c)] = local
+            locals_.append(local if needed else None)
+        wanted = [i for i, local in enumerate(locals_) if local]
+        if len(wanted) * 2 > len(columns):  # one UNPACK beats many subscripts
+            loads = (
+                [targets([local or "_" for local in locals_]) + " = row"]
+                if wanted
+                else []
+            )
+        else:
+            loads = [f"{locals_[i]} = row[{i}]" for i in wanted]
+        null_columns = [i for i in wanted if rel.is_notnull(i)]
+        null_check = _null_check(rel, null_columns, locals_)
+        derives = [
+            f"{layout.var_local[v]} = {expressions.render(e, env)}"
+            for v, e in atom.derived
+        ]
+        conds = [
+            f"{layout.var_local[v]} is not None"
+            for v in shared
+            if not rel.is_notnull(atom.variables.index(v))
+        ]
+        if atom.filters:
+            conds.append(expressions.condition(Op("and", atom.filters), env))
+        cond = " and ".join(conds) or None
+        if ring.width == 1:
+            payload = "d"
+        else:
+            by_channel = {ch: (e, sc) for ch, e, sc in factors}
+            parts = ["d"]
+            for channel in query.channels:
+                part = "d"
+                if channel in by_channel:
+                    part = f"d * {_factor(expressions, *by_channel[channel], env)}"
+                if channel in guards:  # SQL: a row with a NULL argument adds 0
+                    nn = " and ".join(
+                        dict.fromkeys(
+                            expressions.nonnull(e, env) for e in guards[channel]
+                        )
+                    )
+                    part = f"({part} if {nn} else 0)"
+                parts.append(part)
+            payload = tuple_literal(parts)
+        info = layout.info[node.id]
+        blocks.append(
+            {
+                "name": info.name,
+                "loads": loads,
+                "null_check": null_check,
+                "null_columns": null_columns,
+                "derives": derives,
+                "type_check": _type_check(
+                    query.relation(rel_name),
+                    checked,
+                    {i: locals_[i] for i in wanted},
+                    sets,
+                ),
+                "keep": names.new(f"keep_{info.name}") if cond else None,
+                "cond": cond,
+                "payload": payload,
+                "steps": steps,
+                "count": _count_from_index(
+                    info, identity and cond is None, layout, ring
+                ),
+            }
+        )
+    return blocks
+
+
+def _count_from_index(
+    info: _NodeInfo, whole_row: bool, layout: _Layout, ring: Ring
+) -> str | None:
+    """An expression for a row's current multiplicity read from the leaf's own
+    index, when that index holds whole rows (then no separate row store)."""
+    if not whole_row:
+        return None
+    for s in (info.root_index, info.parent_index):
+        if s is None:
+            continue
+        if s.kind == "flat" and s.key == info.tuple_vars:
+            return ring.count(f"self.{s.attr}.get(row, _ZERO)")
+        if s.kind == "groups" and s.entry == info.tuple_vars:
+            key = tup(layout.local(s.key))
+            return ring.count(f"self.{s.attr}.get({key}, _EMPTY).get(row, _ZERO)")
+    return None
+
+
+def _lookup(layout: _Layout, ring: Ring):
+    """Steps of `_lookup(key variables)`: the payload of one output tuple, by
+    the same path as enumeration, in O(1); None when it is not in the result."""
+    plan = layout.plan
+    checks = []
+    fresh = _Counter()
+    frontier = set(plan.frontier())
+    for n in plan.preorder():
+        if n not in plan.in_n:
+            continue
+        info = layout.info[n]
+        s = info.root_index or info.parent_index
+        if s is None:
+            continue
+        target = tup(layout.local(info.tuple_vars))
+        source = f"self.{s.attr}"
+        if s.kind in ("groups", "sorted") and info.root_index is None:
+            g = fresh("g")
+            checks.append(
+                {
+                    "name": g,
+                    "source": f"{source}.get({tup(layout.local(s.key))})",
+                    "mult": False,
+                    "holds": None,
+                }
+            )
+            source = g
+        holds = (
+            info.theta.holds(lambda v: layout.var_local[v])
+            if s.kind == "sorted"
+            else None
+        )
+        checks.append(
+            {
+                "name": fresh("m"),
+                "source": f"{source}.get({target})",
+                "mult": n in frontier,
+                "holds": holds,
+            }
+        )
+    product = (
+        ring.mul(*[c["name"] for c in checks if c["mult"]]) if checks else ring.zero
+    )
+    return checks, product
+
+
+def query_id(plan: Plan) -> str:
+    text = plan.query.sql + "\n" + "\n".join(map(str, plan.query.relations))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
+    """Each aggregate's value from a group's payload and, for MIN/MAX/COUNT
+    DISTINCT, the group's multisets `e` (SQL NULL for SUM/AVG/MIN/MAX of no rows)."""
+    count = ring.count(payload)
+    values = []
+    extras = list(query.extra_vars)
+    for agg in query.aggregates:
+        # the rows whose argument is not NULL (all rows when it never is)
+        nonnull = f"{payload}[{agg.nonnull}]" if agg.nonnull else count
+        if agg.kind == "count":
+            values.append(nonnull)
+            continue
+        if agg.arg is not None:
+            if agg.arg not in extras:  # a group variable: constant in its group
+                local = layout.var_local[agg.arg]
+                values.append(
+                    f"(0 if {count} == 0 or {local} is None else 1)"
+                    if agg.kind == "count_distinct"
+                    else f"(None if {count} == 0 else {local})"
+                )
+                continue
+            ms = f"e[{1 + extras.index(agg.arg)}]"
+            if agg.kind == "count_distinct":
+                values.append(f"(0 if e is None else len({ms}))")
+            else:
+                end = 0 if agg.kind == "min" else -1
+                values.append(
+                    f"(None if e is None or not {ms} else {ms}.peekitem({end})[0])"
+                )
+            continue
+        terms = []
+        for coef, channel in agg.terms:
+            value = ring.count(payload) if channel == 0 else f"{payload}[{channel}]"
+            scale = 0 if channel == 0 else query.channels[channel - 1].scale
+            term = value if coef == 1 else f"{py(coef)} * {value}"
+            if scale:
+                term = f"{term} / {10 ** scale}"
+            terms.append(term)
+        total = "(" + " + ".join(terms) + ")"
+        if agg.kind == "avg":
+            total = f"{total} / {nonnull}"
+        values.append(f"(None if {nonnull} == 0 else {total})")
+    return values
+
+
+def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> str:
+    """The module's source for `plan`, black-formatted and compile-checked
+    (`inner`: raw text of a subquery's view, to be nested in its outer module)."""
+    query = plan.query
+    names = Names()
+    layout = _Layout(plan, names)
+    expressions = Expressions()
+    # Declared NOT NULL columns are checked at the leaf before any use.
+    expressions.notnull = {
+        (i, c)
+        for i, atom in enumerate(query.atoms)
+        for c in _used_columns(query, i)
+        if query.relation(atom.relation).is_notnull(c)
+    }
+    ring = Ring(1 + len(query.channels))
+    materialized = bool(plan.widened or query.extra_vars or query.residual)
+    key_vars = list(plan.n_vars)
+    key_locals = layout.local(key_vars)
+    group_locals = layout.local(query.output_vars)
+
+    out_env = dict(layout.var_local)
+    agg_names = [f"_a{i}" for i in range(len(query.aggregates))]
+    out_env.update({("agg", i): n for i, n in enumerate(agg_names)})
+    outputs = [expressions.render(o.expr, out_env) for o in query.outputs]
+    having = (  # SQL: a comparison with a NULL aggregate is not TRUE
+        expressions.condition(query.having, out_env)
+        if query.having is not None
+        else None
+    )
+    plain = not query.grouped and all(isinstance(o.expr, Var) for o in query.outputs)
+    extra_locals = layout.local(query.extra_vars)
+    emit_key = (
+        tuple_literal(group_locals + extra_locals)
+        if query.grouped
+        else tuple_literal(outputs)
+    )
+
+    emit = {"key": emit_key, "residual": None}
+    if query.residual:
+        emit["residual"] = " and ".join(
+            expressions.condition(c, layout.var_local) for c in query.residual
+        )
+    subviews, forwards = _subviews(plan, names, source)
+    antis = _anti_joins(plan, names, expressions)
+    virtual = {name for name, _ in plan.subplans} - set(antis)
+    base = [r for r in query.relations if r.name not in virtual]
+    base += [r for r in _inner_relations(plan) if r not in base]
+
+    value_checks = _value_checks(query)
+    inner_checks = _subquery_value_checks(plan)
+    inner_null_checks = _subquery_null_checks(plan)
+    class_sets: dict[str, tuple[str, ...]] = {}  # for the value checks
+    relations = []
+    for rel in [r for r in query.relations if r.name in virtual] + base:
+        # A subquery's result is computed from checked values: no checks.
+        checks = {} if rel.name in virtual else value_checks
+        leaves = _leaf_blocks(
+            layout, ring, expressions, rel.name, names, emit, checks, class_sets
+        )
+        # Columns its inner views check, when the outer view changes first
+        # (it reads the relation too, or it forwards to several inner views).
+        # None is let through: the inner view's condition may drop it.
+        checked = dict.fromkeys(inner_checks.get(rel.name, ()), True)
+        if not leaves and len(forwards.get(rel.name, [])) < 2:
+            checked = {}
+        type_check = _type_check(rel, checked, {}, class_sets)
+        null_check = None
+        if rel.name not in virtual and (leaves or len(forwards.get(rel.name, [])) > 1):
+            own = {c for leaf in leaves for c in leaf["null_columns"]}
+            null_check = _null_check(rel, inner_null_checks.get(rel.name, set()) - own)
+        count = leaves[0]["count"] if len(leaves) == 1 else None
+        relations.append(
+            {
+                "name": rel.name,
+                "literal": py(rel.name),
+                "columns": tuple_literal([py(c) for c in rel.columns]),
+                "arity": len(rel.columns),
+                "method": "_" + names.new(f"apply_{rel.name}"),
+                # One atom holding whole rows in its index: that index is the store.
+                "store": None if count else names.new(f"{rel.name}_rows"),
+                "count": count,
+                "leaves": leaves,
+                "reunpack": len(leaves) > 1,
+                "virtual": rel.name in virtual,
+                "type_check": type_check,
+                "null_check": null_check,
+                "forwards": forwards.get(rel.name, []),
+                "anti_indexes": [
+                    a for a in antis.values() if a["relation"] == rel.name
+                ],
+                "locals": sorted(
+                    {
+                        s["index"]
+                        for leaf in leaves
+                        for s in leaf["steps"]
+                        if "index" in s
+                    }
+                ),
+            }
+        )
+
+    loops, mults, inner_depth = _enum_loops(layout, set(), _Counter())
+    checks, check_payload = _lookup(layout, ring)
+    context = {
+        "inner": inner,  # a subquery's view: raises the outer module's ViewError
+        "source": source,
+        "sql": query.sql,
+        "plan": str(plan),
+        "complexity": complexity(plan),
+        "relations": relations,
+        "columns": tuple_literal([py(o.name) for o in query.outputs]),
+        "structures": layout.structures(),
+        "query_id": py(query_id(plan)),
+        "ring": ring,
+        "zero": ring.zero,
+        "loops": loops,
+        "inner_depth": inner_depth,
+        "payload": ring.mul(*mults) if mults else ring.zero,
+        "count": ring.count,
+        "output": tuple_literal(outputs),
+        "grouped": query.grouped,
+        "global_aggregate": query.grouped and not query.group_vars,
+        "distinct_changes": query.grouped and query.distinct,
+        "group_positions": _group_positions(query, layout),
+        "materialized": materialized,
+        "group_params": ", ".join(group_locals),
+        "aggregates": list(zip(agg_names, _aggregate_values(query, ring, "p", layout))),
+        "n_group": len(group_locals),
+        # Per MIN/MAX/COUNT(DISTINCT) argument: a sorted multiset where an
+        # extreme is asked for, else a plain one.
+        "multisets": [
+            (
+                "SortedDict()"
+                if any(
+                    a.arg == v and a.kind in ("min", "max") for a in query.aggregates
+                )
+                else "{}"
+            )
+            for v in query.extra_vars
+        ],
+        # SQL NULL: a value that can be NULL is left out of its multiset.
+        "multiset_nullable": [
+            sum(v in a.vars for a in query.atoms) < 2
+            and not any(v in p.vars for p in query.predicates)
+            and not any(
+                v in a.variables
+                and query.relation(a.relation).is_notnull(a.variables.index(v))
+                for a in query.atoms
+            )
+            for v in query.extra_vars
+        ],
+        "having": having,
+        "key_params": ", ".join(key_locals),
+        "key_tuple": tuple_literal(key_locals),
+        "distinct": query.distinct,
+        "dedupe": query.distinct and not plain and not materialized,
+        "plain": plain and not materialized,
+        "row_targets": (
+            targets([layout.var_local[o.expr.name] for o in query.outputs])
+            if plain
+            else None
+        ),
+        "row_arity": len(query.outputs),
+        "repeated_checks": _repeated_output_checks(query) if plain else [],
+        "checks": checks,
+        "check_payload": check_payload,
+        "constants": expressions.constants,
+        "type_checks": bool(class_sets),
+        "null_checks": any(
+            r["null_check"] or any(leaf["null_check"] for leaf in r["leaves"])
+            for r in relations
+        ),
+        "class_sets": [
+            (name, ", ".join(map(py, kinds)))
+            for name, kinds in sorted(class_sets.items())
+        ],
+        "date_checks": any("date" in kinds for kinds in class_sets.values()),
+        "sorted_runtime": any(
+            x.kind in ("sorted", "rangesum") for x in layout.structures()
+        ),
+        "sorted_dict": any(
+            a.kind in ("min", "max") and a.arg in query.extra_vars
+            for a in query.aggregates
+        ),
+        "helpers": sorted(expressions.helpers),
+        "uses_datetime": expressions.uses_datetime
+        or any("date" in kinds for kinds in class_sets.values()),
+        "uses_re": expressions.uses_re,
+    }
+    methods = {r["name"]: r["method"] for r in relations}
+    for r in relations:
+        r["forwards"] = [
+            {
+                **f,
+                "method": (
+                    antis[f["relation"]]["handler"]
+                    if f["relation"] in antis
+                    else methods[f["relation"]]
+                ),
+            }
+            for f in r["forwards"]
+        ]
+        if not r["leaves"]:  # read by subqueries only: they validate
+            r["store"] = None
+    for a in antis.values():
+        a["apply"] = methods[a["relation"]]
+    context["antis"] = list(antis.values())
+    context["subviews"] = subviews
+    context["state_entries"] = _state_entries(context)
+    context["layout_id"] = _LAYOUT_PLACEHOLDER
+    text = _environment().get_template("module.py.jinja").render(**context)
+    text = text.replace(_LAYOUT_PLACEHOLDER, py(_layout_id(text, context, query)), 1)
+    if inner:
+        return text
+    try:
+        formatted = black.format_str(text, mode=BLACK_MODE)
+        compile(formatted, source, "exec")
+    except Exception as err:  # a compiler bug: show the raw text to debug
+        log.error("rendered module does not compile:\n%s", text)
+        raise RenderError(
+            f"generated code is invalid ({err}); this is a dynyan bug"
+        ) from err
+    return formatted
+
+
+# Bump when the meaning of a snapshot's parts changes in a way the layout
+# description below does not show (e.g. how payloads or multisets are kept).
+SNAPSHOT_FORMAT = 1
+_LAYOUT_PLACEHOLDER = '"<dynyan layout id>"'
+
+
+def _state_entries(context) -> list[tuple[str, str]]:
+    """The parts of a snapshot: (key literal, expression of the View)."""
+    attrs = [r["store"] for r in context["relations"] if r["store"]]
+    attrs += [s.attr for s in context["structures"]]
+    if context["dedupe"] or context["distinct_changes"]:
+        attrs.append("_distinct_rows")
+    if context["materialized"]:
+        attrs.append("_result")
+    entries = [(py(a), f"self.{a}") for a in attrs]
+    entries += [
+        (py(f"sub:{sub['attr']}"), f"self.{sub['attr']}.snapshot()")
+        for sub in context["subviews"]
+    ]
+    for anti in context["antis"]:
+        entries += [(py(a), f"self.{a}") for a in (anti["keyset"], anti["rows"])]
+    return entries
+
+
+def _layout_id(text: str, context, query) -> str:
+    """A hash of what a snapshot's state means: its parts and the structure
+    each is (kind, key and entry variables, order), the payload's channels,
+    the multisets, and the code of the module's helper classes whose objects
+    are in the state (`_SortedGroup`, `_RangeSum`: compared as syntax trees,
+    so formatting does not count). A subquery's view checks its own part."""
+    import ast
+
+    tree = ast.parse(text)
+    helpers = [
+        ast.dump(node)
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and node.name not in ("View", "ViewError")
+    ]
+    parts = [
+        f"format {SNAPSHOT_FORMAT}",
+        "state " + " ".join(name for name, _ in context["state_entries"]),
+        *(
+            f"structure {s.attr} {s.kind} key={s.key} entry={s.entry} order={s.order}"
+            for s in context["structures"]
+        ),
+        f"payload width {context['ring'].width} scales "
+        + " ".join(str(c.scale) for c in query.channels),
+        "multisets " + " ".join(context["multisets"]),
+        f"materialized {context['materialized']} grouped {context['grouped']}",
+        *helpers,
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _anti_joins(plan: Plan, names: Names, expressions: Expressions) -> dict:
+    """NOT IN / NOT EXISTS: per inner view, the keys in its result and the
+    outer relation's rows by key, so a key entering or leaving the result can
+    withdraw or re-apply exactly the rows it filters."""
+    antis = {}
+    for i, atom in enumerate(plan.query.atoms):
+        for f in atom.filters:
+            for op in _ops(f):
+                if op.op != "anti":
+                    continue
+                name = op.args[0].value
+                if name in antis:
+                    raise UnsupportedQueryError(
+                        "one NOT IN/NOT EXISTS subquery per table occurrence"
+                    )
+                key = [r.column for r in op.args[1:]]
+                antis[name] = {
+                    "keyset": names.new(f"{name}_keys"),
+                    "rows": names.new(f"{atom.relation}_rows_by_{name}"),
+                    "handler": "_" + names.new(f"flip_{name}"),
+                    "relation": atom.relation,
+                    "atom": i,
+                    "columns": key,
+                    "key": tup([f"row[{c}]" for c in key]),
+                    "single": len(key) == 1,
+                    # NOT IN: the subquery's emptiness and NULLs decide for
+                    # every row (SQL's three-valued logic); NOT EXISTS: an
+                    # inner key with a NULL matches nothing.
+                    "not_in": name.startswith("in_"),
+                }
+                expressions.anti[name] = antis[name]["keyset"]
+    relations = [a["relation"] for a in antis.values()]
+    read_inside = {r.name for _, sub in plan.subplans for r in sub.query.relations}
+    for rel in relations:
+        if (
+            relations.count(rel) > 1
+            or sum(a.relation == rel for a in plan.query.atoms) > 1
+            or rel in read_inside
+        ):
+            raise UnsupportedQueryError(
+                f"NOT IN/NOT EXISTS on {rel}: supported when {rel} occurs once and no subquery reads it"
+            )
+    return antis
+
+
+def _ops(e):
+    if isinstance(e, Op):
+        yield e
+        for a in e.args:
+            yield from _ops(a)
+
+
+def _inner_relations(plan: Plan) -> list:
+    """Base relations the subqueries read (recursively), in order."""
+    out = []
+    for _, sub in plan.subplans:
+        virtual = {name for name, _ in sub.subplans}
+        for rel in sub.query.relations:
+            if rel.name not in virtual and rel not in out:
+                out.append(rel)
+        out += [r for r in _inner_relations(sub) if r not in out]
+    return out
+
+
+def _subviews(plan: Plan, names: Names, source: str):
+    """Inner views nested in the module, and per base relation the inner views
+    an update must be forwarded to (with the virtual relation they feed)."""
+    subviews, forwards = [], {}
+    for name, sub in plan.subplans:
+        attr = names.new(f"sub_{name}")
+        subviews.append(
+            {
+                "attr": attr,
+                "factory": "_" + names.new(f"make_{name}"),
+                "cls": "_" + names.new(f"{name}_view"),
+                "source": render_module(
+                    sub, source=f"{source} (subquery {name})", inner=True
+                ),
+            }
+        )
+        own_virtual = {n for n, _ in sub.subplans}
+        reads = {r.name for r in sub.query.relations if r.name not in own_virtual}
+        reads |= {r.name for r in _inner_relations(sub)}
+        for rel in sorted(reads):
+            forwards.setdefault(rel, []).append({"attr": attr, "relation": name})
+    return subviews, forwards
+
+
+def _group_positions(query, layout) -> str | None:
+    """For a grouped query whose SELECT names every group variable: the group
+    key as an expression over `row`, so multiplicity(row) is a lookup."""
+    if not query.grouped:
+        return None
+    where = {}
+    for i, o in enumerate(query.outputs):
+        if isinstance(o.expr, Var):
+            where.setdefault(o.expr.name, i)
+    if not all(v in where for v in query.group_vars):
+        return None
+    return tuple_literal([f"row[{where[v]}]" for v in query.group_vars])
+
+
+def _repeated_output_checks(query) -> list[str]:
+    """A SELECT naming one variable twice: positions that must agree."""
+    first: dict[str, int] = {}
+    checks = []
+    for i, o in enumerate(query.outputs):
+        if o.expr.name in first:
+            checks.append(f"row[{first[o.expr.name]}] != row[{i}]")
+        else:
+            first[o.expr.name] = i
+    return checks

@@ -1,0 +1,1 @@
+"""The Jinja templates of generated modules, shipped as the package `dynyan.templates`."""

@@ -1,0 +1,1 @@
+"""The TPC-H and TPC-DS schemas, shipped as the package `dynyan.tpch`."""
