@@ -79,6 +79,7 @@ def test_module_imports_only_stdlib_and_sortedcontainers(query):
     assert imports <= {
         "datetime",
         "copy",
+        "math",
         "re",
         "bisect",
         "operator",
