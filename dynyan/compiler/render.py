@@ -1360,9 +1360,13 @@ def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
     return values
 
 
-def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> str:
+def render_module(
+    plan: Plan, source: str = "<string>", inner: bool = False, formatted: bool = True
+) -> str:
     """The module's source for `plan`, black-formatted and compile-checked
-    (`inner`: raw text of a subquery's view, to be nested in its outer module)."""
+    (`inner`: raw text of a subquery's view, to be nested in its outer module;
+    `formatted=False`: compile-checked but not black-formatted, for a verdict
+    without black's cost)."""
     query = plan.query
     names = Names()
     layout = _Layout(plan, names)
@@ -1613,14 +1617,14 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     if inner:
         return text
     try:
-        formatted = black.format_str(text, mode=BLACK_MODE)
-        compile(formatted, source, "exec")
+        module = black.format_str(text, mode=BLACK_MODE) if formatted else text
+        compile(module, source, "exec")
     except Exception as err:  # a compiler bug: show the raw text to debug
         log.error("rendered module does not compile:\n%s", text)
         raise RenderError(
             f"generated code is invalid ({err}); this is a dynyan bug"
         ) from err
-    return formatted
+    return module
 
 
 # Bump when the meaning of a snapshot's parts changes in a way the layout
