@@ -5,10 +5,10 @@
 # /* TPC-DS Q13: the specification's text with the qualification parameters. */
 # /* schema: ../../../tpch/tpcds_schema.sql */
 # SELECT
-#   AVG(store_sales.ss_quantity) AS _col_0,
-#   AVG(store_sales.ss_ext_sales_price) AS _col_1,
-#   AVG(store_sales.ss_ext_wholesale_cost) AS _col_2,
-#   SUM(store_sales.ss_ext_wholesale_cost) AS _col_3
+#   AVG(store_sales.ss_quantity) AS "avg(ss_quantity)",
+#   AVG(store_sales.ss_ext_sales_price) AS "avg(ss_ext_sales_price)",
+#   AVG(store_sales.ss_ext_wholesale_cost) AS "avg(ss_ext_wholesale_cost)",
+#   SUM(store_sales.ss_ext_wholesale_cost) AS "sum(ss_ext_wholesale_cost)"
 # FROM store_sales AS store_sales, store AS store, customer_demographics AS customer_demographics, household_demographics AS household_demographics, customer_address AS customer_address, date_dim AS date_dim
 # WHERE
 #   store.s_store_sk = store_sales.ss_store_sk
@@ -267,7 +267,7 @@ class View:
         "avg(ss_ext_wholesale_cost)",
         "sum(ss_ext_wholesale_cost)",
     )
-    QUERY_ID = "04c8c8097bf2f1d8"
+    QUERY_ID = "d4eed37f40048f1a"
     LAYOUT_ID = "24a61efd71229d9f"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
@@ -337,7 +337,8 @@ class View:
         if self._pending is not None and first is not None:
             self._changes = [(first, 1)]
             if on_delta is not None:
-                on_delta(first, 1)
+                for row, change in self._changes:
+                    on_delta(row, change)
 
     def insert(self, relation, row):
         """Insert one row into `relation`."""

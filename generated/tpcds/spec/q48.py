@@ -5,7 +5,7 @@
 # /* TPC-DS Q48: the specification's text with the qualification parameters. */
 # /* schema: ../../../tpch/tpcds_schema.sql */
 # SELECT
-#   SUM(store_sales.ss_quantity) AS _col_0
+#   SUM(store_sales.ss_quantity) AS "sum(ss_quantity)"
 # FROM store_sales AS store_sales, store AS store, customer_demographics AS customer_demographics, customer_address AS customer_address, date_dim AS date_dim
 # WHERE
 #   store.s_store_sk = store_sales.ss_store_sk
@@ -244,7 +244,7 @@ class View:
         ),
     }
     COLUMNS = ("sum(ss_quantity)",)
-    QUERY_ID = "18b596249b41def8"
+    QUERY_ID = "43831682be8fc8ef"
     LAYOUT_ID = "4b6c7ccebe63c29c"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
@@ -303,7 +303,8 @@ class View:
         if self._pending is not None and first is not None:
             self._changes = [(first, 1)]
             if on_delta is not None:
-                on_delta(first, 1)
+                for row, change in self._changes:
+                    on_delta(row, change)
 
     def insert(self, relation, row):
         """Insert one row into `relation`."""
