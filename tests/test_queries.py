@@ -68,7 +68,6 @@ SPEC = [f"tpch/spec/q{i}" for i in range(1, 23)]
 # Queries the compiler refuses today, with its message (xfail, strict).
 NOT_YET: dict[str, str] = {
     "tpch/spec/q5": "cyclic join",
-    "tpch/spec/q13": "LEFT JOIN",
     "tpch/spec/q14": "CASE over two tables inside SUM",
 }
 # Queries that compile but disagree with DuckDB (xfail, strict, on the
@@ -427,9 +426,7 @@ def _spec_module(name: str):
     return import_file(str(ROOT / "generated" / f"{name}.py"))
 
 
-@pytest.mark.parametrize(
-    "name", [_param(q, SPEC_MISMATCH, {}) for q in TPCDS_SPEC]
-)
+@pytest.mark.parametrize("name", [_param(q, SPEC_MISMATCH, {}) for q in TPCDS_SPEC])
 def test_spec_query_against_duckdb(name):
     """A pull stream and a shorter push stream (the compiled texts grow in
     number as features land: the full suite is kept for the paper's set)."""

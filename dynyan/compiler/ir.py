@@ -74,6 +74,7 @@ FUNCTIONS = {
     "upper",
     "lower",
     "abs",
+    "isnull",  # (value,): TRUE exactly when the value is NULL
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
@@ -499,3 +500,55 @@ def var_refs(expr) -> list[Var]:
     if isinstance(expr, Op):
         return [v for arg in expr.args for v in var_refs(arg)]
     return []
+
+
+@dataclass(frozen=True)
+class SetQuery:
+    """`left UNION|INTERSECT|EXCEPT [ALL] right` (columns by position, named
+    by `left`), as an inner view: a row's multiplicity in the result is a
+    function of its multiplicities in the two sides (UNION ALL: the sum;
+    INTERSECT ALL: the smaller; EXCEPT ALL: the difference if positive; the
+    forms without ALL: 1 where those are positive)."""
+
+    kind: str  # "union" | "intersect" | "except"
+    all: bool
+    left: "Query | SetQuery"
+    right: "Query | SetQuery"
+    sql: str = ""
+    # The result's column types, and each side's (a side's integer column
+    # in a DOUBLE/DECIMAL result column is read as a float, as SQL casts).
+    types: tuple[str, ...] = ()
+    side_types: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def outputs(self) -> tuple[Output, ...]:
+        return self.left.outputs
+
+    @property
+    def relations(self) -> tuple[Relation, ...]:
+        """The stored relations either side reads (their inner views' too)."""
+        out: dict[str, Relation] = {}
+        for side in (self.left, self.right):
+            for rel in base_relations(side):
+                out.setdefault(rel.name, rel)
+        return tuple(out.values())
+
+    @property
+    def subqueries(self) -> tuple:
+        return ()
+
+    def __str__(self) -> str:
+        word = self.kind.upper() + (" ALL" if self.all else "")
+        left = "  " + str(self.left).replace("\n", "\n  ")
+        right = "  " + str(self.right).replace("\n", "\n  ")
+        return f"{left}\n{word}\n{right}"
+
+
+def base_relations(query) -> list[Relation]:
+    """The stored relations a query reads, its inner views' included (the
+    virtual relations their results are, not)."""
+    virtual = {name for name, _ in query.subqueries}
+    out = [r for r in query.relations if r.name not in virtual]
+    for _, sub in query.subqueries:
+        out += [r for r in base_relations(sub) if all(r.name != o.name for o in out)]
+    return out

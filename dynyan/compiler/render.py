@@ -46,10 +46,11 @@ from .ir import (
     Ref,
     Var,
     ViewColumn,
+    base_relations,
     refs,
     var_refs,
 )
-from .planner import Plan, complexity
+from .planner import Plan, SetPlan, complexity
 
 log = logging.getLogger("dynyan.render")
 _BUILTINS = set(dir(builtins))
@@ -148,7 +149,7 @@ def py(value) -> str:
 
 # Operators whose Python handles a NULL (None) operand as SQL does itself:
 # logic (three-valued in `condition`), CASE, and the helpers _div and _mod.
-_NULL_AWARE = {"and", "or", "not", "case", "div", "mod"}
+_NULL_AWARE = {"and", "or", "not", "case", "div", "mod", "isnull"}
 
 _INFIX_PY = {
     "add": "+",
@@ -203,6 +204,8 @@ class Expressions:
             return False
         if isinstance(e, Op) and e.op == "case":
             return any(self.may_be_null(v) for v in (*e.args[1:-1:2], e.args[-1]))
+        if isinstance(e, Op) and e.op == "isnull":
+            return False
         if isinstance(e, Op):
             return any(self.may_be_null(a) for a in e.args)
         return True
@@ -283,6 +286,8 @@ class Expressions:
             return f"abs({a[0]})"
         if op == "like":
             return self._like(a[0], e.args[1].value)
+        if op == "isnull":
+            return f"({a[0]} is None)"
         raise RenderError(f"no Python for operator {op}")
 
     def _inner_test(self, e: InnerTest, env) -> str:
@@ -337,7 +342,7 @@ class Expressions:
             return f"{self.render(e, env)} is not None"
         if isinstance(e, Lit):
             return "False" if e.value is None else "True"
-        if isinstance(e, InnerTest):
+        if isinstance(e, InnerTest) or e.op == "isnull":
             return "True"
         if e.op == "case":
             out = self.nonnull(e.args[-1], env)
@@ -410,7 +415,7 @@ def _leaves(e):
     """The column and variable references of an expression (may be NULL)."""
     if isinstance(e, (Ref, Var, AggRef)):
         yield e
-    elif isinstance(e, Op):
+    elif isinstance(e, Op) and e.op != "isnull":  # IS NULL takes a NULL
         for a in e.args:
             yield from _leaves(a)
 
@@ -1036,11 +1041,19 @@ def _subquery_value_checks(plan: Plan) -> dict[str, set[int]]:
     any depth). An outer view that reads the relation too checks them before
     its first change (it forwards the row to the inner views after it)."""
     out: dict[str, set[int]] = {}
-    for _, sub in plan.subplans:
+    for sub in _inner_plans(plan):
         for i, cols in _value_checks(sub.query).items():
             out.setdefault(sub.query.atoms[i].relation, set()).update(cols)
         for rel, cols in _subquery_value_checks(sub).items():
             out.setdefault(rel, set()).update(cols)
+    return out
+
+
+def _inner_plans(plan: Plan) -> list[Plan]:
+    """The plans of the inner views of `plan` (a set operation's sides)."""
+    out = []
+    for _, sub in plan.subplans:
+        out += sub.plans() if isinstance(sub, SetPlan) else [sub]
     return out
 
 
@@ -1098,7 +1111,7 @@ def _subquery_null_checks(plan: Plan) -> dict[str, set[int]]:
     """Per base relation: its NOT NULL columns its subqueries' inner views
     read (at any depth), checked by an outer view that changes first."""
     out: dict[str, set[int]] = {}
-    for _, sub in plan.subplans:
+    for sub in _inner_plans(plan):
         for i, atom in enumerate(sub.query.atoms):
             rel = sub.query.relation(atom.relation)
             used = {c for c in _used_columns(sub.query, i) if rel.is_notnull(c)}
@@ -1745,11 +1758,7 @@ def _inner_relations(plan: Plan) -> list:
     """Base relations the subqueries read (recursively), in order."""
     out = []
     for _, sub in plan.subplans:
-        virtual = {name for name, _ in sub.subplans}
-        for rel in sub.query.relations:
-            if rel.name not in virtual and rel not in out:
-                out.append(rel)
-        out += [r for r in _inner_relations(sub) if r not in out]
+        out += [r for r in base_relations(sub.query) if r not in out]
     return out
 
 
@@ -1759,20 +1768,21 @@ def _subviews(plan: Plan, names: Names, source: str):
     subviews, forwards = [], {}
     for name, sub in plan.subplans:
         attr = names.new(f"sub_{name}")
+        where = f"{source} (subquery {name})"
         subviews.append(
             {
                 "name": name,
                 "attr": attr,
                 "factory": "_" + names.new(f"make_{name}"),
                 "cls": "_" + names.new(f"{name}_view"),
-                "source": render_module(
-                    sub, source=f"{source} (subquery {name})", inner=True
+                "source": (
+                    render_set_view(sub, where)
+                    if isinstance(sub, SetPlan)
+                    else render_module(sub, source=where, inner=True)
                 ),
             }
         )
-        own_virtual = {n for n, _ in sub.subplans}
-        reads = {r.name for r in sub.query.relations if r.name not in own_virtual}
-        reads |= {r.name for r in _inner_relations(sub)}
+        reads = {r.name for r in base_relations(sub.query)}
         for rel in sorted(reads):
             forwards.setdefault(rel, []).append({"attr": attr, "relation": name})
     return subviews, forwards
@@ -1850,3 +1860,78 @@ def _repeated_output_checks(query) -> list[str]:
         else:
             first[o.expr.name] = i
     return checks
+
+
+# A row's multiplicity in a set operation's result from its multiplicities
+# `c` (a list, one per side; None: in neither) in the two sides.
+_SET_MULTIPLICITY = {
+    ("union", False): "1 if c else 0",
+    ("intersect", True): "min(c) if c else 0",
+    ("intersect", False): "1 if c and c[0] and c[1] else 0",
+    ("except", True): "max(c[0] - c[1], 0) if c else 0",
+    ("except", False): "1 if c and c[0] and not c[1] else 0",
+}
+
+
+def render_set_view(plan: SetPlan, source: str) -> str:
+    """The raw text of the inner view of a UNION/INTERSECT/EXCEPT, nested in
+    its outer module like a subquery's view (it defines `View`)."""
+    query = plan.query
+    names = Names()
+    sides = []
+    for i, side in enumerate((plan.left, plan.right)):
+        where = f"{source} side {i + 1}"
+        # SQL casts a side's INTEGER column where the result's is a float
+        casts = [
+            c
+            for c, (t, mine) in enumerate(zip(query.types, query.side_types[i]))
+            if t == "float" and mine == "int"
+        ]
+        sides.append(
+            {
+                "index": i,
+                "factory": "_" + names.new(f"make_side{i + 1}"),
+                "cls": "_" + names.new(f"side{i + 1}_view"),
+                "source": (
+                    render_set_view(side, where)
+                    if isinstance(side, SetPlan)
+                    else render_module(side, source=where, inner=True)
+                ),
+                "reads": {r.name for r in base_relations(side.query)},
+                "cast": (
+                    tuple_literal(
+                        [
+                            (
+                                f"(None if row[{c}] is None else float(row[{c}]))"
+                                if c in casts
+                                else f"row[{c}]"
+                            )
+                            for c in range(len(query.types))
+                        ]
+                    )
+                    if casts
+                    else None
+                ),
+            }
+        )
+    relations = [
+        {
+            "literal": py(rel.name),
+            "method": "_" + names.new(f"apply_{rel.name}"),
+            "sides": [i for i, side in enumerate(sides) if rel.name in side["reads"]],
+        }
+        for rel in query.relations
+    ]
+    return (
+        _environment()
+        .get_template("set_view.py.jinja")
+        .render(
+            source=source,
+            sql=query.sql,
+            word=query.kind.upper() + (" ALL" if query.all else ""),
+            sides=sides,
+            relations=relations,
+            multiplicity=_SET_MULTIPLICITY.get((query.kind, query.all)),
+            query_id=py(hashlib.sha256(query.sql.encode()).hexdigest()[:16]),
+        )
+    )

@@ -299,6 +299,8 @@ def _may_be_null(e, nonnull: set) -> bool:
     if isinstance(e, InnerTest):
         return False
     if isinstance(e, Op):
+        if e.op == "isnull":
+            return False
         if e.op == "case":  # conditions are TRUE or not; a branch may be NULL
             return any(_may_be_null(a, nonnull) for a in (*e.args[1::2], e.args[-1]))
         return any(_may_be_null(a, nonnull) for a in e.args)
@@ -332,6 +334,8 @@ def nonnull_leaves(e, negate: bool = False) -> set:
         if joint == "or":
             return set.intersection(*parts)
         return set.union(*parts)
+    if isinstance(e, Op) and e.op == "isnull":  # IS NOT NULL: TRUE says so
+        return {(r.atom, r.column) for r in refs(e.args[0])} if negate else set()
     if isinstance(e, InnerTest):  # TRUE says little of its columns
         return (
             {(r.atom, r.column) for r in refs(e.value)} if e.kind == "scalar" else set()

@@ -204,7 +204,9 @@ def _function(fe, node: exp.Anonymous):
 
 
 def _is(fe, node):
-    raise unsupported("IS [NOT] NULL is not supported: input rows hold no NULLs", node)
+    if not isinstance(node.expression, exp.Null):
+        raise unsupported("IS is supported as IS [NOT] NULL", node)
+    return Op("isnull", (fe.expr(node.this),))
 
 
 CONVERTERS: dict[type, Callable] = {

@@ -119,6 +119,8 @@ def op_type(e: Op, types: list) -> str | None:
         return results[0] if results else None
     if op in ("add_days", "add_months"):
         return "date"
+    if op == "isnull":
+        return "bool"
     if op == "concat":
         return "str"  # rendered as str(a) + str(b), as DuckDB casts to VARCHAR
     return "bool"  # anti

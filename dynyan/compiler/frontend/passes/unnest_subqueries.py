@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, Var
+from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, SetQuery, Var
 from ..aggregates import is_grouped
 from ..context import Context, PendingTest
 from ..diagnostics import unsupported
@@ -46,7 +46,7 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
     for holder in sources:
         sub = holder.this
         if isinstance(sub, exp.Subquery):
-            if not isinstance(sub.this, exp.Select):
+            if not isinstance(sub.this, (exp.Select, exp.SetOperation)):
                 raise unsupported("only SELECT subqueries are supported in FROM", sub)
             name, _ = virtual(ctx, sub.this, "derived")
             holder.set("this", exp.table_(name, alias=sub.alias))
@@ -173,7 +173,7 @@ def virtual(ctx: Context, inner: exp.Expression, prefix: str) -> tuple[str, Quer
         raise unsupported(
             "a subquery's columns need distinct names (use aliases)", inner
         )
-    types = tuple(output_type(query, o.expr) for o in query.outputs)
+    types = tuple(t or "float" for t in output_types(query))  # NULL: any type
     scales = tuple(0 if t == "int" else None for t in types)
     ctx.relations[name] = Relation(name, columns, types, scales)
     ctx.subqueries.append((name, query))
@@ -341,6 +341,13 @@ def _in_conjunction(node: exp.Expression, where: exp.Where) -> bool:
     return True
 
 
+def output_types(query: Query | SetQuery) -> tuple[str, ...]:
+    """The types of a query's output columns (None: a NULL, any type)."""
+    if isinstance(query, SetQuery):
+        return query.types
+    return tuple(output_type(query, o.expr) for o in query.outputs)
+
+
 def output_type(query: Query, expr) -> str:
     """The type of a subquery's output column, for the relation it becomes."""
 
@@ -372,4 +379,4 @@ def output_type(query: Query, expr) -> str:
             return "int" if exact_ints and agg.kind == "sum" else "float"
         return lit_type(e)
 
-    return infer_type(expr, leaf) or "float"  # NULL: any type
+    return infer_type(expr, leaf)
