@@ -241,7 +241,7 @@ class View:
     RELATIONS = {"transactions": ("ts", "acc", "amnt")}
     COLUMNS = ("acc", "ts1", "ts2", "ts3", "amnt")
     QUERY_ID = "510101ad13c93e8a"
-    LAYOUT_ID = "2ea8fba5d40312be"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "908a77bf9141c625"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.transactions_rows = {}  # input rows: row -> multiplicity

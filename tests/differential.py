@@ -950,12 +950,14 @@ class ViewChecker:
             return
         bag = Counter(rows)
         distinct_rows = sorted(bag, key=repr)
+        # NaN equals NaN in SQL (and in the view): compare normalised rows
+        normalised = Counter(norm_row(r) for r in rows)
         probes = self.rng.sample(distinct_rows, min(3, len(distinct_rows)))
         for row in distinct_rows[:5]:
             if row not in self.seen_rows:
                 self.seen_rows.append(row)
         self.seen_rows = self.seen_rows[-200:]
-        absent = [r for r in self.seen_rows if r not in bag]
+        absent = [r for r in self.seen_rows if norm_row(r) not in normalised]
         probes += self.rng.sample(absent, min(2, len(absent)))
         if rows:
             r = list(rows[0])
@@ -973,7 +975,7 @@ class ViewChecker:
                     )
                 self.mult_unsupported = f"{type(e).__name__}: {e}"
                 return
-            want = bag.get(row, 0)
+            want = normalised.get(norm_row(row), 0)
             # DISTINCT: a row of the result occurs once (rows() holds it once).
             ok = m == want and not isinstance(m, bool)
             if not ok:

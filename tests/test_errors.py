@@ -125,7 +125,7 @@ def fixture(stem_suffix: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["unknown_table", "cyclic_triangle", "empty_file"])
+@pytest.mark.parametrize("name", ["unknown_table", "inequality_triangle", "empty_file"])
 def test_default_output_path_is_not_created(name, tmp_path):
     """Without -o the module would go to ./generated/<stem>.py: not on failure."""
     proc = subprocess.run(

@@ -66,10 +66,7 @@ QUERIES = [f"tpch/{q}" for q in TPCH] + [f"tpcds/{q}" for q in TPCDS]
 SPEC = [f"tpch/spec/q{i}" for i in range(1, 23)]
 
 # Queries the compiler refuses today, with its message (xfail, strict).
-NOT_YET: dict[str, str] = {
-    "tpch/spec/q5": "cyclic join",
-    "tpch/spec/q14": "CASE over two tables inside SUM",
-}
+NOT_YET: dict[str, str] = {}
 # Queries that compile but disagree with DuckDB (xfail, strict, on the
 # mismatch only): compiler bugs reported to the lead.
 MISMATCH: dict[str, str] = {}

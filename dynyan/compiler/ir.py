@@ -357,6 +357,13 @@ class Aggregate:
     # not NULL (0, the count channel, when it never is): COUNT(x) is its
     # value, SUM is NULL and AVG divides by it.
     nonnull: int = 0
+    # An argument over several tables that is no sum of per-table products
+    # (CASE over two tables, a condition times a product …): an expression
+    # over variables, computed on each row of the widened result and
+    # aggregated in the materialised groups. `scale`: decimal digits it holds
+    # exactly (summed as an integer), None when it is summed in floats.
+    computed: object = None
+    scale: int | None = None
 
     def __str__(self) -> str:
         return self.text
@@ -448,8 +455,13 @@ class Query:
 
     @property
     def extra_vars(self) -> tuple[str, ...]:
-        """Arguments of MIN/MAX/COUNT(DISTINCT) that are not group variables."""
-        args = (a.arg for a in self.aggregates if a.arg is not None)
+        """Variables the materialised groups need of each row, beyond the group
+        variables: arguments of MIN/MAX/COUNT(DISTINCT), and what computed
+        aggregate arguments read."""
+        args = [a.arg for a in self.aggregates if a.arg is not None]
+        for a in self.aggregates:
+            if a.computed is not None:
+                args += [v.name for v in var_refs(a.computed)]
         return tuple(v for v in dict.fromkeys(args) if v not in self.group_vars)
 
     @property

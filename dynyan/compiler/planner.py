@@ -353,7 +353,10 @@ def _cycle_message(query: Query, state: _State) -> str:
         msg += "; predicates that fit no tree edge: " + ", ".join(
             map(str, state.unplaced)
         )
-    return msg + "; dynyan supports acyclic queries only"
+    return msg + (
+        "; no decomposition into bags of at most 3 tables (inner views) "
+        "makes it acyclic"
+    )
 
 
 def plan_query(query: Query | SetQuery, stats: Stats | None = None) -> Plan:

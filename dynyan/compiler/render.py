@@ -199,7 +199,11 @@ class Expressions:
         if isinstance(e, Var):
             return e.name not in self.nonnull_vars
         if isinstance(e, AggRef):
-            return self.agg_kinds[e.index] not in ("count", "count_distinct")
+            kinds = self.agg_kinds  # unknown kinds: may be NULL
+            return e.index >= len(kinds) or kinds[e.index] not in (
+                "count",
+                "count_distinct",
+            )
         if isinstance(e, InnerTest):
             return False
         if isinstance(e, Op) and e.op == "case":
@@ -1328,20 +1332,76 @@ def query_id(plan: Plan) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
+def _group_slots(query, expressions: Expressions) -> dict:
+    """What a materialised group keeps beside its payload, slot by slot
+    (`entry[1:]`): one multiset per MIN/MAX/COUNT(DISTINCT) argument (its
+    value taken from the row's key, or computed from it), then a [total,
+    non-NULL count] per computed COUNT/SUM/AVG argument. `slot`: aggregate
+    index -> its slot."""
+    group, extras = list(query.group_vars), list(query.extra_vars)
+    env = {v: f"key[{i}]" for i, v in enumerate(group + extras)}
+    multisets, sums, slot = [], [], {}
+    where: dict[str, int] = {}  # argument (its Python) -> slot
+    for i, agg in enumerate(query.aggregates):
+        if agg.computed is None and (agg.arg is None or agg.arg not in extras):
+            continue
+        x = expressions.render(agg.computed or Var(agg.arg), env)
+        if agg.computed is not None and agg.scale is not None and agg.scale:
+            x = f"(None if {x} is None else round({x} * {10 ** agg.scale}))"
+        if agg.kind in ("min", "max", "count_distinct"):
+            key = "multiset " + x
+            if key not in where:
+                where[key] = len(multisets)
+                multisets.append(
+                    {
+                        "sorted": False,
+                        "x": x,
+                        "nullable": agg.computed is not None
+                        or expressions.may_be_null(Var(agg.arg)),
+                    }
+                )
+            if agg.kind != "count_distinct":
+                multisets[where[key]]["sorted"] = True
+            slot[i] = ("multiset", where[key])
+        else:
+            key = "sum " + x
+            if key not in where:
+                where[key] = len(sums)
+                exact = agg.computed is not None and agg.scale is not None
+                sums.append({"x": x, "zero": "0" if exact else "0.0"})
+            slot[i] = ("sum", where[key])
+    for m in multisets:
+        m["ctor"] = "SortedDict()" if m["sorted"] else "{}"
+    for k, (kind, j) in slot.items():
+        slot[k] = 1 + j if kind == "multiset" else 1 + len(multisets) + j
+    for j, s in enumerate(sums):
+        s["slot"] = 1 + len(multisets) + j
+    return {"multisets": multisets, "sums": sums, "slot": slot}
+
+
+def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[str]:
     """Each aggregate's value from a group's payload and, for MIN/MAX/COUNT
-    DISTINCT, the group's multisets `e` (SQL NULL for SUM/AVG/MIN/MAX of no rows)."""
+    DISTINCT and computed arguments, the group's entry `e` (`_group_slots`;
+    SQL NULL for SUM/AVG/MIN/MAX of no rows)."""
     count = ring.count(payload)
     values = []
     extras = list(query.extra_vars)
-    for agg in query.aggregates:
+    for i, agg in enumerate(query.aggregates):
+        if agg.computed is not None and agg.kind in ("count", "sum", "avg"):
+            total, n = f"e[{slots['slot'][i]}][0]", f"e[{slots['slot'][i]}][1]"
+            if agg.scale:
+                total = f"{total} / {10 ** agg.scale}"
+            value = {"count": n, "sum": total, "avg": f"{total} / {n}"}[agg.kind]
+            empty = "0" if agg.kind == "count" else "None"
+            values.append(f"({empty} if e is None or not {n} else {value})")
+            continue
         # the rows whose argument is not NULL (all rows when it never is)
         nonnull = f"{payload}[{agg.nonnull}]" if agg.nonnull else count
         if agg.kind == "count":
             values.append(nonnull)
             continue
-        if agg.arg is not None:
-            if agg.arg not in extras:  # a group variable: constant in its group
+        if agg.arg is not None or agg.computed is not None:
+            if agg.computed is None and agg.arg not in extras:  # a group variable
                 local = layout.var_local[agg.arg]
                 values.append(
                     f"(0 if {count} == 0 or {local} is None else 1)"
@@ -1349,7 +1409,7 @@ def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
                     else f"(None if {count} == 0 else {local})"
                 )
                 continue
-            ms = f"e[{1 + extras.index(agg.arg)}]"
+            ms = f"e[{slots['slot'][i]}]"
             if agg.kind == "count_distinct":
                 values.append(f"(0 if e is None else len({ms}))")
             else:
@@ -1480,12 +1540,11 @@ def render_module(
             }
         )
 
+    slots = _group_slots(query, expressions)
     loops, mults, inner_depth = _enum_loops(layout, set(), _Counter())
     checks, check_payload = _lookup(layout, ring)
     sorted_runtime = any(x.kind in ("sorted", "rangesum") for x in layout.structures())
-    sorted_dict = any(
-        a.kind in ("min", "max") and a.arg in query.extra_vars for a in query.aggregates
-    )
+    sorted_dict = any(m["sorted"] for m in slots["multisets"])
     context = {
         "inner": inner,  # a subquery's view: raises the outer module's ViewError
         "source": source,
@@ -1496,7 +1555,7 @@ def render_module(
         "columns": tuple_literal([py(o.name) for o in query.visible_outputs]),
         "ordering": _ordering(query),
         # push mode reports each group's old row as it was reported
-        "exact_groups": query.grouped and not materialized,
+        "exact_groups": query.grouped,
         "structures": layout.structures(),
         "query_id": py(query_id(plan)),
         "ring": ring,
@@ -1512,31 +1571,14 @@ def render_module(
         "group_positions": _group_positions(query, layout),
         "materialized": materialized,
         "group_params": ", ".join(group_locals),
-        "aggregates": list(zip(agg_names, _aggregate_values(query, ring, "p", layout))),
+        "aggregates": list(
+            zip(agg_names, _aggregate_values(query, ring, "p", layout, slots))
+        ),
         "n_group": len(group_locals),
-        # Per MIN/MAX/COUNT(DISTINCT) argument: a sorted multiset where an
-        # extreme is asked for, else a plain one.
-        "multisets": [
-            (
-                "SortedDict()"
-                if any(
-                    a.arg == v and a.kind in ("min", "max") for a in query.aggregates
-                )
-                else "{}"
-            )
-            for v in query.extra_vars
-        ],
-        # SQL NULL: a value that can be NULL is left out of its multiset.
-        "multiset_nullable": [
-            sum(v in a.vars for a in query.atoms) < 2
-            and not any(v in p.vars for p in query.predicates)
-            and not any(
-                v in a.variables
-                and query.relation(a.relation).is_notnull(a.variables.index(v))
-                for a in query.atoms
-            )
-            for v in query.extra_vars
-        ],
+        # Per MIN/MAX/COUNT(DISTINCT) argument a (sorted) multiset, per
+        # computed COUNT/SUM/AVG argument its total (SQL: NULLs left out).
+        "multisets": slots["multisets"],
+        "sums": slots["sums"],
         "having": having,
         "key_params": ", ".join(key_locals),
         "key_tuple": tuple_literal(key_locals),
@@ -1691,7 +1733,8 @@ def _layout_id(text: str, context, query) -> str:
         ),
         f"payload width {context['ring'].width} scales "
         + " ".join(str(c.scale) for c in query.channels),
-        "multisets " + " ".join(context["multisets"]),
+        "multisets " + " ".join(m["ctor"] for m in context["multisets"]),
+        f"sums {len(context['sums'])}",
         f"materialized {context['materialized']} grouped {context['grouped']}",
         *helpers,
     ]

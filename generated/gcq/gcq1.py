@@ -248,7 +248,7 @@ class View:
     }
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "ca963736c816576f"
-    LAYOUT_ID = "6006182bd717db2f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "914b8815a0193aa3"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

@@ -236,7 +236,7 @@ class View:
     RELATIONS = {"r": ("a", "b", "c"), "s": ("d", "e", "f", "k")}
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k")
     QUERY_ID = "86adb69a14aceca2"
-    LAYOUT_ID = "0dcd4cd4d215ce6c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "528bab30c5b464d0"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

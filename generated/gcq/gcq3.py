@@ -246,7 +246,7 @@ class View:
     }
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "df3f05d6339283fd"
-    LAYOUT_ID = "01b8dc376b6ff964"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4de6e99b4c11aa90"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

@@ -237,7 +237,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "87937bb9d6ae1b46"
-    LAYOUT_ID = "475172689c6937a6"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ef66131f70ae8c8e"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.s_rows = {}  # input rows: row -> multiplicity

@@ -239,7 +239,7 @@ class View:
     }
     COLUMNS = ("a", "b", "d", "e")
     QUERY_ID = "eb1859e669db803e"
-    LAYOUT_ID = "d14286fc368fefe2"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0c9c75b41c2f7674"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

@@ -233,7 +233,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "e", "f", "k")
     QUERY_ID = "74c76a978541f8be"
-    LAYOUT_ID = "e13e1be1b7ab0eef"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "23dd895540bda508"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.s_rows = {}  # input rows: row -> multiplicity

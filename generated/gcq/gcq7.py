@@ -238,7 +238,7 @@ class View:
     }
     COLUMNS = ("a", "g")
     QUERY_ID = "f3c1ffb7903eafc3"
-    LAYOUT_ID = "542d494b73f27e38"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e1e4ab3bee099ab3"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

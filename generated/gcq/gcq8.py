@@ -231,7 +231,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "g")
     QUERY_ID = "dbc2a4e39443017a"
-    LAYOUT_ID = "af0677495ef66b78"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4d2fff313712948c"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.s_rows = {}  # input rows: row -> multiplicity

@@ -292,7 +292,7 @@ class View:
         "i_product_name",
     )
     QUERY_ID = "dd2e5b1450c4e408"
-    LAYOUT_ID = "e214b3d047705216"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "171e3b43d8ca8736"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity

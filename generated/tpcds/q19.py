@@ -105,6 +105,14 @@ def _null_error(relation, row, spec):
     return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -263,7 +271,7 @@ class View:
     }
     COLUMNS = ("brand_id", "brand", "i_manufact_id", "i_manufact", "ext_price")
     QUERY_ID = "cfeee7842092578a"
-    LAYOUT_ID = "76fab870758bd2d1"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "614ebba60e1ce349"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -331,6 +339,7 @@ class View:
         self._result = {}
         self._pending = {}
         self._report = push or on_delta is not None
+        self._reported = {}  # push mode: group key -> the row last reported
         self._changes = []
 
     def insert(self, relation, row):
@@ -1865,7 +1874,7 @@ class View:
         key = (row[1], row[0], row[2], row[3])
         e = self._result.get(key)
         out = None if e is None else self._group_row(*key, e[0], e)  # no such group
-        return int(out == row)
+        return int(_same(out, row))
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -1891,15 +1900,13 @@ class View:
         """The row changes of one call's merged deltas."""
         changes = []
         result = self._result
-        # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-        before = {}
+        # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+        # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+        touched = {}
         for key, delta in pending.items():
             group = key[:4]
+            touched[group] = True
             entry = result.get(group)
-            if group not in before:
-                before[group] = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
             if entry is None:
                 entry = result[group] = [_ZERO]
             entry[0] = (
@@ -1910,16 +1917,22 @@ class View:
             if not entry[0][0]:
                 del result[group]
         if self._report:
-            for group, old in before.items():
+            # a group's old row is the one reported for it (see below)
+            reported = self._reported
+            for group in touched:
                 entry = result.get(group)
                 new = (
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
-                if old != new:
+                old = reported.get(group)
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
                         changes.append((new, 1))
+                        reported[group] = new
+                    else:
+                        del reported[group]
         return changes
 
     def snapshot(self):
@@ -1955,6 +1968,7 @@ class View:
                     "store_2_by_ss_store_sk": self.store_2_by_ss_store_sk,
                     "store_2_count_by_ss_store_sk": self.store_2_count_by_ss_store_sk,
                     "_result": self._result,
+                    "_reported": self._reported,
                 },
             }
         )
@@ -2008,6 +2022,7 @@ class View:
             "store_2_by_ss_store_sk",
             "store_2_count_by_ss_store_sk",
             "_result",
+            "_reported",
         )
         if not isinstance(state, dict) or set(state) != set(names):
             found = (

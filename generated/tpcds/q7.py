@@ -76,6 +76,14 @@ def _null_error(relation, row, spec):
     return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -200,7 +208,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "486a058f9e418dc1"
-    LAYOUT_ID = "76053aa0e54b9ae3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0b77c841cfb3fc0e"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity
@@ -1308,7 +1316,7 @@ class View:
         key = (row[0],)
         p = self._lookup(*key)
         out = None if p is None else self._group_row(*key, p)
-        return int(out == row)
+        return int(_same(out, row))
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -1341,7 +1349,7 @@ class View:
             p = self._lookup(*key)
             new = None if p is None else self._group_row(*key, p)
             old = reported.get(key)
-            if old != new:
+            if not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

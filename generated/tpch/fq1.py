@@ -195,7 +195,7 @@ class View:
         "ps_comment",
     )
     QUERY_ID = "c0dd49dbd86261c9"
-    LAYOUT_ID = "2c67ca319074179f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "132ddcf108ffa37f"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.n0_root = {}  # root n0: its tuples

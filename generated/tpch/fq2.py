@@ -215,7 +215,7 @@ class View:
         "n_comment",
     )
     QUERY_ID = "0e62c54840ba51d1"
-    LAYOUT_ID = "d530b48b4f401cbc"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "abbe8fd6ab359b2d"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.n0_root = {}  # root n0: its tuples

@@ -218,7 +218,7 @@ class View:
         "c_comment",
     )
     QUERY_ID = "16abf0e6d5e2c4bd"
-    LAYOUT_ID = "579f7819a1249f6c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e28e651724f71082"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.n0_root = {}  # root n0: its tuples

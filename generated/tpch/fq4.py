@@ -156,7 +156,7 @@ class View:
         "ps_comment",
     )
     QUERY_ID = "05b17fd666c5ab57"
-    LAYOUT_ID = "d69013968d64718a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "20542736029236be"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.n0_root = {}  # root n0: its tuples

@@ -27,6 +27,7 @@ from .context import Context
 from .diagnostics import DIALECT, unsupported
 from .expressions import shift_date
 from .passes.check_supported import check_supported
+from .passes.decompose_cycles import choose_bags, decompose_cycles
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
 from .passes.name_outputs import name_outputs
@@ -78,6 +79,9 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
     for step in SELECT_PASSES:
         select = step(select, ctx)
     query = SelectBuilder(ctx.relations, ctx.tests).build(select)
+    if choose_bags(query) is not None:  # cyclic: bags of tables as inner views
+        select = unnest_subqueries(decompose_cycles(select, ctx, query), ctx)
+        query = SelectBuilder(ctx.relations, ctx.tests).build(select)
     if ctx.subqueries:
         query = replace(query, subqueries=tuple(ctx.subqueries))
     if ctx.ordering is not None:

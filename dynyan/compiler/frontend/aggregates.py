@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
+from ...errors import UnsupportedQueryError
 from ..ir import AggRef, Aggregate, Channel, InnerTest, Lit, Op, Ref, refs
 from .diagnostics import DIALECT, sql_error, unsupported
 from .types import check_condition, coerce_dates, infer_type, typed
@@ -61,7 +62,12 @@ class Grouping:
         self.polys: list = []
 
     def column_keys(self) -> list[Ref]:
-        return [k for k in self.keys + self.args if isinstance(k, Ref)]
+        """The columns the groups read: keys, arguments, computed arguments."""
+        out = [k for k in self.keys + self.args if isinstance(k, Ref)]
+        for a in self.aggregates:
+            if a.computed is not None:
+                out += refs(a.computed)
+        return out
 
     def derived_vars(self, taken: set[str]) -> dict[str, tuple[int, object]]:
         """Variables for expression keys and arguments: name -> (atom, expression)."""
@@ -138,6 +144,8 @@ class Grouping:
             return self.fe.type_of(self.keys[e.index])
         if isinstance(e, AggRef):
             agg = self.aggregates[e.index]
+            if agg.kind in ("min", "max") and agg.computed is not None:
+                return self.fe.type_of(agg.computed)
             if agg.kind in ("min", "max"):
                 return self.fe.type_of(self.args[int(agg.arg.removeprefix("#arg"))])
             return "int" if agg.kind in ("count", "count_distinct") else "float"
@@ -151,13 +159,15 @@ class Grouping:
             if distinct and len(node.this.expressions) != 1:
                 raise unsupported("COUNT(DISTINCT …) takes one expression", node)
             arg = self.fe.expr(arg_node)
-            if len({r.atom for r in refs(arg)}) != 1:
+            kind = "count_distinct" if distinct else node.sql_name().lower()
+            if len({r.atom for r in refs(arg)}) > 1:
+                return self._computed(kind, arg, text, node)
+            if not refs(arg):
                 raise unsupported(
-                    f"{node.sql_name()} must read columns of one table", node
+                    f"{node.sql_name()} of a constant is not supported", node
                 )
             if arg not in self.args:
                 self.args.append(arg)
-            kind = "count_distinct" if distinct else node.sql_name().lower()
             aggregate = Aggregate(kind, (), text, f"#arg{self.args.index(arg)}")
             if aggregate not in self.aggregates:
                 self.aggregates.append(aggregate)
@@ -171,19 +181,35 @@ class Grouping:
                 arg = self.fe.expr(node.this)
                 if isinstance(arg, Lit) and arg.value is None:
                     raise unsupported("COUNT(NULL) is not supported", node)
-                poly = [(1, _split_by_atom(arg, node))]
+                try:
+                    poly = [(1, _split_by_atom(arg, node))]
+                except UnsupportedQueryError:
+                    return self._computed("count", arg, text, node)
         else:
             arg = self.fe.expr(node.this)
             if self.fe.type_of(arg) not in ("int", "float", "bool"):
                 raise unsupported(f"{node.sql_name()} needs a numeric argument", node)
-            poly = _poly(arg, node)
             kind = "sum" if isinstance(node, exp.Sum) else "avg"
+            try:
+                poly = _poly(arg, node)
+            except UnsupportedQueryError:
+                return self._computed(kind, arg, text, node)
         # Terms and channels are made by `finish`, once it is known which
         # columns can hold a NULL.
         aggregate = Aggregate(kind, ((1, 0),) if poly is None else (), text)
         if aggregate not in self.aggregates:
             self.aggregates.append(aggregate)
             self.polys.append((poly, node))
+        return AggRef(self.aggregates.index(aggregate), text)
+
+    def _computed(self, kind: str, arg, text: str, node) -> AggRef:
+        """An aggregate whose argument is computed on each row of the
+        widened result (see `Aggregate.computed`)."""
+        scale = self._exact_scale(arg) if kind in ("sum", "avg") else None
+        aggregate = Aggregate(kind, (), text, computed=arg, scale=scale)
+        if aggregate not in self.aggregates:
+            self.aggregates.append(aggregate)
+            self.polys.append((None, node))
         return AggRef(self.aggregates.index(aggregate), text)
 
     def finish(self, nonnull: set[tuple[int, int]]) -> None:

@@ -297,7 +297,15 @@ class SelectBuilder:
                 group_vars=tuple(dict.fromkeys(group_names.values())),
                 channels=tuple(grouping.channels),
                 aggregates=tuple(
-                    replace(a, arg=args[a.arg]) if a.arg else a
+                    (
+                        replace(a, arg=args[a.arg])
+                        if a.arg
+                        else (
+                            replace(a, computed=_to_vars(a.computed, var_of))
+                            if a.computed is not None
+                            else a
+                        )
+                    )
                     for a in grouping.aggregates
                 ),
                 having=having,

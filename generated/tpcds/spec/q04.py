@@ -435,6 +435,15 @@ def _make_derived1():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -534,7 +543,7 @@ def _make_derived1():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "9ccd426374fb5a81"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f616a6b8a1f44103"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -574,6 +583,7 @@ def _make_derived1():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -1413,7 +1423,7 @@ def _make_derived1():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -1439,17 +1449,13 @@ def _make_derived1():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -1460,18 +1466,24 @@ def _make_derived1():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -1494,6 +1506,7 @@ def _make_derived1():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -1540,6 +1553,7 @@ def _make_derived1():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -1659,6 +1673,15 @@ def _make_derived1():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -1769,7 +1792,7 @@ def _make_derived1():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "d8f0d37a4d13175b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "05b65f0c034b5c7d"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -1809,6 +1832,7 @@ def _make_derived1():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -2649,7 +2673,7 @@ def _make_derived1():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -2675,17 +2699,13 @@ def _make_derived1():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -2696,18 +2716,24 @@ def _make_derived1():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -2730,6 +2756,7 @@ def _make_derived1():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -2776,6 +2803,7 @@ def _make_derived1():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -2960,6 +2988,15 @@ def _make_derived1():
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -3071,7 +3108,7 @@ def _make_derived1():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "89b94456c2697f95"  # the state's layout: snapshots restore only here
+                "69c012f702d41527"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -3112,6 +3149,7 @@ def _make_derived1():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -3885,7 +3923,7 @@ def _make_derived1():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -3911,17 +3949,13 @@ def _make_derived1():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -3932,18 +3966,24 @@ def _make_derived1():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -3966,6 +4006,7 @@ def _make_derived1():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -4011,6 +4052,7 @@ def _make_derived1():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -4209,6 +4251,15 @@ def _make_derived2():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -4308,7 +4359,7 @@ def _make_derived2():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "9ccd426374fb5a81"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f616a6b8a1f44103"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -4348,6 +4399,7 @@ def _make_derived2():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -5187,7 +5239,7 @@ def _make_derived2():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -5213,17 +5265,13 @@ def _make_derived2():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -5234,18 +5282,24 @@ def _make_derived2():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -5268,6 +5322,7 @@ def _make_derived2():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -5314,6 +5369,7 @@ def _make_derived2():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -5433,6 +5489,15 @@ def _make_derived2():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -5543,7 +5608,7 @@ def _make_derived2():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "d8f0d37a4d13175b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "05b65f0c034b5c7d"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -5583,6 +5648,7 @@ def _make_derived2():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -6423,7 +6489,7 @@ def _make_derived2():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -6449,17 +6515,13 @@ def _make_derived2():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -6470,18 +6532,24 @@ def _make_derived2():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -6504,6 +6572,7 @@ def _make_derived2():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -6550,6 +6619,7 @@ def _make_derived2():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -6734,6 +6804,15 @@ def _make_derived2():
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -6845,7 +6924,7 @@ def _make_derived2():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "89b94456c2697f95"  # the state's layout: snapshots restore only here
+                "69c012f702d41527"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -6886,6 +6965,7 @@ def _make_derived2():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -7659,7 +7739,7 @@ def _make_derived2():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -7685,17 +7765,13 @@ def _make_derived2():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -7706,18 +7782,24 @@ def _make_derived2():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -7740,6 +7822,7 @@ def _make_derived2():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -7785,6 +7868,7 @@ def _make_derived2():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -7983,6 +8067,15 @@ def _make_derived3():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -8082,7 +8175,7 @@ def _make_derived3():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "9ccd426374fb5a81"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f616a6b8a1f44103"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -8122,6 +8215,7 @@ def _make_derived3():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -8961,7 +9055,7 @@ def _make_derived3():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -8987,17 +9081,13 @@ def _make_derived3():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -9008,18 +9098,24 @@ def _make_derived3():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -9042,6 +9138,7 @@ def _make_derived3():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -9088,6 +9185,7 @@ def _make_derived3():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -9207,6 +9305,15 @@ def _make_derived3():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -9317,7 +9424,7 @@ def _make_derived3():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "d8f0d37a4d13175b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "05b65f0c034b5c7d"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -9357,6 +9464,7 @@ def _make_derived3():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -10197,7 +10305,7 @@ def _make_derived3():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -10223,17 +10331,13 @@ def _make_derived3():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -10244,18 +10348,24 @@ def _make_derived3():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -10278,6 +10388,7 @@ def _make_derived3():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -10324,6 +10435,7 @@ def _make_derived3():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -10508,6 +10620,15 @@ def _make_derived3():
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -10619,7 +10740,7 @@ def _make_derived3():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "89b94456c2697f95"  # the state's layout: snapshots restore only here
+                "69c012f702d41527"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -10660,6 +10781,7 @@ def _make_derived3():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -11433,7 +11555,7 @@ def _make_derived3():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -11459,17 +11581,13 @@ def _make_derived3():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -11480,18 +11598,24 @@ def _make_derived3():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -11514,6 +11638,7 @@ def _make_derived3():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -11559,6 +11684,7 @@ def _make_derived3():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -11757,6 +11883,15 @@ def _make_derived4():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -11856,7 +11991,7 @@ def _make_derived4():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "9ccd426374fb5a81"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f616a6b8a1f44103"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -11896,6 +12031,7 @@ def _make_derived4():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -12735,7 +12871,7 @@ def _make_derived4():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -12761,17 +12897,13 @@ def _make_derived4():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -12782,18 +12914,24 @@ def _make_derived4():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -12816,6 +12954,7 @@ def _make_derived4():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -12862,6 +13001,7 @@ def _make_derived4():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -12981,6 +13121,15 @@ def _make_derived4():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -13091,7 +13240,7 @@ def _make_derived4():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "d8f0d37a4d13175b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "05b65f0c034b5c7d"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -13131,6 +13280,7 @@ def _make_derived4():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -13971,7 +14121,7 @@ def _make_derived4():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -13997,17 +14147,13 @@ def _make_derived4():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -14018,18 +14164,24 @@ def _make_derived4():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -14052,6 +14204,7 @@ def _make_derived4():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -14098,6 +14251,7 @@ def _make_derived4():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -14282,6 +14436,15 @@ def _make_derived4():
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -14393,7 +14556,7 @@ def _make_derived4():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "89b94456c2697f95"  # the state's layout: snapshots restore only here
+                "69c012f702d41527"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -14434,6 +14597,7 @@ def _make_derived4():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -15207,7 +15371,7 @@ def _make_derived4():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -15233,17 +15397,13 @@ def _make_derived4():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -15254,18 +15414,24 @@ def _make_derived4():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -15288,6 +15454,7 @@ def _make_derived4():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -15333,6 +15500,7 @@ def _make_derived4():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -15531,6 +15699,15 @@ def _make_derived5():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -15630,7 +15807,7 @@ def _make_derived5():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "9ccd426374fb5a81"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f616a6b8a1f44103"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -15670,6 +15847,7 @@ def _make_derived5():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -16509,7 +16687,7 @@ def _make_derived5():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -16535,17 +16713,13 @@ def _make_derived5():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -16556,18 +16730,24 @@ def _make_derived5():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -16590,6 +16770,7 @@ def _make_derived5():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -16636,6 +16817,7 @@ def _make_derived5():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -16755,6 +16937,15 @@ def _make_derived5():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -16865,7 +17056,7 @@ def _make_derived5():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "d8f0d37a4d13175b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "05b65f0c034b5c7d"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -16905,6 +17096,7 @@ def _make_derived5():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -17745,7 +17937,7 @@ def _make_derived5():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -17771,17 +17963,13 @@ def _make_derived5():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -17792,18 +17980,24 @@ def _make_derived5():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -17826,6 +18020,7 @@ def _make_derived5():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -17872,6 +18067,7 @@ def _make_derived5():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -18056,6 +18252,15 @@ def _make_derived5():
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -18167,7 +18372,7 @@ def _make_derived5():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "89b94456c2697f95"  # the state's layout: snapshots restore only here
+                "69c012f702d41527"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -18208,6 +18413,7 @@ def _make_derived5():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -18981,7 +19187,7 @@ def _make_derived5():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -19007,17 +19213,13 @@ def _make_derived5():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -19028,18 +19230,24 @@ def _make_derived5():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -19062,6 +19270,7 @@ def _make_derived5():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -19107,6 +19316,7 @@ def _make_derived5():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -19305,6 +19515,15 @@ def _make_derived6():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -19404,7 +19623,7 @@ def _make_derived6():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "9ccd426374fb5a81"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f616a6b8a1f44103"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -19444,6 +19663,7 @@ def _make_derived6():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -20283,7 +20503,7 @@ def _make_derived6():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -20309,17 +20529,13 @@ def _make_derived6():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -20330,18 +20546,24 @@ def _make_derived6():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -20364,6 +20586,7 @@ def _make_derived6():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -20410,6 +20633,7 @@ def _make_derived6():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -20529,6 +20753,15 @@ def _make_derived6():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -20639,7 +20872,7 @@ def _make_derived6():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "d8f0d37a4d13175b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "05b65f0c034b5c7d"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -20679,6 +20912,7 @@ def _make_derived6():
                     self._result = {}
                     self._pending = {}
                     self._report = push or on_delta is not None
+                    self._reported = {}  # push mode: group key -> the row last reported
                     self._changes = []
 
                 def insert(self, relation, row):
@@ -21519,7 +21753,7 @@ def _make_derived6():
                     out = (
                         None if e is None else self._group_row(*key, e[0], e)
                     )  # no such group
-                    return int(out == row)
+                    return int(_same(out, row))
 
                 def deltas(self):
                     """The changes (row, change) reported for the last update call (push mode)."""
@@ -21545,17 +21779,13 @@ def _make_derived6():
                     """The row changes of one call's merged deltas."""
                     changes = []
                     result = self._result
-                    # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                    before = {}
+                    # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                    # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                    touched = {}
                     for key, delta in pending.items():
                         group = key[:8]
+                        touched[group] = True
                         entry = result.get(group)
-                        if group not in before:
-                            before[group] = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
                         if entry is None:
                             entry = result[group] = [_ZERO]
                         entry[0] = (
@@ -21566,18 +21796,24 @@ def _make_derived6():
                         if not entry[0][0]:
                             del result[group]
                     if self._report:
-                        for group, old in before.items():
+                        # a group's old row is the one reported for it (see below)
+                        reported = self._reported
+                        for group in touched:
                             entry = result.get(group)
                             new = (
                                 None
                                 if entry is None
                                 else self._group_row(*group, entry[0], entry)
                             )
-                            if old != new:
+                            old = reported.get(group)
+                            if not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
                                     changes.append((new, 1))
+                                    reported[group] = new
+                                else:
+                                    del reported[group]
                     return changes
 
                 def snapshot(self):
@@ -21600,6 +21836,7 @@ def _make_derived6():
                                 "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                                 "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                                 "_result": self._result,
+                                "_reported": self._reported,
                             },
                         }
                     )
@@ -21646,6 +21883,7 @@ def _make_derived6():
                         "customer_by_c_customer_sk",
                         "customer_count_by_c_customer_sk",
                         "_result",
+                        "_reported",
                     )
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
@@ -21830,6 +22068,15 @@ def _make_derived6():
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -21941,7 +22188,7 @@ def _make_derived6():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "89b94456c2697f95"  # the state's layout: snapshots restore only here
+                "69c012f702d41527"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -21982,6 +22229,7 @@ def _make_derived6():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -22755,7 +23003,7 @@ def _make_derived6():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -22781,17 +23029,13 @@ def _make_derived6():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -22802,18 +23046,24 @@ def _make_derived6():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -22836,6 +23086,7 @@ def _make_derived6():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -22881,6 +23132,7 @@ def _make_derived6():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -23132,7 +23384,7 @@ class View:
         "customer_preferred_cust_flag",
     )
     QUERY_ID = "d0f003786b42e274"
-    LAYOUT_ID = "d2f087f880954f5d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2158c56608da0d13"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

@@ -288,6 +288,15 @@ def _make_derived1():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -388,7 +397,7 @@ def _make_derived1():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "010948d8afbe231d"  # the state's layout: snapshots restore only here
+                "10c726f16d8d9e67"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -429,6 +438,7 @@ def _make_derived1():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -1112,7 +1122,7 @@ def _make_derived1():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -1138,17 +1148,13 @@ def _make_derived1():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -1159,18 +1165,24 @@ def _make_derived1():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -1193,6 +1205,7 @@ def _make_derived1():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -1238,6 +1251,7 @@ def _make_derived1():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -1314,6 +1328,15 @@ def _make_derived1():
                         f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -1426,7 +1449,7 @@ def _make_derived1():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "93b3f22e9cd74e03"  # the state's layout: snapshots restore only here
+                "fa1bfd143958abb1"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -1467,6 +1490,7 @@ def _make_derived1():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -2148,7 +2172,7 @@ def _make_derived1():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -2174,17 +2198,13 @@ def _make_derived1():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -2195,18 +2215,24 @@ def _make_derived1():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -2229,6 +2255,7 @@ def _make_derived1():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -2274,6 +2301,7 @@ def _make_derived1():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -2423,6 +2451,15 @@ def _make_derived2():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -2523,7 +2560,7 @@ def _make_derived2():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "010948d8afbe231d"  # the state's layout: snapshots restore only here
+                "10c726f16d8d9e67"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -2564,6 +2601,7 @@ def _make_derived2():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -3247,7 +3285,7 @@ def _make_derived2():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -3273,17 +3311,13 @@ def _make_derived2():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -3294,18 +3328,24 @@ def _make_derived2():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -3328,6 +3368,7 @@ def _make_derived2():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -3373,6 +3414,7 @@ def _make_derived2():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -3449,6 +3491,15 @@ def _make_derived2():
                         f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -3561,7 +3612,7 @@ def _make_derived2():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "93b3f22e9cd74e03"  # the state's layout: snapshots restore only here
+                "fa1bfd143958abb1"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -3602,6 +3653,7 @@ def _make_derived2():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -4283,7 +4335,7 @@ def _make_derived2():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -4309,17 +4361,13 @@ def _make_derived2():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -4330,18 +4378,24 @@ def _make_derived2():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -4364,6 +4418,7 @@ def _make_derived2():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -4409,6 +4464,7 @@ def _make_derived2():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -4558,6 +4614,15 @@ def _make_derived3():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -4658,7 +4723,7 @@ def _make_derived3():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "010948d8afbe231d"  # the state's layout: snapshots restore only here
+                "10c726f16d8d9e67"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -4699,6 +4764,7 @@ def _make_derived3():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -5382,7 +5448,7 @@ def _make_derived3():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -5408,17 +5474,13 @@ def _make_derived3():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -5429,18 +5491,24 @@ def _make_derived3():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -5463,6 +5531,7 @@ def _make_derived3():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -5508,6 +5577,7 @@ def _make_derived3():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -5584,6 +5654,15 @@ def _make_derived3():
                         f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -5696,7 +5775,7 @@ def _make_derived3():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "93b3f22e9cd74e03"  # the state's layout: snapshots restore only here
+                "fa1bfd143958abb1"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -5737,6 +5816,7 @@ def _make_derived3():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -6418,7 +6498,7 @@ def _make_derived3():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -6444,17 +6524,13 @@ def _make_derived3():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -6465,18 +6541,24 @@ def _make_derived3():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -6499,6 +6581,7 @@ def _make_derived3():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -6544,6 +6627,7 @@ def _make_derived3():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -6693,6 +6777,15 @@ def _make_derived4():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -6793,7 +6886,7 @@ def _make_derived4():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "010948d8afbe231d"  # the state's layout: snapshots restore only here
+                "10c726f16d8d9e67"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -6834,6 +6927,7 @@ def _make_derived4():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -7517,7 +7611,7 @@ def _make_derived4():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -7543,17 +7637,13 @@ def _make_derived4():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -7564,18 +7654,24 @@ def _make_derived4():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -7598,6 +7694,7 @@ def _make_derived4():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -7643,6 +7740,7 @@ def _make_derived4():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -7719,6 +7817,15 @@ def _make_derived4():
                         f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -7831,7 +7938,7 @@ def _make_derived4():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "93b3f22e9cd74e03"  # the state's layout: snapshots restore only here
+                "fa1bfd143958abb1"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -7872,6 +7979,7 @@ def _make_derived4():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -8553,7 +8661,7 @@ def _make_derived4():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -8579,17 +8687,13 @@ def _make_derived4():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:8]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -8600,18 +8704,24 @@ def _make_derived4():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -8634,6 +8744,7 @@ def _make_derived4():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -8679,6 +8790,7 @@ def _make_derived4():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -8890,7 +9002,7 @@ class View:
         "customer_preferred_cust_flag",
     )
     QUERY_ID = "df555ccd8f2408f8"
-    LAYOUT_ID = "8056f3b12cc3fb37"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2c5cf123f1cdab6f"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

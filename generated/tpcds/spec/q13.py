@@ -131,6 +131,14 @@ def _null_error(relation, row, spec):
     return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -268,7 +276,7 @@ class View:
         "sum(ss_ext_wholesale_cost)",
     )
     QUERY_ID = "d4eed37f40048f1a"
-    LAYOUT_ID = "24a61efd71229d9f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b52cc89a8cd9e7a1"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity
@@ -332,9 +340,11 @@ class View:
         self._result = {}
         self._pending = {}
         self._report = push or on_delta is not None
+        self._reported = {}  # push mode: group key -> the row last reported
         self._changes = []
         first = self._group_row(_ZERO)  # the one row of an empty database
         if self._pending is not None and first is not None:
+            self._reported[()] = first
             self._changes = [(first, 1)]
             if on_delta is not None:
                 for row, change in self._changes:
@@ -3597,7 +3607,7 @@ class View:
             if e is None
             else self._group_row(*key, e[0], e)
         )
-        return int(out == row)
+        return int(_same(out, row))
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -3623,17 +3633,13 @@ class View:
         """The row changes of one call's merged deltas."""
         changes = []
         result = self._result
-        # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-        before = {}
+        # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+        # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+        touched = {}
         for key, delta in pending.items():
             group = key[:0]
+            touched[group] = True
             entry = result.get(group)
-            if group not in before:
-                before[group] = (
-                    self._group_row(_ZERO, None)
-                    if entry is None
-                    else self._group_row(entry[0], entry)
-                )
             if entry is None:
                 entry = result[group] = [_ZERO]
             entry[0] = (
@@ -3648,18 +3654,24 @@ class View:
             if not entry[0][0]:
                 del result[group]
         if self._report:
-            for group, old in before.items():
+            # a group's old row is the one reported for it (see below)
+            reported = self._reported
+            for group in touched:
                 entry = result.get(group)
                 new = (
                     self._group_row(_ZERO, None)
                     if entry is None
                     else self._group_row(entry[0], entry)
                 )
-                if old != new:
+                old = reported.get(group)
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
                         changes.append((new, 1))
+                        reported[group] = new
+                    else:
+                        del reported[group]
         return changes
 
     def snapshot(self):
@@ -3691,6 +3703,7 @@ class View:
                     "customer_address_by_all": self.customer_address_by_all,
                     "customer_address_count_by_all": self.customer_address_count_by_all,
                     "_result": self._result,
+                    "_reported": self._reported,
                 },
             }
         )
@@ -3740,6 +3753,7 @@ class View:
             "customer_address_by_all",
             "customer_address_count_by_all",
             "_result",
+            "_reported",
         )
         if not isinstance(state, dict) or set(state) != set(names):
             found = (

@@ -153,6 +153,14 @@ class _Ordered:
         self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -288,7 +296,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "7d690c9fc2559e9c"
-    LAYOUT_ID = "c231f42b1b8052fc"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c9624122c3671990"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.catalog_sales_rows = {}  # input rows: row -> multiplicity
@@ -1443,7 +1451,7 @@ class View:
             p = self._lookup(*key)
             new = None if p is None else self._group_row(*key, p)
             old = reported.get(key)
-            if old != new:
+            if not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

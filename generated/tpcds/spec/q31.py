@@ -246,6 +246,15 @@ def _make_derived1():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -330,7 +339,7 @@ def _make_derived1():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "store_sales")
         QUERY_ID = "9e33cdf6a30fc0b5"
         LAYOUT_ID = (
-            "12bb265059ebdf19"  # the state's layout: snapshots restore only here
+            "93b89ed14d02c2af"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -369,6 +378,7 @@ def _make_derived1():
             self._result = {}
             self._pending = {}
             self._report = push or on_delta is not None
+            self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
         def insert(self, relation, row):
@@ -876,7 +886,7 @@ def _make_derived1():
             key = (row[0], row[1], row[2])
             e = self._result.get(key)
             out = None if e is None else self._group_row(*key, e[0], e)  # no such group
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -902,17 +912,13 @@ def _make_derived1():
             """The row changes of one call's merged deltas."""
             changes = []
             result = self._result
-            # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-            before = {}
+            # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+            # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+            touched = {}
             for key, delta in pending.items():
                 group = key[:3]
+                touched[group] = True
                 entry = result.get(group)
-                if group not in before:
-                    before[group] = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
                 if entry is None:
                     entry = result[group] = [_ZERO]
                 entry[0] = (
@@ -923,18 +929,24 @@ def _make_derived1():
                 if not entry[0][0]:
                     del result[group]
             if self._report:
-                for group, old in before.items():
+                # a group's old row is the one reported for it (see below)
+                reported = self._reported
+                for group in touched:
                     entry = result.get(group)
                     new = (
                         None
                         if entry is None
                         else self._group_row(*group, entry[0], entry)
                     )
-                    if old != new:
+                    old = reported.get(group)
+                    if not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
                             changes.append((new, 1))
+                            reported[group] = new
+                        else:
+                            del reported[group]
             return changes
 
         def snapshot(self):
@@ -957,6 +969,7 @@ def _make_derived1():
                         "customer_address_by_ss_addr_sk": self.customer_address_by_ss_addr_sk,
                         "customer_address_count_by_ss_addr_sk": self.customer_address_count_by_ss_addr_sk,
                         "_result": self._result,
+                        "_reported": self._reported,
                     },
                 }
             )
@@ -997,6 +1010,7 @@ def _make_derived1():
                 "customer_address_by_ss_addr_sk",
                 "customer_address_count_by_ss_addr_sk",
                 "_result",
+                "_reported",
             )
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
@@ -1065,6 +1079,15 @@ def _make_derived2():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -1149,7 +1172,7 @@ def _make_derived2():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "store_sales")
         QUERY_ID = "9e33cdf6a30fc0b5"
         LAYOUT_ID = (
-            "12bb265059ebdf19"  # the state's layout: snapshots restore only here
+            "93b89ed14d02c2af"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -1188,6 +1211,7 @@ def _make_derived2():
             self._result = {}
             self._pending = {}
             self._report = push or on_delta is not None
+            self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
         def insert(self, relation, row):
@@ -1695,7 +1719,7 @@ def _make_derived2():
             key = (row[0], row[1], row[2])
             e = self._result.get(key)
             out = None if e is None else self._group_row(*key, e[0], e)  # no such group
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -1721,17 +1745,13 @@ def _make_derived2():
             """The row changes of one call's merged deltas."""
             changes = []
             result = self._result
-            # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-            before = {}
+            # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+            # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+            touched = {}
             for key, delta in pending.items():
                 group = key[:3]
+                touched[group] = True
                 entry = result.get(group)
-                if group not in before:
-                    before[group] = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
                 if entry is None:
                     entry = result[group] = [_ZERO]
                 entry[0] = (
@@ -1742,18 +1762,24 @@ def _make_derived2():
                 if not entry[0][0]:
                     del result[group]
             if self._report:
-                for group, old in before.items():
+                # a group's old row is the one reported for it (see below)
+                reported = self._reported
+                for group in touched:
                     entry = result.get(group)
                     new = (
                         None
                         if entry is None
                         else self._group_row(*group, entry[0], entry)
                     )
-                    if old != new:
+                    old = reported.get(group)
+                    if not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
                             changes.append((new, 1))
+                            reported[group] = new
+                        else:
+                            del reported[group]
             return changes
 
         def snapshot(self):
@@ -1776,6 +1802,7 @@ def _make_derived2():
                         "customer_address_by_ss_addr_sk": self.customer_address_by_ss_addr_sk,
                         "customer_address_count_by_ss_addr_sk": self.customer_address_count_by_ss_addr_sk,
                         "_result": self._result,
+                        "_reported": self._reported,
                     },
                 }
             )
@@ -1816,6 +1843,7 @@ def _make_derived2():
                 "customer_address_by_ss_addr_sk",
                 "customer_address_count_by_ss_addr_sk",
                 "_result",
+                "_reported",
             )
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
@@ -1884,6 +1912,15 @@ def _make_derived3():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -1968,7 +2005,7 @@ def _make_derived3():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "store_sales")
         QUERY_ID = "9e33cdf6a30fc0b5"
         LAYOUT_ID = (
-            "12bb265059ebdf19"  # the state's layout: snapshots restore only here
+            "93b89ed14d02c2af"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -2007,6 +2044,7 @@ def _make_derived3():
             self._result = {}
             self._pending = {}
             self._report = push or on_delta is not None
+            self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
         def insert(self, relation, row):
@@ -2514,7 +2552,7 @@ def _make_derived3():
             key = (row[0], row[1], row[2])
             e = self._result.get(key)
             out = None if e is None else self._group_row(*key, e[0], e)  # no such group
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -2540,17 +2578,13 @@ def _make_derived3():
             """The row changes of one call's merged deltas."""
             changes = []
             result = self._result
-            # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-            before = {}
+            # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+            # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+            touched = {}
             for key, delta in pending.items():
                 group = key[:3]
+                touched[group] = True
                 entry = result.get(group)
-                if group not in before:
-                    before[group] = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
                 if entry is None:
                     entry = result[group] = [_ZERO]
                 entry[0] = (
@@ -2561,18 +2595,24 @@ def _make_derived3():
                 if not entry[0][0]:
                     del result[group]
             if self._report:
-                for group, old in before.items():
+                # a group's old row is the one reported for it (see below)
+                reported = self._reported
+                for group in touched:
                     entry = result.get(group)
                     new = (
                         None
                         if entry is None
                         else self._group_row(*group, entry[0], entry)
                     )
-                    if old != new:
+                    old = reported.get(group)
+                    if not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
                             changes.append((new, 1))
+                            reported[group] = new
+                        else:
+                            del reported[group]
             return changes
 
         def snapshot(self):
@@ -2595,6 +2635,7 @@ def _make_derived3():
                         "customer_address_by_ss_addr_sk": self.customer_address_by_ss_addr_sk,
                         "customer_address_count_by_ss_addr_sk": self.customer_address_count_by_ss_addr_sk,
                         "_result": self._result,
+                        "_reported": self._reported,
                     },
                 }
             )
@@ -2635,6 +2676,7 @@ def _make_derived3():
                 "customer_address_by_ss_addr_sk",
                 "customer_address_count_by_ss_addr_sk",
                 "_result",
+                "_reported",
             )
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
@@ -2703,6 +2745,15 @@ def _make_derived4():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -2798,7 +2849,7 @@ def _make_derived4():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "web_sales")
         QUERY_ID = "7e2876a755a17fa1"
         LAYOUT_ID = (
-            "d34d8159d4c885ea"  # the state's layout: snapshots restore only here
+            "038abb93e35985dd"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -2839,6 +2890,7 @@ def _make_derived4():
             self._result = {}
             self._pending = {}
             self._report = push or on_delta is not None
+            self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
         def insert(self, relation, row):
@@ -3355,7 +3407,7 @@ def _make_derived4():
             key = (row[0], row[1], row[2])
             e = self._result.get(key)
             out = None if e is None else self._group_row(*key, e[0], e)  # no such group
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -3381,17 +3433,13 @@ def _make_derived4():
             """The row changes of one call's merged deltas."""
             changes = []
             result = self._result
-            # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-            before = {}
+            # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+            # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+            touched = {}
             for key, delta in pending.items():
                 group = key[:3]
+                touched[group] = True
                 entry = result.get(group)
-                if group not in before:
-                    before[group] = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
                 if entry is None:
                     entry = result[group] = [_ZERO]
                 entry[0] = (
@@ -3402,18 +3450,24 @@ def _make_derived4():
                 if not entry[0][0]:
                     del result[group]
             if self._report:
-                for group, old in before.items():
+                # a group's old row is the one reported for it (see below)
+                reported = self._reported
+                for group in touched:
                     entry = result.get(group)
                     new = (
                         None
                         if entry is None
                         else self._group_row(*group, entry[0], entry)
                     )
-                    if old != new:
+                    old = reported.get(group)
+                    if not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
                             changes.append((new, 1))
+                            reported[group] = new
+                        else:
+                            del reported[group]
             return changes
 
         def snapshot(self):
@@ -3436,6 +3490,7 @@ def _make_derived4():
                         "customer_address_by_ws_bill_addr_sk": self.customer_address_by_ws_bill_addr_sk,
                         "customer_address_count_by_ws_bill_addr_sk": self.customer_address_count_by_ws_bill_addr_sk,
                         "_result": self._result,
+                        "_reported": self._reported,
                     },
                 }
             )
@@ -3476,6 +3531,7 @@ def _make_derived4():
                 "customer_address_by_ws_bill_addr_sk",
                 "customer_address_count_by_ws_bill_addr_sk",
                 "_result",
+                "_reported",
             )
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
@@ -3544,6 +3600,15 @@ def _make_derived5():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -3639,7 +3704,7 @@ def _make_derived5():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "web_sales")
         QUERY_ID = "7e2876a755a17fa1"
         LAYOUT_ID = (
-            "d34d8159d4c885ea"  # the state's layout: snapshots restore only here
+            "038abb93e35985dd"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -3680,6 +3745,7 @@ def _make_derived5():
             self._result = {}
             self._pending = {}
             self._report = push or on_delta is not None
+            self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
         def insert(self, relation, row):
@@ -4196,7 +4262,7 @@ def _make_derived5():
             key = (row[0], row[1], row[2])
             e = self._result.get(key)
             out = None if e is None else self._group_row(*key, e[0], e)  # no such group
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -4222,17 +4288,13 @@ def _make_derived5():
             """The row changes of one call's merged deltas."""
             changes = []
             result = self._result
-            # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-            before = {}
+            # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+            # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+            touched = {}
             for key, delta in pending.items():
                 group = key[:3]
+                touched[group] = True
                 entry = result.get(group)
-                if group not in before:
-                    before[group] = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
                 if entry is None:
                     entry = result[group] = [_ZERO]
                 entry[0] = (
@@ -4243,18 +4305,24 @@ def _make_derived5():
                 if not entry[0][0]:
                     del result[group]
             if self._report:
-                for group, old in before.items():
+                # a group's old row is the one reported for it (see below)
+                reported = self._reported
+                for group in touched:
                     entry = result.get(group)
                     new = (
                         None
                         if entry is None
                         else self._group_row(*group, entry[0], entry)
                     )
-                    if old != new:
+                    old = reported.get(group)
+                    if not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
                             changes.append((new, 1))
+                            reported[group] = new
+                        else:
+                            del reported[group]
             return changes
 
         def snapshot(self):
@@ -4277,6 +4345,7 @@ def _make_derived5():
                         "customer_address_by_ws_bill_addr_sk": self.customer_address_by_ws_bill_addr_sk,
                         "customer_address_count_by_ws_bill_addr_sk": self.customer_address_count_by_ws_bill_addr_sk,
                         "_result": self._result,
+                        "_reported": self._reported,
                     },
                 }
             )
@@ -4317,6 +4386,7 @@ def _make_derived5():
                 "customer_address_by_ws_bill_addr_sk",
                 "customer_address_count_by_ws_bill_addr_sk",
                 "_result",
+                "_reported",
             )
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
@@ -4385,6 +4455,15 @@ def _make_derived6():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -4480,7 +4559,7 @@ def _make_derived6():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "web_sales")
         QUERY_ID = "7e2876a755a17fa1"
         LAYOUT_ID = (
-            "d34d8159d4c885ea"  # the state's layout: snapshots restore only here
+            "038abb93e35985dd"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -4521,6 +4600,7 @@ def _make_derived6():
             self._result = {}
             self._pending = {}
             self._report = push or on_delta is not None
+            self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
         def insert(self, relation, row):
@@ -5037,7 +5117,7 @@ def _make_derived6():
             key = (row[0], row[1], row[2])
             e = self._result.get(key)
             out = None if e is None else self._group_row(*key, e[0], e)  # no such group
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -5063,17 +5143,13 @@ def _make_derived6():
             """The row changes of one call's merged deltas."""
             changes = []
             result = self._result
-            # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-            before = {}
+            # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+            # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+            touched = {}
             for key, delta in pending.items():
                 group = key[:3]
+                touched[group] = True
                 entry = result.get(group)
-                if group not in before:
-                    before[group] = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
                 if entry is None:
                     entry = result[group] = [_ZERO]
                 entry[0] = (
@@ -5084,18 +5160,24 @@ def _make_derived6():
                 if not entry[0][0]:
                     del result[group]
             if self._report:
-                for group, old in before.items():
+                # a group's old row is the one reported for it (see below)
+                reported = self._reported
+                for group in touched:
                     entry = result.get(group)
                     new = (
                         None
                         if entry is None
                         else self._group_row(*group, entry[0], entry)
                     )
-                    if old != new:
+                    old = reported.get(group)
+                    if not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
                             changes.append((new, 1))
+                            reported[group] = new
+                        else:
+                            del reported[group]
             return changes
 
         def snapshot(self):
@@ -5118,6 +5200,7 @@ def _make_derived6():
                         "customer_address_by_ws_bill_addr_sk": self.customer_address_by_ws_bill_addr_sk,
                         "customer_address_count_by_ws_bill_addr_sk": self.customer_address_count_by_ws_bill_addr_sk,
                         "_result": self._result,
+                        "_reported": self._reported,
                     },
                 }
             )
@@ -5158,6 +5241,7 @@ def _make_derived6():
                 "customer_address_by_ws_bill_addr_sk",
                 "customer_address_count_by_ws_bill_addr_sk",
                 "_result",
+                "_reported",
             )
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
@@ -5301,7 +5385,7 @@ class View:
         "store_q2_q3_increase",
     )
     QUERY_ID = "554f8681a57a1ef2"
-    LAYOUT_ID = "972a8c53c3662418"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f7db8d5701f43545"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

@@ -240,6 +240,15 @@ def _make_derived1():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -420,7 +429,7 @@ def _make_derived1():
         COLUMNS = ("promotions",)
         QUERY_ID = "de469d656ad79ece"
         LAYOUT_ID = (
-            "8c541685e8e65090"  # the state's layout: snapshots restore only here
+            "2c7bda02221bfcf5"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -1620,7 +1629,7 @@ def _make_derived1():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -1653,7 +1662,7 @@ def _make_derived1():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1815,6 +1824,15 @@ def _make_derived2():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -1974,7 +1992,7 @@ def _make_derived2():
         COLUMNS = ("total",)
         QUERY_ID = "8197d4701866d770"
         LAYOUT_ID = (
-            "028229cf4692065f"  # the state's layout: snapshots restore only here
+            "6a0e669d9bc073be"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -2853,7 +2871,7 @@ def _make_derived2():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -2886,7 +2904,7 @@ def _make_derived2():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3166,7 +3184,7 @@ class View:
         "cast(promotions as decimal(15, 4)) / cast(total as decimal(15, 4)) * 100",
     )
     QUERY_ID = "597d056ec51ac472"
-    LAYOUT_ID = "dbcc6497dcadd906"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "99c23fad76e97935"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

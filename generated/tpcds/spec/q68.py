@@ -241,6 +241,15 @@ def _make_derived1():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -370,7 +379,7 @@ def _make_derived1():
         )
         QUERY_ID = "14268f4da78f2461"
         LAYOUT_ID = (
-            "4cae1958a9d1526c"  # the state's layout: snapshots restore only here
+            "a1871ec0100862a3"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -2027,7 +2036,7 @@ def _make_derived1():
                 p = self._lookup(*key)
                 new = None if p is None else self._group_row(*key, p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2272,7 +2281,7 @@ class View:
         "list_price",
     )
     QUERY_ID = "b66ff2428e264e74"
-    LAYOUT_ID = "f46b2bb949a0cff4"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "edc4bb88ca8ce02e"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

@@ -165,6 +165,14 @@ class _Ordered:
         self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -300,7 +308,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
                 QUERY_ID = "d91e66fc811ae2c3"
-                LAYOUT_ID = "377832923f2c0c3c"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f861b2f34bca72f4"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
@@ -930,7 +938,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
                 QUERY_ID = "43cc31e0336d1f8f"
-                LAYOUT_ID = "357b8fb311252886"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "bd954c9e02c0308e"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
@@ -1615,7 +1623,7 @@ def _make_derived1():
             COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
             QUERY_ID = "5df4cbb7ef6bee9a"
             LAYOUT_ID = (
-                "4278898e01a84ab6"  # the state's layout: snapshots restore only here
+                "0b4cd77b35e19573"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -2346,7 +2354,7 @@ class View:
     }
     COLUMNS = ("brand_id", "brand", "t_hour", "t_minute", "ext_price")
     QUERY_ID = "90f811dfb2185dad"
-    LAYOUT_ID = "36663de020608299"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1b18526b3399bf19"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity
@@ -2388,6 +2396,7 @@ class View:
         self._report = True
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
+        self._reported = {}  # push mode: group key -> the row last reported
         self._changes = []
         # an inner view with a row on an empty database (an aggregate)
         for sub_row, change in self.sub_derived1._changes:
@@ -2950,15 +2959,13 @@ class View:
         """The row changes of one call's merged deltas."""
         changes = []
         result = self._result
-        # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-        before = {}
+        # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+        # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+        touched = {}
         for key, delta in pending.items():
             group = key[:4]
+            touched[group] = True
             entry = result.get(group)
-            if group not in before:
-                before[group] = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
             if entry is None:
                 entry = result[group] = [_ZERO]
             entry[0] = (
@@ -2969,16 +2976,22 @@ class View:
             if not entry[0][0]:
                 del result[group]
         if self._report:
-            for group, old in before.items():
+            # a group's old row is the one reported for it (see below)
+            reported = self._reported
+            for group in touched:
                 entry = result.get(group)
                 new = (
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
-                if old != new:
+                old = reported.get(group)
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
                         changes.append((new, 1))
+                        reported[group] = new
+                    else:
+                        del reported[group]
         return changes
 
     def snapshot(self):
@@ -3002,6 +3015,7 @@ class View:
                     "item_count_by_i_item_sk": self.item_count_by_i_item_sk,
                     "_result": self._result,
                     "_ordered": self._ordered,
+                    "_reported": self._reported,
                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                 },
             }
@@ -3044,6 +3058,7 @@ class View:
             "item_count_by_i_item_sk",
             "_result",
             "_ordered",
+            "_reported",
             "sub:sub_derived1",
         )
         if not isinstance(state, dict) or set(state) != set(names):

@@ -280,6 +280,15 @@ def _make_derived1():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -376,7 +385,7 @@ def _make_derived1():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "f9d18be270bb509d"  # the state's layout: snapshots restore only here
+                "3487eb9a3e27aa37"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -417,6 +426,7 @@ def _make_derived1():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -1031,7 +1041,7 @@ def _make_derived1():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -1057,17 +1067,13 @@ def _make_derived1():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:4]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -1078,18 +1084,24 @@ def _make_derived1():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -1112,6 +1124,7 @@ def _make_derived1():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -1157,6 +1170,7 @@ def _make_derived1():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -1226,6 +1240,15 @@ def _make_derived1():
                         f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -1334,7 +1357,7 @@ def _make_derived1():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "3709f5b1ad38f62a"  # the state's layout: snapshots restore only here
+                "87fe80ec33616071"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -1375,6 +1398,7 @@ def _make_derived1():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -1989,7 +2013,7 @@ def _make_derived1():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -2015,17 +2039,13 @@ def _make_derived1():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:4]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -2036,18 +2056,24 @@ def _make_derived1():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -2070,6 +2096,7 @@ def _make_derived1():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -2115,6 +2142,7 @@ def _make_derived1():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -2257,6 +2285,15 @@ def _make_derived2():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -2353,7 +2390,7 @@ def _make_derived2():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "f9d18be270bb509d"  # the state's layout: snapshots restore only here
+                "3487eb9a3e27aa37"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -2394,6 +2431,7 @@ def _make_derived2():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -3008,7 +3046,7 @@ def _make_derived2():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -3034,17 +3072,13 @@ def _make_derived2():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:4]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -3055,18 +3089,24 @@ def _make_derived2():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -3089,6 +3129,7 @@ def _make_derived2():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -3134,6 +3175,7 @@ def _make_derived2():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -3203,6 +3245,15 @@ def _make_derived2():
                         f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -3311,7 +3362,7 @@ def _make_derived2():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "3709f5b1ad38f62a"  # the state's layout: snapshots restore only here
+                "87fe80ec33616071"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -3352,6 +3403,7 @@ def _make_derived2():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -3966,7 +4018,7 @@ def _make_derived2():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -3992,17 +4044,13 @@ def _make_derived2():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:4]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -4013,18 +4061,24 @@ def _make_derived2():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -4047,6 +4101,7 @@ def _make_derived2():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -4092,6 +4147,7 @@ def _make_derived2():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -4234,6 +4290,15 @@ def _make_derived3():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -4330,7 +4395,7 @@ def _make_derived3():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "f9d18be270bb509d"  # the state's layout: snapshots restore only here
+                "3487eb9a3e27aa37"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -4371,6 +4436,7 @@ def _make_derived3():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -4985,7 +5051,7 @@ def _make_derived3():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -5011,17 +5077,13 @@ def _make_derived3():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:4]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -5032,18 +5094,24 @@ def _make_derived3():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -5066,6 +5134,7 @@ def _make_derived3():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -5111,6 +5180,7 @@ def _make_derived3():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -5180,6 +5250,15 @@ def _make_derived3():
                         f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -5288,7 +5367,7 @@ def _make_derived3():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "3709f5b1ad38f62a"  # the state's layout: snapshots restore only here
+                "87fe80ec33616071"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -5329,6 +5408,7 @@ def _make_derived3():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -5943,7 +6023,7 @@ def _make_derived3():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -5969,17 +6049,13 @@ def _make_derived3():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:4]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -5990,18 +6066,24 @@ def _make_derived3():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -6024,6 +6106,7 @@ def _make_derived3():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -6069,6 +6152,7 @@ def _make_derived3():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -6211,6 +6295,15 @@ def _make_derived4():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -6307,7 +6400,7 @@ def _make_derived4():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "f9d18be270bb509d"  # the state's layout: snapshots restore only here
+                "3487eb9a3e27aa37"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -6348,6 +6441,7 @@ def _make_derived4():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -6962,7 +7056,7 @@ def _make_derived4():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -6988,17 +7082,13 @@ def _make_derived4():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:4]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -7009,18 +7099,24 @@ def _make_derived4():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -7043,6 +7139,7 @@ def _make_derived4():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -7088,6 +7185,7 @@ def _make_derived4():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -7157,6 +7255,15 @@ def _make_derived4():
                         f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -7265,7 +7372,7 @@ def _make_derived4():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "3709f5b1ad38f62a"  # the state's layout: snapshots restore only here
+                "87fe80ec33616071"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -7306,6 +7413,7 @@ def _make_derived4():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -7920,7 +8028,7 @@ def _make_derived4():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -7946,17 +8054,13 @@ def _make_derived4():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:4]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -7967,18 +8071,24 @@ def _make_derived4():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -8001,6 +8111,7 @@ def _make_derived4():
                             "customer_by_c_customer_sk": self.customer_by_c_customer_sk,
                             "customer_count_by_c_customer_sk": self.customer_count_by_c_customer_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -8046,6 +8157,7 @@ def _make_derived4():
                     "customer_by_c_customer_sk",
                     "customer_count_by_c_customer_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -8252,7 +8364,7 @@ class View:
     }
     COLUMNS = ("customer_id", "customer_first_name", "customer_last_name")
     QUERY_ID = "619fe0ecdfa8387f"
-    LAYOUT_ID = "5bcc0c7a3f14f9a1"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "311eb47102030177"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

@@ -146,6 +146,14 @@ class _Ordered:
         self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -305,7 +313,7 @@ def _make_derived1():
                     "ext_sales_price",
                 )
                 QUERY_ID = "96cbd733444d9fe8"
-                LAYOUT_ID = "9eda121c8f63e776"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "0d93568f346331cf"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
@@ -1178,7 +1186,7 @@ def _make_derived1():
                     "ext_sales_price",
                 )
                 QUERY_ID = "b105493ebbbc3f8d"
-                LAYOUT_ID = "8ffc9bb7ffc8bc61"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d910e7a978490f9f"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
@@ -2120,7 +2128,7 @@ def _make_derived1():
             )
             QUERY_ID = "f08c585fea72674f"
             LAYOUT_ID = (
-                "9b573fbf798c99db"  # the state's layout: snapshots restore only here
+                "a5b32b48f54d320d"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -3058,7 +3066,7 @@ class View:
         "sales_amt",
     )
     QUERY_ID = "ca637b3e7ea827a7"
-    LAYOUT_ID = "c9203d848680bb34"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "380df7f5087ee995"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity
@@ -3348,7 +3356,7 @@ class View:
             p = self._lookup(*key)
             new = None if p is None else self._group_row(*key, p)
             old = reported.get(key)
-            if old != new:
+            if not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -51,7 +51,12 @@ import copy
 
 from sortedcontainers import SortedDict, SortedKeyList
 
-_GONE = object()  # a key whose row an inner view's change removed
+
+class _Gone:
+    """Marks a key whose row an inner view's change removed."""
+
+
+_GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
 _ZERO = 0  # the payload of an absent tuple
 
@@ -228,6 +233,15 @@ def _make_derived1():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -316,7 +330,7 @@ def _make_derived1():
         COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
         QUERY_ID = "a06c037b6bd979cf"
         LAYOUT_ID = (
-            "4043b610c727d2f3"  # the state's layout: snapshots restore only here
+            "df1cbcb2bc2bbf1e"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -353,6 +367,7 @@ def _make_derived1():
             self._result = {}
             self._pending = {}
             self._report = push or on_delta is not None
+            self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
         def insert(self, relation, row):
@@ -879,7 +894,7 @@ def _make_derived1():
             key = (row[0], row[1])
             e = self._result.get(key)
             out = None if e is None else self._group_row(*key, e[0], e)  # no such group
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -905,17 +920,13 @@ def _make_derived1():
             """The row changes of one call's merged deltas."""
             changes = []
             result = self._result
-            # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-            before = {}
+            # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+            # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+            touched = {}
             for key, delta in pending.items():
                 group = key[:2]
+                touched[group] = True
                 entry = result.get(group)
-                if group not in before:
-                    before[group] = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
                 if entry is None:
                     entry = result[group] = [_ZERO]
                 entry[0] = (
@@ -926,18 +937,24 @@ def _make_derived1():
                 if not entry[0][0]:
                     del result[group]
             if self._report:
-                for group, old in before.items():
+                # a group's old row is the one reported for it (see below)
+                reported = self._reported
+                for group in touched:
                     entry = result.get(group)
                     new = (
                         None
                         if entry is None
                         else self._group_row(*group, entry[0], entry)
                     )
-                    if old != new:
+                    old = reported.get(group)
+                    if not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
                             changes.append((new, 1))
+                            reported[group] = new
+                        else:
+                            del reported[group]
             return changes
 
         def snapshot(self):
@@ -958,6 +975,7 @@ def _make_derived1():
                         "customer_address_by_cr_returning_addr_sk": self.customer_address_by_cr_returning_addr_sk,
                         "customer_address_count_by_cr_returning_addr_sk": self.customer_address_count_by_cr_returning_addr_sk,
                         "_result": self._result,
+                        "_reported": self._reported,
                     },
                 }
             )
@@ -996,6 +1014,7 @@ def _make_derived1():
                 "customer_address_by_cr_returning_addr_sk",
                 "customer_address_count_by_cr_returning_addr_sk",
                 "_result",
+                "_reported",
             )
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
@@ -1051,6 +1070,15 @@ def _make_scalar_2():
     def _absent_message(relation, row):
         return f"cannot delete {row!r} from {relation}: the row is not in the view's database"
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
         # Generated by dynyan, do not edit; regenerate with `dynyan compile`.
@@ -1101,6 +1129,15 @@ def _make_scalar_2():
                         f"{relation}.{column} is declared NOT NULL, got None in {row!r}"
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
+
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -1190,7 +1227,7 @@ def _make_scalar_2():
             COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
             QUERY_ID = "a06c037b6bd979cf"
             LAYOUT_ID = (
-                "4043b610c727d2f3"  # the state's layout: snapshots restore only here
+                "df1cbcb2bc2bbf1e"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -1227,6 +1264,7 @@ def _make_scalar_2():
                 self._result = {}
                 self._pending = {}
                 self._report = push or on_delta is not None
+                self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
             def insert(self, relation, row):
@@ -1819,7 +1857,7 @@ def _make_scalar_2():
                 out = (
                     None if e is None else self._group_row(*key, e[0], e)
                 )  # no such group
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -1845,17 +1883,13 @@ def _make_scalar_2():
                 """The row changes of one call's merged deltas."""
                 changes = []
                 result = self._result
-                # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-                before = {}
+                # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+                # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+                touched = {}
                 for key, delta in pending.items():
                     group = key[:2]
+                    touched[group] = True
                     entry = result.get(group)
-                    if group not in before:
-                        before[group] = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
                     if entry is None:
                         entry = result[group] = [_ZERO]
                     entry[0] = (
@@ -1866,18 +1900,24 @@ def _make_scalar_2():
                     if not entry[0][0]:
                         del result[group]
                 if self._report:
-                    for group, old in before.items():
+                    # a group's old row is the one reported for it (see below)
+                    reported = self._reported
+                    for group in touched:
                         entry = result.get(group)
                         new = (
                             None
                             if entry is None
                             else self._group_row(*group, entry[0], entry)
                         )
-                        if old != new:
+                        old = reported.get(group)
+                        if not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
                                 changes.append((new, 1))
+                                reported[group] = new
+                            else:
+                                del reported[group]
                 return changes
 
             def snapshot(self):
@@ -1898,6 +1938,7 @@ def _make_scalar_2():
                             "customer_address_by_cr_returning_addr_sk": self.customer_address_by_cr_returning_addr_sk,
                             "customer_address_count_by_cr_returning_addr_sk": self.customer_address_count_by_cr_returning_addr_sk,
                             "_result": self._result,
+                            "_reported": self._reported,
                         },
                     }
                 )
@@ -1941,6 +1982,7 @@ def _make_scalar_2():
                     "customer_address_by_cr_returning_addr_sk",
                     "customer_address_count_by_cr_returning_addr_sk",
                     "_result",
+                    "_reported",
                 )
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
@@ -2044,7 +2086,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "b54d66816ab7ec59"
         LAYOUT_ID = (
-            "895aca9ecb972751"  # the state's layout: snapshots restore only here
+            "eb334ebc98bb9f89"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -2270,7 +2312,7 @@ def _make_scalar_2():
             key = (row[0],)
             p = self._lookup(*key)
             out = None if p is None else self._group_row(*key, p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -2303,7 +2345,7 @@ def _make_scalar_2():
                 p = self._lookup(*key)
                 new = None if p is None else self._group_row(*key, p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2492,7 +2534,7 @@ class View:
         "ctr_total_return",
     )
     QUERY_ID = "f869d0defa3687b0"
-    LAYOUT_ID = "078233c97c1b2f86"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "d4501a2cb2d1efd8"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

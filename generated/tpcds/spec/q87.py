@@ -54,6 +54,14 @@ def _absent_message(relation, row):
     )
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -199,7 +207,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "8f1fe100e79331d3"
-                LAYOUT_ID = "bafa86a5f171c909"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "81aaa85a4a4c51e1"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
@@ -1020,7 +1028,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "eeb077717d5273fe"
-                LAYOUT_ID = "692a2a843cc3e39c"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1bd46dd2981a1eeb"  # the state's layout: snapshots restore only here
 
                 def __init__(self, on_delta=None, push=False):
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
@@ -2009,7 +2017,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "d_date")
             QUERY_ID = "4a53889bf46359b9"
             LAYOUT_ID = (
-                "3bbc17b7ca65d9e5"  # the state's layout: snapshots restore only here
+                "5a77c00cb049d7e5"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -2939,7 +2947,7 @@ class View:
     }
     COLUMNS = ("count(*)",)
     QUERY_ID = "676503cbff4c21f6"
-    LAYOUT_ID = "4b55bdfc3ff6bdae"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "66eb6e37ab14f874"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity
@@ -3189,7 +3197,7 @@ class View:
         row = tuple(row)
         p = self._lookup()
         out = self._group_row(_ZERO if p is None else p)
-        return int(out == row)
+        return int(_same(out, row))
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -3222,7 +3230,7 @@ class View:
             p = self._lookup(*key)
             new = self._group_row(*key, _ZERO if p is None else p)
             old = reported.get(key)
-            if old != new:
+            if not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

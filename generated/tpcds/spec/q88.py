@@ -212,6 +212,15 @@ def _make_derived1():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -301,7 +310,7 @@ def _make_derived1():
         COLUMNS = ("h8_30_to_9",)
         QUERY_ID = "bc09289c9c9884ad"
         LAYOUT_ID = (
-            "f36d4a0d02c273d1"  # the state's layout: snapshots restore only here
+            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -829,7 +838,7 @@ def _make_derived1():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -862,7 +871,7 @@ def _make_derived1():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1012,6 +1021,15 @@ def _make_derived2():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -1101,7 +1119,7 @@ def _make_derived2():
         COLUMNS = ("h9_to_9_30",)
         QUERY_ID = "73af3ceb046db0d6"
         LAYOUT_ID = (
-            "f36d4a0d02c273d1"  # the state's layout: snapshots restore only here
+            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -1629,7 +1647,7 @@ def _make_derived2():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -1662,7 +1680,7 @@ def _make_derived2():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1812,6 +1830,15 @@ def _make_derived3():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -1901,7 +1928,7 @@ def _make_derived3():
         COLUMNS = ("h9_30_to_10",)
         QUERY_ID = "74dc86107504a240"
         LAYOUT_ID = (
-            "f36d4a0d02c273d1"  # the state's layout: snapshots restore only here
+            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -2429,7 +2456,7 @@ def _make_derived3():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -2462,7 +2489,7 @@ def _make_derived3():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2612,6 +2639,15 @@ def _make_derived4():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -2701,7 +2737,7 @@ def _make_derived4():
         COLUMNS = ("h10_to_10_30",)
         QUERY_ID = "e09f4e05ba517431"
         LAYOUT_ID = (
-            "f36d4a0d02c273d1"  # the state's layout: snapshots restore only here
+            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -3229,7 +3265,7 @@ def _make_derived4():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -3262,7 +3298,7 @@ def _make_derived4():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3412,6 +3448,15 @@ def _make_derived5():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -3501,7 +3546,7 @@ def _make_derived5():
         COLUMNS = ("h10_30_to_11",)
         QUERY_ID = "0baa48c17d04ae82"
         LAYOUT_ID = (
-            "f36d4a0d02c273d1"  # the state's layout: snapshots restore only here
+            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -4029,7 +4074,7 @@ def _make_derived5():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -4062,7 +4107,7 @@ def _make_derived5():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -4212,6 +4257,15 @@ def _make_derived6():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -4301,7 +4355,7 @@ def _make_derived6():
         COLUMNS = ("h11_to_11_30",)
         QUERY_ID = "183c69f20a71088b"
         LAYOUT_ID = (
-            "f36d4a0d02c273d1"  # the state's layout: snapshots restore only here
+            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -4829,7 +4883,7 @@ def _make_derived6():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -4862,7 +4916,7 @@ def _make_derived6():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -5012,6 +5066,15 @@ def _make_derived7():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -5101,7 +5164,7 @@ def _make_derived7():
         COLUMNS = ("h11_30_to_12",)
         QUERY_ID = "f39c024dead33f74"
         LAYOUT_ID = (
-            "f36d4a0d02c273d1"  # the state's layout: snapshots restore only here
+            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -5629,7 +5692,7 @@ def _make_derived7():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -5662,7 +5725,7 @@ def _make_derived7():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -5812,6 +5875,15 @@ def _make_derived8():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -5901,7 +5973,7 @@ def _make_derived8():
         COLUMNS = ("h12_to_12_30",)
         QUERY_ID = "2dcd0efab839c187"
         LAYOUT_ID = (
-            "f36d4a0d02c273d1"  # the state's layout: snapshots restore only here
+            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -6429,7 +6501,7 @@ def _make_derived8():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -6462,7 +6534,7 @@ def _make_derived8():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -6644,7 +6716,7 @@ class View:
         "h12_to_12_30",
     )
     QUERY_ID = "4dce620e48c1c454"
-    LAYOUT_ID = "057530b40eadfe81"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c9187568df41dba9"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

@@ -213,6 +213,15 @@ def _make_derived1():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -298,7 +307,7 @@ def _make_derived1():
         COLUMNS = ("amc",)
         QUERY_ID = "77091ae036674b0b"
         LAYOUT_ID = (
-            "92d8204496ec0095"  # the state's layout: snapshots restore only here
+            "2c1e7ecf50bc74cc"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -828,7 +837,7 @@ def _make_derived1():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -861,7 +870,7 @@ def _make_derived1():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -997,6 +1006,15 @@ def _make_derived2():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -1082,7 +1100,7 @@ def _make_derived2():
         COLUMNS = ("pmc",)
         QUERY_ID = "9dfa56f826608ce8"
         LAYOUT_ID = (
-            "92d8204496ec0095"  # the state's layout: snapshots restore only here
+            "2c1e7ecf50bc74cc"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -1612,7 +1630,7 @@ def _make_derived2():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -1645,7 +1663,7 @@ def _make_derived2():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1814,7 +1832,7 @@ class View:
     }
     COLUMNS = ("am_pm_ratio",)
     QUERY_ID = "6edc37aa09a897c0"
-    LAYOUT_ID = "cef75f1dbc861c2e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "267d522351f6b1f7"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

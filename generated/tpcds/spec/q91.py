@@ -171,6 +171,14 @@ class _Ordered:
         self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -329,7 +337,7 @@ class View:
     }
     COLUMNS = ("call_center", "call_center_name", "manager", "returns_loss")
     QUERY_ID = "5ee451bd02aff0c2"
-    LAYOUT_ID = "607acbc9cd0009b1"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c07b09653060a238"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.call_center_rows = {}  # input rows: row -> multiplicity
@@ -407,6 +415,7 @@ class View:
         self._report = True
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
+        self._reported = {}  # push mode: group key -> the row last reported
         self._changes = []
 
     def insert(self, relation, row):
@@ -2246,15 +2255,13 @@ class View:
         """The row changes of one call's merged deltas."""
         changes = []
         result = self._result
-        # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-        before = {}
+        # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+        # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+        touched = {}
         for key, delta in pending.items():
             group = key[:5]
+            touched[group] = True
             entry = result.get(group)
-            if group not in before:
-                before[group] = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
             if entry is None:
                 entry = result[group] = [_ZERO]
             entry[0] = (
@@ -2265,16 +2272,22 @@ class View:
             if not entry[0][0]:
                 del result[group]
         if self._report:
-            for group, old in before.items():
+            # a group's old row is the one reported for it (see below)
+            reported = self._reported
+            for group in touched:
                 entry = result.get(group)
                 new = (
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
-                if old != new:
+                old = reported.get(group)
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
                         changes.append((new, 1))
+                        reported[group] = new
+                    else:
+                        del reported[group]
         return changes
 
     def snapshot(self):
@@ -2312,6 +2325,7 @@ class View:
                     "customer_demographics_count_by_c_current_cdemo_sk": self.customer_demographics_count_by_c_current_cdemo_sk,
                     "_result": self._result,
                     "_ordered": self._ordered,
+                    "_reported": self._reported,
                 },
             }
         )
@@ -2367,6 +2381,7 @@ class View:
             "customer_demographics_count_by_c_current_cdemo_sk",
             "_result",
             "_ordered",
+            "_reported",
         )
         if not isinstance(state, dict) or set(state) != set(names):
             found = (

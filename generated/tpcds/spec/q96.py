@@ -141,6 +141,14 @@ class _Ordered:
         self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -229,7 +237,7 @@ class View:
     }
     COLUMNS = ("count(*)",)
     QUERY_ID = "2e56ce6318e081c6"
-    LAYOUT_ID = "e119a0091ddf4a43"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5889779f5a097b5b"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity
@@ -758,7 +766,7 @@ class View:
             p = self._lookup(*key)
             new = self._group_row(*key, _ZERO if p is None else p)
             old = reported.get(key)
-            if old != new:
+            if not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -130,6 +130,14 @@ class _Ordered:
         self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 class View:
     """The query's (T, N)-representation under inserts and deletes.
 
@@ -172,7 +180,7 @@ class View:
         "count_order",
     )
     QUERY_ID = "2c24985da60116ff"
-    LAYOUT_ID = "317d0a2e226a311f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a64e5d4a33a38cec"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.lineitem_rows = {}  # input rows: row -> multiplicity
@@ -439,7 +447,7 @@ class View:
             p = self._lookup(*key)
             new = None if p is None else self._group_row(*key, p)
             old = reported.get(key)
-            if old != new:
+            if not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

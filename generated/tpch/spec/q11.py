@@ -35,7 +35,12 @@ import copy
 
 from sortedcontainers import SortedDict, SortedKeyList
 
-_GONE = object()  # a key whose row an inner view's change removed
+
+class _Gone:
+    """Marks a key whose row an inner view's change removed."""
+
+
+_GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
 _ZERO = 0  # the payload of an absent tuple
 
@@ -197,6 +202,15 @@ def _make_derived1():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -228,7 +242,7 @@ def _make_derived1():
         COLUMNS = ("ps_partkey", "value", "__h1")
         QUERY_ID = "9680768681784e95"
         LAYOUT_ID = (
-            "eafcfe299bff339a"  # the state's layout: snapshots restore only here
+            "a1939577f8e8ce48"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -605,7 +619,7 @@ def _make_derived1():
             key = (row[0],)
             p = self._lookup(*key)
             out = None if p is None else self._group_row(*key, p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -638,7 +652,7 @@ def _make_derived1():
                 p = self._lookup(*key)
                 new = None if p is None else self._group_row(*key, p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -763,6 +777,15 @@ def _make_scalar_2():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -794,7 +817,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "7befd17cbb20783a"
         LAYOUT_ID = (
-            "05a862f940691ebf"  # the state's layout: snapshots restore only here
+            "f72f24b82e86651c"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -1155,7 +1178,7 @@ def _make_scalar_2():
             row = tuple(row)
             p = self._lookup()
             out = self._group_row(_ZERO if p is None else p)
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -1188,7 +1211,7 @@ def _make_scalar_2():
                 p = self._lookup(*key)
                 new = self._group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if old != new:
+                if not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1297,7 +1320,7 @@ class View:
     }
     COLUMNS = ("ps_partkey", "value")
     QUERY_ID = "0630751cbf38370f"
-    LAYOUT_ID = "3708e72372ab256a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f0363c68ed8248d0"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

@@ -54,7 +54,12 @@ import copy
 
 from sortedcontainers import SortedDict, SortedKeyList
 
-_GONE = object()  # a key whose row an inner view's change removed
+
+class _Gone:
+    """Marks a key whose row an inner view's change removed."""
+
+
+_GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
 _ZERO = 0  # the payload of an absent tuple
 
@@ -279,6 +284,15 @@ def _make_scalar_1():
                 )
         return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+    def _same(a, b):
+        """Whether two result rows (or None) are the same, NaN equal to NaN (an
+        aggregate's 0/0) as in SQL."""
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(
+            x == y or (x != x and y != y) for x, y in zip(a, b)
+        )
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -311,7 +325,7 @@ def _make_scalar_1():
         COLUMNS = ("k1", "v")
         QUERY_ID = "db8a1638c877ef43"
         LAYOUT_ID = (
-            "22a5d6d398cb652b"  # the state's layout: snapshots restore only here
+            "5f7e5362009c4363"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -350,6 +364,7 @@ def _make_scalar_1():
             self._result = {}
             self._pending = {}
             self._report = push or on_delta is not None
+            self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
         def insert(self, relation, row):
@@ -811,7 +826,7 @@ def _make_scalar_1():
             key = (row[0],)
             e = self._result.get(key)
             out = None if e is None else self._group_row(*key, e[0], e)  # no such group
-            return int(out == row)
+            return int(_same(out, row))
 
         def deltas(self):
             """The changes (row, change) reported for the last update call (push mode)."""
@@ -837,23 +852,20 @@ def _make_scalar_1():
             """The row changes of one call's merged deltas."""
             changes = []
             result = self._result
-            # A group's entry: [payload, one multiset per MIN/MAX/COUNT(DISTINCT) argument].
-            before = {}
+            # A group's entry: [payload, a multiset per MIN/MAX/COUNT(DISTINCT)
+            # argument, [total, non-NULL rows] per computed COUNT/SUM/AVG argument].
+            touched = {}
             for key, delta in pending.items():
                 group = key[:1]
+                touched[group] = True
                 entry = result.get(group)
-                if group not in before:
-                    before[group] = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
                 if entry is None:
                     entry = result[group] = [_ZERO, SortedDict()]
                 entry[0] = entry[0] + delta
+                _d = delta
                 _ms = entry[1]
                 _x = key[1]
-                _c = _ms.get(_x, 0) + delta
+                _c = _ms.get(_x, 0) + _d
                 if _c:
                     _ms[_x] = _c
                 else:
@@ -861,18 +873,24 @@ def _make_scalar_1():
                 if not entry[0]:
                     del result[group]
             if self._report:
-                for group, old in before.items():
+                # a group's old row is the one reported for it (see below)
+                reported = self._reported
+                for group in touched:
                     entry = result.get(group)
                     new = (
                         None
                         if entry is None
                         else self._group_row(*group, entry[0], entry)
                     )
-                    if old != new:
+                    old = reported.get(group)
+                    if not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
                             changes.append((new, 1))
+                            reported[group] = new
+                        else:
+                            del reported[group]
             return changes
 
         def snapshot(self):
@@ -894,6 +912,7 @@ def _make_scalar_1():
                         "nation_s_nationkey_by_n_regionkey": self.nation_s_nationkey_by_n_regionkey,
                         "region_count_by_n_regionkey": self.region_count_by_n_regionkey,
                         "_result": self._result,
+                        "_reported": self._reported,
                     },
                 }
             )
@@ -933,6 +952,7 @@ def _make_scalar_1():
                 "nation_s_nationkey_by_n_regionkey",
                 "region_count_by_n_regionkey",
                 "_result",
+                "_reported",
             )
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
@@ -1001,7 +1021,7 @@ class View:
         "s_comment",
     )
     QUERY_ID = "5b91f6d52e5d8693"
-    LAYOUT_ID = "ab538a724185afbe"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "12f1a07f3aa3c0ae"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.part_rows = {}  # input rows: row -> multiplicity

@@ -157,7 +157,10 @@ def _make_in_1():
 
     from sortedcontainers import SortedDict
 
-    _GONE = object()  # a key whose row an inner view's change removed
+    class _Gone:
+        """Marks a key whose row an inner view's change removed."""
+
+    _GONE = _Gone()
     _EMPTY = {}  # read-only stand-in for a missing index group
     _ZERO = 0  # the payload of an absent tuple
 
@@ -241,7 +244,7 @@ def _make_in_1():
             COLUMNS = ("k1",)
             QUERY_ID = "ac24883e5be4a64f"
             LAYOUT_ID = (
-                "2f475981ce25e3aa"  # the state's layout: snapshots restore only here
+                "0fe84b0a21c3a32a"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -544,6 +547,15 @@ def _make_in_1():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         class View:
             """The query's (T, N)-representation under inserts and deletes.
 
@@ -576,7 +588,7 @@ def _make_in_1():
             COLUMNS = ("k1", "k2", "v")
             QUERY_ID = "c9874f1347756cf2"
             LAYOUT_ID = (
-                "4355e4a3ee5b06c2"  # the state's layout: snapshots restore only here
+                "2f1845d2fa4cfb22"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -779,7 +791,7 @@ def _make_in_1():
                 key = (row[0], row[1])
                 p = self._lookup(*key)
                 out = None if p is None else self._group_row(*key, p)
-                return int(out == row)
+                return int(_same(out, row))
 
             def deltas(self):
                 """The changes (row, change) reported for the last update call (push mode)."""
@@ -812,7 +824,7 @@ def _make_in_1():
                     p = self._lookup(*key)
                     new = None if p is None else self._group_row(*key, p)
                     old = reported.get(key)
-                    if old != new:
+                    if not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -928,7 +940,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "0f9c41013ccfca1b"
         LAYOUT_ID = (
-            "f0f406ea49d1fc66"  # the state's layout: snapshots restore only here
+            "38df0acb41a27709"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -1521,7 +1533,7 @@ class View:
     }
     COLUMNS = ("s_name", "s_address")
     QUERY_ID = "1026f8e26e582ed6"
-    LAYOUT_ID = "12eda1f14e5e440f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "cc3f2148bb956def"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.in_1_rows = {}  # input rows: row -> multiplicity

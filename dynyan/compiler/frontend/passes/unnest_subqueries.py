@@ -370,8 +370,12 @@ def output_type(query: Query, expr) -> str:
             agg = query.aggregates[e.index]
             if agg.kind in ("count", "count_distinct"):
                 return "int"
+            if agg.kind in ("min", "max") and agg.computed is not None:
+                return infer_type(agg.computed, leaf)
             if agg.kind in ("min", "max"):
                 return leaf(Var(agg.arg))
+            if agg.computed is not None:
+                return "int" if agg.kind == "sum" and agg.scale == 0 else "float"
             scales = [query.channels[c - 1].scale if c else 0 for _, c in agg.terms]
             exact_ints = all(sc == 0 for sc in scales) and all(
                 isinstance(k, int) for k, _ in agg.terms
