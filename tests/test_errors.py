@@ -115,6 +115,8 @@ def test_refused_in_one_line(path, results):
     assert len(lines) == 1, detail
     assert lines[0].startswith("dynyan: error: "), detail
     assert expected in lines[0], f"expected {expected!r} in the message\n{detail}"
+    for internal in ("sqlglot", "<class ", "<Token ", "Required keyword"):
+        assert internal not in lines[0], f"sqlglot's internals in the message\n{detail}"
     assert r["out"] == SENTINEL, "the existing output file was overwritten"
     assert r["files"] == ["out.py"], f"stray files: {r['files']}"
 
