@@ -601,8 +601,8 @@ def compact(docs: list[dict]) -> str:
     each peer, the largest wins and losses, then one table per stream with
     dynyan's rate and the ratio to each peer in pull and push mode."""
     docs = _tagged(docs)
-    lines = ["#### Runs", "", *runs_table(docs), "", "#### Standing", ""]
-    lines += [*standing(docs), "", wins_losses(docs), "#### Per stream", ""]
+    lines = ["### Runs", "", *runs_table(docs), "", "### Standing", ""]
+    lines += [*standing(docs), "", wins_losses(docs), "### Per stream", ""]
     lines += [RATIO_LEGEND, ""]
     for stream, rows in _merged(docs).items():
         lines += stream_table(stream, rows)
@@ -723,7 +723,7 @@ def stream_table(stream: str, rows: list[dict]) -> list[str]:
         head += [f"{mode} ev/s"] + [f"× {SHORT_TITLES[p]}" for p in peers]
     head.append("MB")
     lines = [
-        f"##### {stream}",
+        f"#### {stream}",
         "",
         "From " + "; ".join(runs) + ".",
         "",

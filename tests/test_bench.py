@@ -189,7 +189,7 @@ def test_pydbsp_agrees_with_dynyan(dbsp_doc, mode, query):
 def test_report_and_charts(doc, tmp_path):
     text = report.report([doc])
     assert "| tpch/fq4 |" in text and "first-order IVM" in text
-    assert "#### Runs" in text and "#### Standing" in text
+    assert "### Runs" in text and "### Standing" in text
     commit = doc["git"]["commit"]
     assert commit is None or commit[:7] in text  # every run named by its commit
     full = report.report([doc], full=True)
