@@ -310,10 +310,13 @@ def _display(path: Path) -> str:
 
 def add_commands(subparsers) -> None:
     """Register ``data``, ``stream``, ``replay`` and ``demo`` on the CLI's subparsers."""
-    from ..pipeline import streams as _streams_mod  # cheap: no pyspark import
-    from ..pipeline.replay import DEFAULT_BATCH, ENGINES
+    _add_data(subparsers)
+    _add_stream(subparsers)
+    _add_replay(subparsers)
+    _add_demo(subparsers)
 
-    # data
+
+def _add_data(subparsers) -> None:
     p = subparsers.add_parser(
         "data",
         help="generate TPC-H/TPC-DS tables as Parquet (cached)",
@@ -332,7 +335,10 @@ def add_commands(subparsers) -> None:
     data_dir_option(p)
     p.set_defaults(func=cmd_data)
 
-    # stream
+
+def _add_stream(subparsers) -> None:
+    from ..pipeline import streams as _streams_mod  # cheap: no pyspark import
+
     p = subparsers.add_parser(
         "stream", help="build, validate or describe update streams (PySpark)"
     )
@@ -406,7 +412,10 @@ def add_commands(subparsers) -> None:
     i.add_argument("stream", metavar="DIR", help="the stream's directory")
     i.set_defaults(func=cmd_stream_info)
 
-    # replay
+
+def _add_replay(subparsers) -> None:
+    from ..pipeline.replay import DEFAULT_BATCH, ENGINES
+
     r = subparsers.add_parser(
         "replay",
         help="replay an update stream into a compiled view",
@@ -494,7 +503,10 @@ def add_commands(subparsers) -> None:
     )
     r.set_defaults(func=cmd_replay)
 
-    # demo
+
+def _add_demo(subparsers) -> None:
+    from ..pipeline.replay import DEFAULT_BATCH, ENGINES
+
     d = subparsers.add_parser(
         "demo",
         help="the main job in one command: data -> Spark stream -> compile FQ4 -> replay",
