@@ -171,6 +171,7 @@ def dbsp_doc(tmp_path_factory):
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", ["tpch/fq4", "tpch/q16", "tpch/q13", "tpch/q6"])
 @pytest.mark.parametrize("mode", ["pull", "push"])
 def test_pydbsp_agrees_with_dynyan(dbsp_doc, mode, query):

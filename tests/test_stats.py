@@ -71,6 +71,7 @@ def test_statistics_change_no_q_hierarchical_plan():
     assert shape.draw() == stats.draw() and stats.simple
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tpch/fq2", "tpch/fq3"])
 def test_tree_chosen_by_statistics_against_duckdb(name):
     shape, stats = _plans(name)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds a wheel and a venv: about 10 s of CPU
 ROOT = Path(__file__).resolve().parent.parent
 # What a wheel is built from (pyproject.toml maps templates/ and tpch/ into
 # the package); copied so the build leaves nothing in the checkout.
