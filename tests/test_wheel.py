@@ -107,7 +107,7 @@ def test_wheel_installs_core_dependencies_only(venv):
     modules = sorted(
         ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         for folder in ("dynyan/compiler", "dynyan/cli")
-        for p in (ROOT / folder).glob("*.py")
+        for p in (ROOT / folder).rglob("*.py")
         if p.name != "__main__.py"  # runs the command
     )
     run(
