@@ -255,7 +255,7 @@ def cmd_report(args) -> int:
     from . import report
 
     docs = report.load_results(args.results)
-    text = report.report(docs)
+    text = report.report(docs, full=args.full)
     if args.markdown:
         report.update_markdown(args.markdown, text)
         _say(f"updated {args.markdown}")
@@ -304,7 +304,13 @@ def add_commands(subparsers) -> None:
         metavar="W",
         help="window of the TPC-H and TPC-DS deletion streams (default 10000)",
     )
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="seed of the streams' interleaving and of the synthetic and random "
+        "streams (default %(default)s)",
+    )
     p.add_argument(
         "--suite",
         type=_csv(("tpch", "tpcds", "gcq", "fraud")),
@@ -360,12 +366,34 @@ def add_commands(subparsers) -> None:
         metavar="N",
         help="a random stream of N inserts (with deletes) instead of TPC-H",
     )
-    p.add_argument("--systems", type=_csv(SYSTEMS), default=SYSTEMS, metavar="LIST")
-    p.add_argument("--modes", type=_csv(MODES), default=MODES, metavar="LIST")
+    p.add_argument(
+        "--systems",
+        type=_csv(SYSTEMS),
+        default=SYSTEMS,
+        metavar="LIST",
+        help="comma-separated systems among " + ",".join(SYSTEMS) + " (store: "
+        "the store-only floor; ivm: first-order IVM; recompute: DuckDB "
+        "recomputing every --recompute-batch events); default all",
+    )
+    p.add_argument(
+        "--modes",
+        type=_csv(MODES),
+        default=MODES,
+        metavar="LIST",
+        help="comma-separated modes among " + ",".join(MODES) + " (pull: apply, "
+        "then enumerate the result; push: every change to a sink); default both",
+    )
     p.add_argument(
         "--runs", type=int, help="timing runs per measurement (median; default 3)"
     )
-    p.add_argument("--recompute-batch", type=int, default=10_000, metavar="N")
+    p.add_argument(
+        "--recompute-batch",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="events between two recomputations of DuckDB recompute (default "
+        "10,000)",
+    )
     p.add_argument(
         "--chunk",
         type=int,
@@ -387,7 +415,7 @@ def add_commands(subparsers) -> None:
         type=int,
         default=1_000,
         metavar="N",
-        help="events per Pathway timestamp",
+        help="events per Pathway timestamp and per pydbsp step (default 1,000)",
     )
     p.add_argument(
         "--budget",
@@ -432,7 +460,12 @@ def add_commands(subparsers) -> None:
         "report",
         help="Markdown tables and charts from benchmark result files",
     )
-    r.add_argument("results", nargs="+", metavar="RESULT.json")
+    r.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULT.json",
+        help="result files of `python -m bench run` (bench/results/*.json)",
+    )
     r.add_argument(
         "--markdown",
         metavar="FILE.md",
@@ -440,6 +473,12 @@ def add_commands(subparsers) -> None:
     )
     r.add_argument(
         "--charts", metavar="DIR", help="write PNG charts into DIR (e.g. docs)"
+    )
+    r.add_argument(
+        "--full",
+        action="store_true",
+        help="every figure of every system (memory, enumeration, latency, "
+        "checks), not the compact per-stream ratios",
     )
     r.set_defaults(func=cmd_report)
 

@@ -338,7 +338,7 @@ def decode_stream(
     max_events: int | None = None,
 ) -> list[tuple[str, int, tuple]]:
     """The stream's events for `relations` (query name -> columns) as
-    ``(relation, op, row)`` in seq order, rows converted per DESIGN.md §4.
+    ``(relation, op, row)`` in seq order, rows converted per docs/design.md §6.
 
     With `max_events`, only the first `max_events` of those events: the
     cut-off seq is found from the seq columns alone (`seq_cutoff`), and the

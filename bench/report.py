@@ -10,7 +10,21 @@ from .harness import MODES, NATIVE, SYSTEM_TITLES
 
 
 def load_results(paths: Iterable[str | Path]) -> list[dict]:
-    return [json.loads(Path(p).read_text()) for p in paths]
+    """The result documents, each with the name of its file (``file``)."""
+    docs = []
+    for p in paths:
+        doc = json.loads(Path(p).read_text())
+        doc.setdefault("file", Path(p).name)
+        docs.append(doc)
+    return docs
+
+
+def run_label(doc: dict) -> str:
+    """When and at which commit a run was made: "2026-11-22, 966f1aa+" (the
+    "+": the working tree had uncommitted changes)."""
+    git = doc.get("git") or {}
+    commit = (git.get("commit") or "?")[:7] + ("+" if git.get("dirty") else "")
+    return f"{(doc.get('started') or '?')[:10]}, {commit}"
 
 
 def _fmt(x, digits=0, suffix="") -> str:
@@ -91,7 +105,14 @@ def wins_losses(docs: list[dict], n: int = 3) -> str:
     return "\n".join(text) + "\n"
 
 
-def report(docs: list[dict]) -> str:
+def report(docs: list[dict], full: bool = False) -> str:
+    """Markdown of the result documents: the compact form (`compact`), or
+    with `full` every figure of every system (wide tables: the JSON files
+    keep them anyway)."""
+    return full_report(docs) if full else compact(docs)
+
+
+def full_report(docs: list[dict]) -> str:
     """Markdown tables of the result documents (absolute values and ratios)."""
     skipped: dict[str, str] = {}
     ran = {r["query"] for d in docs for r in d["results"]}
@@ -559,3 +580,168 @@ def update_markdown(path: str | Path, text: str, tag: str = "bench") -> None:
     head, rest = old.split(begin, 1)
     _, tail = rest.split(end, 1)
     path.write_text(f"{head}{begin}\n{text.rstrip()}\n{end}{tail}")
+
+
+# --- the compact form ------------------------------------------------------------
+
+RATIO_LEGEND = (
+    "IVM: first-order IVM; DuckDB: DuckDB recompute. Cells under a peer "
+    "(× …): dynyan's rate ÷ the peer's on the same stream (above "
+    "1×: dynyan faster). ≥: the peer was stopped at its budget, compared with "
+    "its rate until then; ≈: dynyan was stopped too (rates until the stops); "
+    "timeout/memory: stopped before a rate; –: not run. dynyan's own cell is "
+    "events/s (timeout ≈N: its rate until its budget). MB: dynyan's traced "
+    "peak (tracemalloc) in pull mode. Runs: date and commit (+: uncommitted "
+    "changes in the working tree)."
+)
+
+
+def compact(docs: list[dict]) -> str:
+    """The short report: the runs (date, commit), dynyan's standing against
+    each peer, the largest wins and losses, then one table per stream with
+    dynyan's rate and the ratio to each peer in pull and push mode."""
+    docs = _tagged(docs)
+    lines = ["### Runs", "", *runs_table(docs), "", "### Standing", ""]
+    lines += [*standing(docs), "", wins_losses(docs), "### Per stream", ""]
+    lines += [RATIO_LEGEND, ""]
+    for stream, rows in _merged(docs).items():
+        lines += stream_table(stream, rows)
+    return "\n".join(lines) + "\n"
+
+
+def _tagged(docs: list[dict]) -> list[dict]:
+    """Copies of `docs` whose result rows carry their run (``run``)."""
+    out = []
+    for doc in docs:
+        label = f"`{doc.get('file', '?')}` ({run_label(doc)})"
+        results = [dict(r, run=label) for r in doc["results"]]
+        out.append(dict(doc, results=results))
+    return out
+
+
+def runs_table(docs: list[dict]) -> list[str]:
+    """One line per result file: when, at which commit, what it measured."""
+    lines = [
+        "| result file | started (UTC) | commit | streams | systems | budget |",
+        "|---|---|---|---|---|---|",
+    ]
+    for doc in sorted(docs, key=lambda d: d.get("started") or ""):
+        git = doc.get("git") or {}
+        commit = (git.get("commit") or "?")[:7] + ("+" if git.get("dirty") else "")
+        cfg = doc.get("config", {})
+        measured = dict.fromkeys(
+            r["system"]
+            for r in doc["results"]
+            if r["status"] not in ("skipped", "unavailable")
+        )
+        lines.append(
+            f"| `{doc.get('file', '?')}` | {(doc.get('started') or '?')[:16]} "
+            f"| {commit} | {', '.join(s['label'] for s in doc['streams'])} "
+            f"| {', '.join(measured)} | {cfg.get('budget_s', 0):g} s |"
+        )
+    return lines
+
+
+def standing(docs: list[dict]) -> list[str]:
+    """Per peer: on how many (stream, query, mode) dynyan was faster, level
+    and slower, and the median and range of the ratios."""
+    lines = [
+        "| peer | compared | dynyan faster (> 1.1×) | level | dynyan slower "
+        "(< 0.9×) | median ratio | range |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    ratios = speed_ratios(docs)
+    for peer in PEERS:
+        xs = sorted(r["x"] for r in ratios if r["peer"] == peer)
+        if not xs:
+            continue
+        faster = sum(x > LEVEL[1] for x in xs)
+        slower = sum(x < LEVEL[0] for x in xs)
+        mid = len(xs) // 2
+        median = xs[mid] if len(xs) % 2 else (xs[mid - 1] * xs[mid]) ** 0.5
+        lines.append(
+            f"| {SYSTEM_TITLES[peer]} | {len(xs)} | {faster} "
+            f"| {len(xs) - faster - slower} | {slower} | {_ratio(median)} "
+            f"| {_ratio(xs[0])} – {_ratio(xs[-1])} |"
+        )
+    lines += [
+        "",
+        "Ratios of dynyan's rate to the peer's over every (stream, query, mode) "
+        "both ran; a peer stopped at its budget counts with its rate until then "
+        "(dynyan at least that much faster), a query where dynyan was stopped "
+        "is left out; within 0.9–1.1× counts as level.",
+    ]
+    return lines
+
+
+LEVEL = (0.9, 1.1)  # ratios in between: level, given this machine's noise
+SHORT_TITLES = {
+    "ivm": "IVM",
+    "recompute": "DuckDB",
+    "pathway": "Pathway",
+    "pydbsp": "pydbsp",
+}
+
+
+def _ratio(x: float) -> str:
+    if x >= 10:
+        return f"{x:,.0f}×"
+    return f"{x:.1f}×" if x >= 0.1 else f"{x:.2f}×"
+
+
+def _peer_cell(r: dict | None, dyn: dict | None) -> str:
+    if r is None or r["status"] in ("skipped", "unavailable"):
+        return "–"
+    ref = r.get("ref") or dyn
+    if ref is None:
+        return "–"
+    mine, mine_partial = _rate(ref)
+    theirs, their_partial = _rate(r)
+    if r["status"] == "ok" and theirs and mine:
+        return ("≈" if mine_partial else "") + _ratio(mine / theirs)
+    if r["status"] == "timeout" and theirs and mine:
+        return ("≈" if mine_partial else "≥") + _ratio(mine / theirs)
+    return r["status"]
+
+
+def _dynyan_cell(dyn: dict | None) -> str:
+    if dyn is None:
+        return "–"
+    rate, partial = _rate(dyn)
+    if dyn["status"] == "ok":
+        return _fmt(rate)
+    return f"{dyn['status']} ≈{rate:,.0f}" if partial and rate else dyn["status"]
+
+
+def stream_table(stream: str, rows: list[dict]) -> list[str]:
+    """dynyan's events/s and its ratio to each peer, pull and push side by
+    side, one line per query; the runs the figures come from above it."""
+    peers = [p for p in PEERS if any(r["system"] == p for r in rows)]
+    runs = list(dict.fromkeys(r["run"] for r in rows if "run" in r))
+    head = ["query", "result rows"]
+    for mode in MODES:
+        head += [f"{mode} ev/s"] + [f"× {SHORT_TITLES[p]}" for p in peers]
+    head.append("MB")
+    lines = [
+        f"#### {stream}",
+        "",
+        "From " + "; ".join(runs) + ".",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for qn in dict.fromkeys(r["query"] for r in rows):
+        pull = _find([r for r in rows if r["mode"] == "pull"], qn, "dynyan") or {}
+        nrows = ("≥" if pull.get("enum_partial") else "") + _fmt(
+            pull.get("result_rows")
+        )
+        cells = [qn, nrows]
+        for mode in MODES:
+            mrows = [r for r in rows if r["mode"] == mode]
+            dyn = _find(mrows, qn, "dynyan")
+            cells.append(_dynyan_cell(dyn))
+            cells += [_peer_cell(_find(mrows, qn, p), dyn) for p in peers]
+        cells.append(_fmt(pull.get("traced_peak_mb"), 1))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark run BENCHMARKS.md summarises, with the exact options, then
 # its tables and charts. About 8 hours on 2 cores; the runs are independent
-# (the session ran them two or three at a time). Builds missing data and
+# (the published ones ran two or three at a time). Builds missing data and
 # streams first (tpcgen, Spark) and pydbsp's venv on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ SF1=(--sf 1 --systems store,dynyan,ivm,recompute,pathway --runs 1 --budget 30 --
 "${B[@]}" --sf 0.01 --systems store,dynyan,ivm,recompute,pathway --out $R/tpch-sf0.01.json
 # GCQ1-GCQ8 at the paper's sizes and the fraud query, every peer (budget
 # checks every 200 events: one GCQ1 event can change millions of rows)
-# (the session split it in two runs at the same time: GCQ1-GCQ5, then the rest)
+# (in two runs at the same time: GCQ1-GCQ5, then the rest)
 "${B[@]}" --suite gcq,fraud --variants insert --chunk 200 --queries gcq1,gcq2,gcq3,gcq4,gcq5 --out $R/gcq-fraud.json
 "${B[@]}" --suite gcq,fraud --variants insert --chunk 200 --queries gcq6,gcq7,gcq8,fraud --out $R/gcq-fraud-b.json
 # TPC-DS SF 1, the first 100,000 streamed events per query, every peer

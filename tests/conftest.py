@@ -19,3 +19,25 @@ def spark():
     session = spark_session(app="dynyan-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _black_formats_each_text_once():
+    """black takes most of a compile's time, and the suite compiles the same
+    queries in many files. `black.format_str` is a pure function of the text
+    and the mode, so each text is formatted once per worker; the renderer's
+    output (and so every determinism and golden-file check) is unchanged."""
+    import black
+
+    original = black.format_str
+    formatted: dict[tuple[str, str, tuple], str] = {}
+
+    def format_str(src_contents: str, *, mode: black.Mode, lines=()) -> str:
+        key = (src_contents, mode.get_cache_key(), tuple(lines))
+        if key not in formatted:
+            formatted[key] = original(src_contents, mode=mode, lines=lines)
+        return formatted[key]
+
+    black.format_str = format_str
+    yield
+    black.format_str = original

@@ -655,7 +655,9 @@ class DuckMirror:
         cur = self.con.execute(sql or self.spec.select_sql)
         rows = cur.fetchall()
         if sql is None:
-            self.description = cur.description
+            # (name, type name): no DuckDB object outlives the check (nanobind
+            # reports objects still alive at exit as leaks)
+            self.description = [(d[0], str(d[1])) for d in cur.description]
         return rows
 
     def close(self) -> None:
@@ -684,12 +686,39 @@ def norm_value(v: Any) -> Any:
     return v
 
 
+# Values norm_value returns unchanged (bool is not int here: type() is exact).
+_PLAIN = frozenset({int, str, datetime.date, type(None)})
+
+
+_NORMALISED: dict = {}  # (type, value) -> norm_value(value): streams repeat values
+
+
 def norm_row(row: Iterable[Any]) -> tuple:
-    return tuple(norm_value(v) for v in row)
+    row = tuple(row)
+    if all(type(v) in _PLAIN for v in row):  # most rows: nothing to normalise
+        return row
+    out = []
+    for v in row:
+        if type(v) in _PLAIN:
+            out.append(v)
+            continue
+        key = (type(v), v)
+        try:
+            out.append(_NORMALISED[key])
+        except KeyError:
+            out.append(_NORMALISED.setdefault(key, norm_value(v)))
+        except TypeError:  # unhashable: normalised as it is
+            out.append(norm_value(v))
+    return tuple(out)
 
 
 def norm_bag(rows: Iterable[Iterable[Any]]) -> Counter:
-    return Counter(norm_row(r) for r in rows)
+    """Rows normalised, counted: each distinct row is normalised once (large
+    join results repeat rows many times)."""
+    out: Counter = Counter()
+    for row, m in Counter(map(tuple, rows)).items():
+        out[norm_row(row)] += m
+    return out
 
 
 def norm_counter(bag: Counter) -> Counter:

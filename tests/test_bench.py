@@ -3,7 +3,7 @@
 Checks that every system's result agrees with dynyan's (the harness's own
 cross-check), that the result file has the documented fields, and that the
 baselines agree with dynyan on the differential corpus. Timing values are
-never asserted on (DESIGN.md §7).
+never asserted on (docs/design.md §9).
 """
 
 from __future__ import annotations
@@ -171,6 +171,7 @@ def dbsp_doc(tmp_path_factory):
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", ["tpch/fq4", "tpch/q16", "tpch/q13", "tpch/q6"])
 @pytest.mark.parametrize("mode", ["pull", "push"])
 def test_pydbsp_agrees_with_dynyan(dbsp_doc, mode, query):
@@ -189,6 +190,11 @@ def test_pydbsp_agrees_with_dynyan(dbsp_doc, mode, query):
 def test_report_and_charts(doc, tmp_path):
     text = report.report([doc])
     assert "| tpch/fq4 |" in text and "first-order IVM" in text
+    assert "### Runs" in text and "### Standing" in text
+    commit = doc["git"]["commit"]
+    assert commit is None or commit[:7] in text  # every run named by its commit
+    full = report.report([doc], full=True)
+    assert "| tpch/fq4 |" in full and "peak RSS" in full
     md = tmp_path / "B.md"
     md.write_text("# B\n\nintro\n")
     report.update_markdown(md, text)
@@ -198,6 +204,46 @@ def test_report_and_charts(doc, tmp_path):
         pytest.skip("matplotlib is not installed (optional extra 'peers')")
     paths = report.charts([doc], tmp_path)
     assert paths and all(p.stat().st_size > 0 for p in paths)
+
+
+def _row(system, status="ok", rate=None, partial=None, mode="pull"):
+    return {
+        "stream": "s",
+        "query": "tpch/q",
+        "mode": mode,
+        "system": system,
+        "status": status,
+        "events_per_s": rate,
+        "apply_s": 100 / rate if rate else None,
+        "partial_events_per_s": partial,
+        "result_rows": 3,
+    }
+
+
+def test_compact_report_cells_say_how_a_ratio_was_measured():
+    """dynyan's rate ÷ the peer's; ≥ where the peer was stopped at its budget
+    (its rate until then), ≈ where dynyan was stopped too."""
+    doc = {
+        "file": "r.json",
+        "started": "2026-11-23T10:00:00+00:00",
+        "git": {"commit": "abcdef0123", "dirty": True},
+        "config": {"budget_s": 30},
+        "streams": [{"label": "s"}],
+        "results": [
+            _row("dynyan", rate=1000.0),
+            _row("ivm", rate=250.0),
+            _row("recompute", "timeout", partial=100.0),
+            _row("pathway", "memory"),
+            _row("dynyan", "timeout", partial=50.0, mode="push"),
+            _row("ivm", "timeout", partial=100.0, mode="push"),
+        ],
+    }
+    text = report.report([doc])
+    assert "`r.json` (2026-11-23, abcdef0+)" in text
+    (line,) = [l for l in text.splitlines() if l.startswith("| tpch/q |")]
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[:6] == ["tpch/q", "3", "1,000", "4.0×", "≥10×", "memory"]
+    assert cells[6:8] == ["timeout ≈50", "≈0.5×"]
 
 
 def test_queries_that_do_not_compile_are_skipped_with_reason(tmp_path):

@@ -18,7 +18,7 @@ def plan_of(sql: str, schema: str | None = None) -> Plan:
 
 
 def check_gjt(plan: Plan) -> None:
-    """The GJT invariants of DESIGN.md §2."""
+    """The GJT invariants of docs/design.md §2."""
     nodes = plan.nodes
     for n in nodes:
         if n.children:  # guard: the label lies within the first child

@@ -1,4 +1,4 @@
-"""Push mode (delta enumeration), DESIGN.md §4.
+"""Push mode (delta enumeration), docs/design.md §6.
 
 The on_delta callback is already checked against DuckDB after every batch by
 the differential suites (tests/test_differential.py for tests/fixtures/spj,
@@ -107,7 +107,7 @@ def test_polled_and_callback_deltas_agree_and_sum_to_rows(ident):
             f"deltas(): {changes}\non_delta: {called}"
         )
         if not grouped:
-            # SPJ: changes are merged per row (DESIGN §3: push mode merges
+            # SPJ: changes are merged per row (docs/design.md §4: push mode merges
             # duplicates); with GROUP BY, groups whose rows coincide (the key
             # is not selected) may each report their pair
             seen = Counter(row for row, _ in changes)

@@ -1,5 +1,5 @@
 """Bad input at run time: a generated View either applies a call completely or
-raises and stays exactly as it was (DESIGN.md §4), in pull and push mode, for
+raises and stays exactly as it was (docs/design.md §6), in pull and push mode, for
 SPJ, aggregate, inequality, not-free-connex and EXISTS views.
 
 "Exactly as it was" is checked on the whole state: `snapshot()` before and

@@ -71,12 +71,16 @@ def test_statistics_change_no_q_hierarchical_plan():
     assert shape.draw() == stats.draw() and stats.simple
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tpch/fq2", "tpch/fq3"])
 def test_tree_chosen_by_statistics_against_duckdb(name):
     shape, stats = _plans(name)
     assert shape.draw() != stats.draw(), "statistics no longer change this plan"
     sql, schema = _query_sources(name)
-    _differential_suite(_query_spec(name), dynyan.load(sql, schema, STATS))
+    # one pull seed (test_queries runs two on the shape-planned trees), push
+    # mode and bad input: what differs here is the tree, not the stream
+    module = dynyan.load(sql, schema, STATS)
+    _differential_suite(_query_spec(name), module, seeds=(0,))
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,14 @@ from . import pipeline, stats, synthetic
 
 EXIT_USER_ERROR = 2
 COMMAND_GROUPS = (compile_commands, pipeline, synthetic, stats)
+DEBUG_HELP = "show tracebacks and debug logs"
+# Modules that only an extra installs -> the extra that brings them.
+EXTRAS = {
+    "pyarrow": "pipeline",
+    "duckdb": "pipeline",
+    "tqdm": "pipeline",
+    "pyspark": "spark",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,13 +33,25 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dynyan",
         description="Compile SQL into incremental views maintained by the Dynamic Yannakakis algorithm.",
     )
-    parser.add_argument(
-        "--debug", action="store_true", help="show tracebacks and debug logs"
-    )
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in COMMAND_GROUPS:
         group.add_commands(sub)
+    _accept_debug_anywhere(sub)
     return parser
+
+
+def _accept_debug_anywhere(sub: argparse._SubParsersAction) -> None:
+    """`--debug` after the subcommand too (`dynyan compile q.sql --debug`).
+    SUPPRESS keeps a subcommand that was not given it from resetting the
+    top-level flag."""
+    for command in sub.choices.values():
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP
+        )
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _accept_debug_anywhere(action)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +64,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"dynyan: error: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except ModuleNotFoundError as err:
+        extra = EXTRAS.get((err.name or "").split(".")[0])
+        if extra is None or args.debug:
+            raise
+        print(
+            f"dynyan: error: `dynyan {args.command}` needs {err.name}, which comes "
+            f"with the extra '{extra}': pip install 'dynyan[{extra}]'",
+            file=sys.stderr,
+        )
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("dynyan: interrupted", file=sys.stderr)

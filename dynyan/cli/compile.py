@@ -10,15 +10,25 @@ from ..compiler.source import display_path, read_query
 
 
 def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file, so a failure never
+    leaves a partial module. mkstemp creates the file 0600; it gets the mode
+    an ordinary new file would have (0666 less the umask)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def default_output(query: str) -> Path:

@@ -310,17 +310,22 @@ def _display(path: Path) -> str:
 
 def add_commands(subparsers) -> None:
     """Register ``data``, ``stream``, ``replay`` and ``demo`` on the CLI's subparsers."""
-    from ..pipeline import streams as _streams_mod  # cheap: no pyspark import
-    from ..pipeline.replay import DEFAULT_BATCH, ENGINES
+    _add_data(subparsers)
+    _add_stream(subparsers)
+    _add_replay(subparsers)
+    _add_demo(subparsers)
 
-    # data
+
+def _add_data(subparsers) -> None:
     p = subparsers.add_parser(
         "data",
         help="generate TPC-H/TPC-DS tables as Parquet (cached)",
         description="Generate benchmark tables with tpcgen-cli into "
         "DATA_DIR/<benchmark>/sf<SF>/<table>/ (skipped if already complete).",
     )
-    p.add_argument("benchmark", choices=["tpch", "tpcds"])
+    p.add_argument(
+        "benchmark", choices=["tpch", "tpcds"], help="which tables: tpch or tpcds"
+    )
     p.add_argument(
         "--sf",
         type=positive_float,
@@ -330,7 +335,10 @@ def add_commands(subparsers) -> None:
     data_dir_option(p)
     p.set_defaults(func=cmd_data)
 
-    # stream
+
+def _add_stream(subparsers) -> None:
+    from ..pipeline import streams as _streams_mod  # cheap: no pyspark import
+
     p = subparsers.add_parser(
         "stream", help="build, validate or describe update streams (PySpark)"
     )
@@ -341,7 +349,12 @@ def add_commands(subparsers) -> None:
         description="Turn benchmark tables into a seq-ordered update stream "
         "(docs/streams.md). Spark runs locally on 2 cores.",
     )
-    b.add_argument("--benchmark", choices=["tpch", "tpcds"], default="tpch")
+    b.add_argument(
+        "--benchmark",
+        choices=["tpch", "tpcds"],
+        default="tpch",
+        help="tables to stream: tpch or tpcds (default %(default)s)",
+    )
     b.add_argument(
         "--sf",
         type=positive_float,
@@ -359,7 +372,14 @@ def add_commands(subparsers) -> None:
         help="schema for a .sql --query without CREATE TABLEs",
     )
     b.add_argument("--tables", metavar="T1,T2", help="only these tables (default: all)")
-    b.add_argument("--variant", choices=_streams_mod.VARIANTS, default="insert")
+    b.add_argument(
+        "--variant",
+        choices=_streams_mod.VARIANTS,
+        default="insert",
+        help="insert: every row once; window: each row deleted again --window "
+        "inserts later; random-delete: a share of the rows deleted later "
+        "(choices: %(choices)s; default %(default)s)",
+    )
     b.add_argument(
         "--window",
         type=positive_int,
@@ -386,13 +406,16 @@ def add_commands(subparsers) -> None:
     v = ssub.add_parser(
         "validate", help="check a stream (dense seq, deletes after inserts, ...)"
     )
-    v.add_argument("stream", metavar="DIR")
+    v.add_argument("stream", metavar="DIR", help="the stream's directory")
     v.set_defaults(func=cmd_stream_validate)
     i = ssub.add_parser("info", help="print a stream's manifest summary")
-    i.add_argument("stream", metavar="DIR")
+    i.add_argument("stream", metavar="DIR", help="the stream's directory")
     i.set_defaults(func=cmd_stream_info)
 
-    # replay
+
+def _add_replay(subparsers) -> None:
+    from ..pipeline.replay import DEFAULT_BATCH, ENGINES
+
     r = subparsers.add_parser(
         "replay",
         help="replay an update stream into a compiled view",
@@ -404,7 +427,9 @@ def add_commands(subparsers) -> None:
         metavar="QUERY",
         help="QUERY.sql (compiled), module.py, or a module name",
     )
-    r.add_argument("stream", metavar="STREAM_DIR")
+    r.add_argument(
+        "stream", metavar="STREAM_DIR", help="a stream from `dynyan stream build`"
+    )
     r.add_argument(
         "--schema",
         metavar="FILE",
@@ -428,7 +453,13 @@ def add_commands(subparsers) -> None:
         action="store_true",
         help="push mode: View(on_delta=...), count result deltas",
     )
-    r.add_argument("--engine", choices=ENGINES, default="arrow")
+    r.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="arrow",
+        help="what reads the Parquet stream: arrow (pyarrow, in this process) or "
+        "spark (a local SparkSession); default %(default)s",
+    )
     r.add_argument("--checkpoint", metavar="DIR", help="write checkpoints into DIR")
     r.add_argument(
         "--every",
@@ -459,7 +490,9 @@ def add_commands(subparsers) -> None:
     r.add_argument(
         "--show", type=int, default=0, metavar="N", help="print the first N result rows"
     )
-    r.add_argument("--no-progress", action="store_true")
+    r.add_argument(
+        "--no-progress", action="store_true", help="no progress bar on stderr"
+    )
     r.add_argument(
         "--no-count", action="store_true", help="do not count result rows at the end"
     )
@@ -470,7 +503,10 @@ def add_commands(subparsers) -> None:
     )
     r.set_defaults(func=cmd_replay)
 
-    # demo
+
+def _add_demo(subparsers) -> None:
+    from ..pipeline.replay import DEFAULT_BATCH, ENGINES
+
     d = subparsers.add_parser(
         "demo",
         help="the main job in one command: data -> Spark stream -> compile FQ4 -> replay",
@@ -490,7 +526,12 @@ def add_commands(subparsers) -> None:
     d.add_argument(
         "--batch", type=positive_int, default=DEFAULT_BATCH, help="default %(default)s"
     )
-    d.add_argument("--engine", choices=ENGINES, default="arrow")
+    d.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="arrow",
+        help="replay reader: arrow or spark (default %(default)s)",
+    )
     d.add_argument(
         "--show",
         type=int,

@@ -140,7 +140,13 @@ def add_commands(subparsers, name: str = "synthetic") -> None:
         type=positive_int,
         help="number of inserts (default: the paper's size for the query)",
     )
-    g.add_argument("--variant", choices=GCQ_VARIANTS, default="insert")
+    g.add_argument(
+        "--variant",
+        choices=GCQ_VARIANTS,
+        default="insert",
+        help="insert only, or window: each tuple deleted --window inserts later "
+        "(choices: %(choices)s; default %(default)s)",
+    )
     g.add_argument(
         "--window",
         type=positive_int,

@@ -316,7 +316,7 @@ class Output:
 
 @dataclass(frozen=True)
 class Channel:
-    """A multiplicative payload channel (DESIGN.md §2, generalised): each atom
+    """A multiplicative payload channel (docs/design.md §2, generalised): each atom
     tuple contributes a factor (1 where the atom has none), a join multiplies,
     a projection adds. Channel 0 of every payload is the plain count."""
 

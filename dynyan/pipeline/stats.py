@@ -10,9 +10,15 @@ from ..compiler.stats import Stats, StatsError
 def collect(directory: str | Path) -> Stats:
     """Rows and (approximate, HyperLogLog) distinct counts of every column of
     the Parquet tables under `directory`."""
+    root = Path(directory)
+    if not root.is_dir():
+        what = "not a directory" if root.exists() else "no such directory"
+        raise StatsError(
+            f"{what}: {root} (give the folder of Parquet tables that "
+            "`dynyan data` writes, e.g. data/tpch/sf0.1)"
+        )
     import duckdb
 
-    root = Path(directory)
     tables = sorted(p for p in root.iterdir() if p.is_dir() or p.suffix == ".parquet")
     if not tables:
         raise StatsError(f"no Parquet tables in {root}")

@@ -139,10 +139,68 @@ def parse_statements(text: str, what: str) -> list[exp.Expression]:
         first = err.errors[0] if err.errors else {}
         desc = first.get("description", str(err)).split(". Line")[0]
         raise SqlError(
-            f"syntax error in {what}: {desc}", first.get("line"), first.get("col")
+            f"syntax error in {what}: {_syntax_message(desc, first.get('highlight'))}",
+            first.get("line"),
+            first.get("col"),
         ) from None
     except SqlglotError as err:
-        raise SqlError(f"cannot parse {what}: {err}") from None
+        raise SqlError(f"cannot parse {what}: {_sql_terms(str(err))}") from None
+
+
+# sqlglot node -> what the SQL writer typed, for a message about a missing part.
+_SQL_NAMES = {
+    "Where": "WHERE needs a condition after it",
+    "Having": "HAVING needs a condition after it",
+    "Not": "NOT needs a condition after it",
+    "Neg": "`-` needs an expression after it",
+    "Between": "BETWEEN needs both bounds: x BETWEEN low AND high",
+}
+
+
+def _syntax_message(desc: str, near: str | None) -> str:
+    """sqlglot's parse error in SQL terms: "Required keyword: 'expression'
+    missing for <class 'sqlglot.expressions.core.GT'>" names its own classes;
+    the user wrote `>` and left out what follows it."""
+    missing = re.fullmatch(
+        r"Required keyword: '(\w+)' missing for <class '[\w.]+\.(\w+)'>", desc
+    )
+    if missing:
+        part, name = missing.groups()
+        node = getattr(exp, name, None)
+        if isinstance(node, type) and issubclass(node, exp.Binary):
+            op = node(this=exp.column("x"), expression=exp.column("y")).sql(DIALECT)
+            op = op.removeprefix("x").removesuffix("y").strip()
+            side = "right" if part == "expression" else "left"
+            return f"`{op}` needs an expression on its {side}"
+        if name in _SQL_NAMES:
+            return _SQL_NAMES[name]
+        return f"incomplete {name.upper()}" + (f" near `{near}`" if near else "")
+    expected = re.fullmatch(
+        r"Expected (.+?) but got <Token token_type: TokenType\.(\w+), text: (.*?), line:.*",
+        desc,
+        flags=re.DOTALL,
+    )
+    if expected:
+        what, kind, found = expected.groups()
+        if kind == "SENTINEL":
+            return f"expected {what.lower()}, but the query ends"
+        return f"expected {what.lower()}, found `{found}`"
+    if desc == "Invalid expression / Unexpected token":
+        return f"unexpected `{near}`" if near else "unexpected token"
+    if desc.startswith("Expecting "):
+        return f"expected `{desc.removeprefix('Expecting ')}`" + (
+            f" near `{near}`" if near else ""
+        )
+    return _sql_terms(desc[:1].lower() + desc[1:])
+
+
+def _sql_terms(message: str) -> str:
+    """Any message of sqlglot's without its internals: a class becomes the
+    name of the SQL construct, a token its text."""
+    message = re.sub(r"<class '[\w.]+\.(\w+)'>", lambda m: m.group(1).upper(), message)
+    return re.sub(
+        r"<Token token_type: [\w.]+, text: (.*?), line:[^>]*>", r"`\1`", message
+    )
 
 
 def token_error(err: TokenError, text: str, what: str) -> SqlError:
