@@ -1,0 +1,1803 @@
+"""Live views over PostgreSQL: a view follows every committed change.
+
+``follow(view, dsn)`` takes a consistent snapshot of the tables the view
+reads, then applies each transaction that PostgreSQL commits, in commit
+order, as one atomic batch, read from a logical replication slot with the
+``pgoutput`` plugin over the streaming replication protocol (docs/follow.md
+says why: pushed within a millisecond of the commit, no polling, the
+decoding PostgreSQL's own logical replication uses, in every build of the
+server and on managed services).
+
+Set-up on a fresh start: the tables are looked up in the catalog (and the
+schema derived from it when the query declares none), each must have
+``REPLICA IDENTITY FULL`` (an UPDATE or DELETE then carries the whole old
+row, which the view needs to take the row out), a publication lists them,
+and ``CREATE_REPLICATION_SLOT … LOGICAL pgoutput`` exports the snapshot at
+the slot's consistent point: ``COPY`` reads the tables inside a transaction
+that uses exactly that snapshot, so every transaction is either in the
+snapshot or streamed afterwards, never both, never neither.
+
+Changes: an INSERT adds the row, a DELETE takes it out, an UPDATE does both
+(old row out, new row in), a TRUNCATE takes out every row of the relation.
+Within a transaction the changes are summed per row, then applied with one
+``view.update(relation, rows, mults)`` per relation; if one fails, the
+batches already applied are undone, so a transaction is applied entirely or
+not at all. DDL that changes a followed table (its columns, its name, its
+replica identity) arrives as a new Relation message: following stops there
+with a message saying what changed.
+
+Exactly once: with ``checkpoint=DIR`` the view's ``snapshot()`` is saved
+with the end LSN of the last transaction applied (``dynyan.pipeline.checkpoint``:
+atomic, fsynced), and the slot is acknowledged only up to that LSN, so
+PostgreSQL keeps everything after it. A restart restores the view and asks
+for the transactions after that LSN; a dropped connection is reopened with
+exponential backoff and resumes from the last transaction applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import datetime
+import hashlib
+import os
+import re
+import select
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from . import checkpoint as _ckpt
+from . import pgoutput as pgo
+from ..errors import FollowError, SqlError
+
+DEFAULT_EVERY_SECONDS = 10.0  # checkpoint interval
+DEFAULT_STATUS_SECONDS = 10.0  # a health line on stderr (not on a terminal)
+FEEDBACK_SECONDS = 1.0  # standby status updates to the server
+HEALTH_SECONDS = 5.0  # catalog check and the server's WAL position
+MAX_BACKOFF_SECONDS = 30.0
+FIRST_BACKOFF_SECONDS = 0.5
+MIN_SERVER_VERSION = 120000
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")
+_CREATE_TABLE = re.compile(r"\bcreate\s+table\b", re.IGNORECASE)
+_SESSION = ("SET DateStyle TO ISO", "SET extra_float_digits TO 3")
+
+
+def _driver():
+    """psycopg2, imported when following starts (the ``postgres`` extra)."""
+    try:
+        import psycopg2
+        import psycopg2.extras
+        import psycopg2.sql
+    except ImportError:
+        raise FollowError(
+            "following PostgreSQL needs psycopg2: pip install 'dynyan[postgres]'"
+        ) from None
+    return psycopg2
+
+
+# ---------------------------------------------------------------------------
+# What a commit looks like from the outside
+
+
+@dataclasses.dataclass
+class Commit:
+    """One transaction applied to the view (or the initial snapshot).
+
+    ``changes``: the change of the query result, merged over the whole
+    transaction (row, +k or -k), when the view is in push mode, else None.
+    ``lsn``: the commit's LSN (for the snapshot, the slot's consistent point);
+    LSNs of later commits are larger, so a consumer that remembers the last
+    one it handled can drop the commits a resumed follower reports again.
+    """
+
+    lsn: int
+    end_lsn: int
+    xid: int | None
+    time: float | None  # commit time, Unix seconds (None for the snapshot)
+    applied_at: float  # Unix seconds when the view held it
+    events: int  # row changes read (UPDATE counts two)
+    changes: list | None
+    snapshot: bool = False
+
+    @property
+    def lsn_text(self) -> str:
+        return pgo.format_lsn(self.lsn)
+
+    @property
+    def latency(self) -> float | None:
+        """Seconds from the commit to the view holding it."""
+        return None if self.time is None else self.applied_at - self.time
+
+
+@dataclasses.dataclass
+class FollowSummary:
+    """What a follower did; ``str()`` is the human summary."""
+
+    database: str = ""
+    slot: str = ""
+    commits: int = 0
+    events: int = 0
+    snapshot_rows: int = 0
+    snapshot_seconds: float = 0.0
+    seconds: float = 0.0
+    resumed_from: int | None = None
+    applied_lsn: int = 0
+    checkpoints: int = 0
+    checkpoint_seconds: float = 0.0
+    reconnects: int = 0
+    result_rows: int | None = None
+    stopped_by: str = ""
+
+    @property
+    def events_per_sec(self) -> float:
+        return self.events / self.seconds if self.seconds > 0 else 0.0
+
+    def __str__(self) -> str:
+        lines = []
+        if self.resumed_from is not None:
+            lines.append(f"resumed after LSN {pgo.format_lsn(self.resumed_from)}")
+        else:
+            lines.append(
+                f"snapshot: {self.snapshot_rows:,} rows in {self.snapshot_seconds:.2f} s"
+            )
+        lines.append(
+            f"followed {self.commits:,} commits ({self.events:,} row changes) in "
+            f"{self.seconds:.1f} s: {self.events_per_sec:,.0f} changes/s; "
+            f"applied up to LSN {pgo.format_lsn(self.applied_lsn)} (slot {self.slot})"
+        )
+        if self.checkpoints:
+            lines.append(
+                f"checkpoints: {self.checkpoints} ({self.checkpoint_seconds:.2f} s)"
+            )
+        if self.reconnects:
+            lines.append(f"reconnects: {self.reconnects}")
+        if self.stopped_by:
+            lines.append(f"stopped: {self.stopped_by}")
+        if self.result_rows is not None:
+            lines.append(f"result: {self.result_rows:,} rows")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# The catalog
+
+
+@dataclasses.dataclass(frozen=True)
+class Table:
+    """A followed table: where it is, its columns, and what the view reads."""
+
+    relation: str  # the view's name for it
+    oid: int
+    schema: str
+    name: str
+    columns: tuple[pgo.Column, ...]  # replicated columns, in table order
+    view_columns: tuple[str, ...]  # the view's columns, in the view's order
+    strict: bool = False  # the schema came from the catalog: any column change is DDL
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+    def read_columns(self, columns=None) -> list[int]:
+        """Positions in ``columns`` (default: the table's) of the view's columns."""
+        names = [c.name for c in (self.columns if columns is None else columns)]
+        return [
+            _column_index(names, want, self.qualified) for want in self.view_columns
+        ]
+
+
+def _column_index(names: list[str], want: str, table: str) -> int:
+    if want in names:
+        return names.index(want)
+    folded = [i for i, n in enumerate(names) if n.lower() == want.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    raise FollowError(f"table {table} has no column {want} (it has {', '.join(names)})")
+
+
+def query_tables(sql: str) -> list[str]:
+    """The names of the tables a query reads, in order of appearance."""
+    import sqlglot
+    from sqlglot import exp
+
+    from ..compiler.frontend import DIALECT
+
+    try:
+        statements = sqlglot.parse(sql, read=DIALECT)
+    except sqlglot.errors.SqlglotError:
+        return []  # compiling reports it with its position
+    names: list[str] = []
+    for stmt in statements:
+        if stmt is None or isinstance(stmt, exp.Create):
+            continue
+        ctes = {c.alias_or_name.lower() for c in stmt.find_all(exp.CTE)}
+        for table in stmt.find_all(exp.Table):
+            name = table.name.lower()
+            if name and name not in ctes and name not in names:
+                names.append(name)
+    return names
+
+
+_CATALOG_TABLE = """
+SELECT c.oid, n.nspname, c.relname, c.relkind, c.relreplident
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.oid = to_regclass(quote_ident(%s))
+"""
+_CATALOG_COLUMNS = """
+SELECT attname, atttypid, atttypmod, attnotnull, attgenerated <> '',
+       format_type(atttypid, atttypmod)
+FROM pg_attribute
+WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped
+ORDER BY attnum
+"""
+_RELKINDS = {
+    "r": "table",
+    "p": "partitioned table",
+    "v": "view",
+    "m": "materialized view",
+    "f": "foreign table",
+}
+
+
+@dataclasses.dataclass
+class _CatalogEntry:
+    oid: int
+    schema: str
+    name: str
+    relkind: str
+    replident: str
+    columns: list  # (name, type oid, typmod, not null, generated, type text)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+
+def _catalog_entry(cur, name: str) -> _CatalogEntry:
+    cur.execute(_CATALOG_TABLE, (name,))
+    found = cur.fetchone()
+    if found is None:
+        raise FollowError(
+            f"table {name} does not exist in the database (or is not on its search_path)"
+        )
+    oid, schema, relname, relkind, replident = found
+    if relkind != "r":
+        raise FollowError(
+            f"{schema}.{relname} is a {_RELKINDS.get(relkind, 'relation of kind ' + relkind)}; "
+            "dynyan follow reads ordinary tables"
+        )
+    cur.execute(_CATALOG_COLUMNS, (oid,))
+    return _CatalogEntry(oid, schema, relname, relkind, replident, cur.fetchall())
+
+
+def _sql_type(type_oid: int, typmod: int) -> str | None:
+    """The CREATE TABLE type dynyan compiles a PostgreSQL column as (None: unsupported)."""
+    if type_oid == 21:
+        return "SMALLINT"
+    if type_oid == 23:
+        return "INTEGER"
+    if type_oid in (20, 26):
+        return "BIGINT"
+    if type_oid == 1700:
+        if typmod >= 4:
+            precision, scale = ((typmod - 4) >> 16) & 0xFFFF, (typmod - 4) & 0xFFFF
+            if 0 <= scale <= precision:
+                return f"DECIMAL({precision}, {scale})"
+        return "DOUBLE"  # unconstrained numeric: no fixed scale to sum exactly
+    if type_oid == 700:
+        return "REAL"
+    if type_oid == 701:
+        return "DOUBLE"
+    if type_oid in (25, 19):
+        return "TEXT"
+    if type_oid == 1043:
+        return f"VARCHAR({typmod - 4})" if typmod >= 4 else "VARCHAR"
+    if type_oid == 1042:
+        return f"CHAR({typmod - 4})" if typmod >= 4 else "CHAR"
+    if type_oid == 1082:
+        return "DATE"
+    return None
+
+
+def schema_from_catalog(conn, sql: str) -> tuple[str, dict[str, list[str]]]:
+    """CREATE TABLE statements for the tables ``sql`` reads, from the catalog.
+
+    Columns of a type dynyan cannot hold (timestamps, JSON, …) and generated
+    columns (logical replication does not send them) are left out; the
+    second value names them per table (``"created_at timestamp with time zone"``).
+    """
+    statements, left_out = [], {}
+    with conn.cursor() as cur:
+        for name in query_tables(sql):
+            entry = _catalog_entry(cur, name)
+            columns, skipped = [], []
+            for cname, type_oid, typmod, notnull, generated, type_text in entry.columns:
+                sql_type = None if generated else _sql_type(type_oid, typmod)
+                if sql_type is None:
+                    skipped.append(
+                        f"{cname} {type_text}{' (generated)' if generated else ''}"
+                    )
+                    continue
+                ident = cname.replace('"', '""')
+                columns.append(f'"{ident}" {sql_type}{" NOT NULL" if notnull else ""}')
+            if skipped:
+                left_out[name] = skipped
+            if not columns:
+                raise FollowError(
+                    f"table {entry.qualified} has no column dynyan can hold "
+                    f"({', '.join(skipped)})"
+                )
+            statements.append(
+                f'CREATE TABLE "{name}" (\n    ' + ",\n    ".join(columns) + "\n);"
+            )
+    return "\n".join(statements), left_out
+
+
+def _declared_types(schema_text: str | None) -> dict[str, dict[str, str]]:
+    """relation -> column -> contract type, from CREATE TABLE statements."""
+    if not schema_text:
+        return {}
+    from ..compiler.frontend import parse_schema
+
+    return {
+        name: dict(zip(rel.columns, rel.types))
+        for name, rel in parse_schema(schema_text).items()
+    }
+
+
+# ---------------------------------------------------------------------------
+# Targets: a View, a query module, or SQL
+
+
+@dataclasses.dataclass
+class _Target:
+    view: object
+    fingerprint: str
+    declared: dict  # relation -> column -> type ('int', 'float', 'str', 'date')
+    strict: bool  # the schema came from the catalog
+    name: str
+
+
+def _make_view(view_class, push: bool):
+    if not push:
+        return view_class()
+    try:
+        return view_class(push=True)
+    except NotImplementedError as exc:
+        raise FollowError(f"push mode: {exc}") from None
+
+
+def _resolve_target(target, conn, schema, push: bool) -> _Target:
+    from . import replay
+
+    if hasattr(target, "RELATIONS") and hasattr(target, "update"):
+        if isinstance(target, type):
+            return _Target(
+                _make_view(target, push),
+                _ckpt.module_fingerprint(target),
+                {},
+                False,
+                target.__name__,
+            )
+        return _Target(
+            target, _ckpt.module_fingerprint(target), {}, False, type(target).__name__
+        )
+    if isinstance(target, replay.Query):
+        return _Target(
+            _make_view(target.View, push), target.fingerprint, {}, False, target.name
+        )
+    if hasattr(target, "View") and hasattr(target.View, "RELATIONS"):
+        return _Target(
+            _make_view(target.View, push),
+            _ckpt.module_fingerprint(target),
+            {},
+            False,
+            target.__name__,
+        )
+    if not isinstance(target, (str, os.PathLike)):
+        raise FollowError(
+            f"cannot follow {type(target).__name__}: give a View, a query module, "
+            "a .sql file or SQL text"
+        )
+    text, name = str(target), "query"
+    one_line = "\n" not in text
+    if one_line and text.endswith(".sql"):
+        from ..compiler.source import read_text
+
+        if not Path(text).is_file():
+            raise FollowError(f"query file {text} does not exist")
+        text, name = read_text(text, text), Path(text).stem
+    elif one_line and not re.search(r"\bselect\b", text, re.IGNORECASE):
+        query = replay.load_query(text)  # a generated module: file.py or module name
+        return _Target(
+            _make_view(query.View, push), query.fingerprint, {}, False, query.name
+        )
+    schema_text = None
+    if schema is not None:
+        from ..compiler.source import read_text
+
+        schema_text = (
+            schema
+            if _CREATE_TABLE.search(str(schema))
+            else read_text(schema, f"schema {schema}")
+        )
+    strict, left_out = False, {}
+    if schema_text is None and not _CREATE_TABLE.search(text):
+        schema_text, left_out = schema_from_catalog(conn, text)
+        strict = True
+        _refuse_star_over_left_out(text, left_out)
+    from ..compiler import compile_sql, import_source
+
+    try:
+        source = compile_sql(text, schema_text)
+    except SqlError as exc:
+        hint = _left_out_hint(str(exc), left_out)
+        if hint:
+            raise SqlError(f"{exc}; {hint}") from None
+        raise
+    module = import_source(source)
+    declared = _declared_types(schema_text) if not strict else {}
+    return _Target(
+        _make_view(module.View, push),
+        _ckpt.source_fingerprint(source),
+        declared,
+        strict,
+        name,
+    )
+
+
+def _refuse_star_over_left_out(sql: str, left_out: dict) -> None:
+    if left_out and "*" in re.sub(
+        r"count\s*\(\s*\*\s*\)", "", sql, flags=re.IGNORECASE
+    ):
+        listed = "; ".join(f"{t}: {', '.join(cols)}" for t, cols in left_out.items())
+        raise FollowError(
+            f"SELECT * would include columns dynyan cannot hold ({listed}); "
+            "name the columns you want, or declare the tables with CREATE TABLE"
+        )
+
+
+def _left_out_hint(message: str, left_out: dict) -> str:
+    for table, cols in left_out.items():
+        for col in cols:
+            if re.search(rf"\b{re.escape(col.split()[0])}\b", message):
+                return (
+                    f"{table}.{col.split()[0]} is {col.split(' ', 1)[1]}, which dynyan "
+                    "cannot hold (INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE)"
+                )
+    return ""
+
+
+# ---------------------------------------------------------------------------
+# Connections
+
+
+def _connect(dsn: str, *, replication: bool = False):
+    psycopg2 = _driver()
+    kwargs = {}
+    if replication:
+        kwargs["connection_factory"] = psycopg2.extras.LogicalReplicationConnection
+    try:
+        conn = psycopg2.connect(dsn, **kwargs)
+    except psycopg2.Error as exc:
+        raise FollowError(f"cannot connect to PostgreSQL: {_pg_message(exc)}") from None
+    if not replication:
+        conn.autocommit = True
+    with conn.cursor() as cur:
+        for statement in _SESSION:
+            cur.execute(statement)
+    return conn
+
+
+def _pg_message(exc) -> str:
+    text = (getattr(exc, "pgerror", None) or str(exc) or type(exc).__name__).strip()
+    return " ".join(text.split())
+
+
+def _transient(exc) -> bool:
+    """A connection problem worth reconnecting for (not a refusal that would repeat)."""
+    psycopg2 = _driver()
+    if isinstance(exc, (psycopg2.OperationalError, psycopg2.InterfaceError)):
+        return True
+    return getattr(exc, "pgcode", None) == "55006"  # slot still active (old walsender)
+
+
+# ---------------------------------------------------------------------------
+# The follower
+
+
+class _Txn:
+    """The changes of one transaction, summed per relation and row."""
+
+    __slots__ = ("commit_lsn", "time", "xid", "net", "events", "skip")
+
+    def __init__(self, commit_lsn: int, commit_time: int, xid: int, skip: bool):
+        self.commit_lsn = commit_lsn
+        self.time = commit_time
+        self.xid = xid
+        self.net: dict[str, dict[tuple, int]] = {}
+        self.events = 0
+        self.skip = skip
+
+
+_STOPPED = object()
+
+
+class Follower:
+    """Keeps ``view`` equal to a query over a PostgreSQL database.
+
+    Run it with ``run()`` (blocks until ``stop()``, ``duration`` or an
+    error), or ``start()`` it on a background thread. While it runs, read
+    the view under ``follower.lock``; ``wait_for(lsn)`` waits until the view
+    holds everything committed up to an LSN; ``async for commit in
+    follower.commits()`` receives the commits in an asyncio program.
+    """
+
+    def __init__(
+        self,
+        target,
+        dsn: str,
+        *,
+        schema: str | Path | None = None,
+        checkpoint: str | Path | None = None,
+        every: float | None = DEFAULT_EVERY_SECONDS,
+        every_commits: int | None = None,
+        slot: str | None = None,
+        publication: str | None = None,
+        set_replica_identity: bool = False,
+        on_commit: Callable[[Commit], None] | None = None,
+        on_delta: Callable[[tuple, int], None] | None = None,
+        push: bool | None = None,
+        initial: bool = True,
+        duration: float | None = None,
+        retry_for: float | None = None,
+        progress: bool | None = False,
+        status_every: float | None = None,
+        log: Callable[[str], None] | None = None,
+    ):
+        """See ``follow()`` for the options."""
+        for name, value in (("slot", slot), ("publication", publication)):
+            if value is not None and not _NAME.match(value):
+                raise FollowError(
+                    f"{name} name {value!r} must be lower-case letters, digits and _ "
+                    "(at most 63, not starting with a digit)"
+                )
+        if every is not None and every < 0:
+            raise FollowError(f"checkpoint interval must be >= 0 s, got {every}")
+        if every_commits is not None and every_commits < 1:
+            raise FollowError(f"every_commits must be >= 1, got {every_commits}")
+        _driver()
+        self.dsn = dsn
+        self.checkpoint = Path(checkpoint) if checkpoint is not None else None
+        self.every = every
+        self.every_commits = every_commits
+        self.on_commit = on_commit
+        self.on_delta = on_delta
+        self.initial = initial
+        self.duration = duration
+        self.retry_for = retry_for
+        self.set_replica_identity = set_replica_identity
+        self.progress = progress
+        self.status_every = status_every
+        self.log = log or (lambda message: None)
+        self.lock = threading.RLock()
+        self.summary = FollowSummary()
+        self.error: BaseException | None = None
+        self.ready = (
+            threading.Event()
+        )  # the snapshot is loaded or the checkpoint restored
+
+        self._conn = _connect(dsn)
+        try:
+            want_push = bool(on_delta or on_commit) if push is None else push
+            resolved = _resolve_target(target, self._conn, schema, want_push)
+        except BaseException:
+            self._conn.close()
+            raise
+        self.view = resolved.view
+        self.fingerprint = resolved.fingerprint
+        self.name = resolved.name
+        self._declared = resolved.declared
+        self._strict = resolved.strict
+        relations = getattr(self.view, "RELATIONS", None)
+        if not isinstance(relations, dict) or not relations:
+            raise FollowError(
+                "the view has no RELATIONS mapping (is it a dynyan View?)"
+            )
+        self._relations = {rel: tuple(cols) for rel, cols in relations.items()}
+        self._push = getattr(self.view, "_pending", None) is not None
+        if (on_delta or push) and not self._push:
+            raise FollowError("deltas need a view in push mode: View(push=True)")
+        self.slot = slot
+        self.publication = publication
+        self._own_publication = False
+        self._temporary_slot = False
+
+        self.tables: dict[int, Table] = {}
+        self.mirror: dict[str, dict[tuple, int]] = {rel: {} for rel in self._relations}
+        self._bindings: dict[int, tuple[str, Callable, Table]] = {}
+        self._encoding = "utf-8"
+        self.system_id = ""
+        self.database = ""
+        self.applied_lsn = 0  # end LSN of the last transaction applied
+        self.applied_commit_lsn = 0
+        self.acked_lsn = 0  # what the slot may forget: durably applied
+        self.server_lsn = 0
+        self._idle_lsn = 0  # the server's sent position when nothing was in flight
+        self.consistent_point = 0
+        self._txn: _Txn | None = None
+        self._rconn = None
+        self._rcur = None
+        self._in_apply = False
+        self._stop = threading.Event()
+        self._stop_reason = ""
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._applied = threading.Condition(self.lock)
+        self._listeners: list[Callable] = []
+        self._thread: threading.Thread | None = None
+        self._latencies: collections.deque = collections.deque(maxlen=10_000)
+        self._commits_since_ckpt = 0
+        self._last_ckpt = time.monotonic()
+        self._bar = None
+
+    # -- public API -----------------------------------------------------------
+
+    def run(self) -> FollowSummary:
+        """Follow until ``stop()``, ``duration`` or an error (a FollowError);
+        the final checkpoint is written in every case but a crash."""
+        t0 = time.perf_counter()
+        started = time.monotonic()
+        self._deadline = None if self.duration is None else started + self.duration
+        try:
+            self._setup()
+            self.ready.set()
+            self._follow()
+        except BaseException as exc:
+            self.error = exc
+            raise
+        finally:
+            self.summary.seconds = (
+                time.perf_counter() - t0 - self.summary.snapshot_seconds
+            )
+            self.summary.applied_lsn = self.applied_lsn
+            self.summary.stopped_by = self._stop_reason or (
+                f"error: {self.error}" if self.error is not None else ""
+            )
+            self._finish()
+        return self.summary
+
+    def start(self) -> "Follower":
+        """Run on a daemon thread; returns once the view holds the snapshot
+        (or the checkpoint), or raises the error that stopped it before."""
+        self._thread = threading.Thread(
+            target=self._run_quietly, name="dynyan-follow", daemon=True
+        )
+        self._thread.start()
+        while not self.ready.wait(0.05):
+            if not self._thread.is_alive():
+                break
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def stop(self, reason: str = "stopped") -> None:
+        """Ask the follower to stop after the transaction it is applying."""
+        if not self._stop.is_set():
+            self._stop_reason = reason
+            self._stop.set()
+        try:
+            os.write(self._wake_w, b"x")
+        except (BlockingIOError, OSError):
+            pass
+
+    def join(self, timeout: float | None = None) -> FollowSummary:
+        """Wait for a ``start()``ed follower to end; re-raise its error."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self.error is not None:
+            raise self.error
+        return self.summary
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait_for(self, lsn: int | str, timeout: float | None = None) -> bool:
+        """Wait until the view holds every transaction committed before ``lsn``
+        (e.g. ``SELECT pg_current_wal_lsn()`` after a commit); False on timeout."""
+        target = pgo.parse_lsn(lsn) if isinstance(lsn, str) else int(lsn)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._applied:
+            while self.position < target:
+                if self.error is not None:
+                    raise self.error
+                if self._thread is not None and not self._thread.is_alive():
+                    return False
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._applied.wait(0.1 if left is None else min(left, 0.1))
+        return True
+
+    @property
+    def position(self) -> int:
+        """How far the stream has been applied: the end of the last commit
+        applied or, when no transaction was in flight after the last message,
+        everything the server had sent by then (it skips other tables' WAL)."""
+        return max(self.applied_lsn, self._idle_lsn)
+
+    async def commits(self):
+        """The commits as they are applied, for asyncio code:
+        ``async for commit in follower.commits(): ...`` (ends when the follower stops).
+        """
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+
+        def deliver(item):
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        self._listeners.append(deliver)
+        try:
+            while True:
+                if not self.running and queue.empty() and self._thread is not None:
+                    if self.error is not None:
+                        raise self.error
+                    return
+                try:
+                    item = await asyncio.wait_for(queue.get(), 0.5)
+                except asyncio.TimeoutError:
+                    continue
+                if item is _STOPPED:
+                    if self.error is not None:
+                        raise self.error
+                    return
+                yield item
+        finally:
+            self._listeners.remove(deliver)
+
+    def drop(self) -> None:
+        """Drop the replication slot and the publication this follower uses
+        (created by it) and delete its checkpoint: following ends for good."""
+        self._drop_slot_and_publication()
+        if self.checkpoint is not None:
+            _ckpt.checkpoint_path(self.checkpoint).unlink(missing_ok=True)
+
+    # -- set-up ---------------------------------------------------------------
+
+    def _setup(self) -> None:
+        self._check_server()
+        saved = None
+        if self.checkpoint is not None:
+            saved = _ckpt.load_checkpoint(self.checkpoint)
+        if saved is not None:
+            self._resume(saved)
+            return
+        self._fresh_start()
+
+    def _check_server(self) -> None:
+        with self._conn.cursor() as cur:
+            cur.execute(
+                "SELECT current_setting('server_version_num')::int, "
+                "current_setting('wal_level'), current_database(), "
+                "pg_encoding_to_char(encoding) FROM pg_database "
+                "WHERE datname = current_database()"
+            )
+            version, wal_level, database, encoding = cur.fetchone()
+        if version < MIN_SERVER_VERSION:
+            raise FollowError(
+                f"PostgreSQL {version} is too old: dynyan follow needs 12 or later"
+            )
+        if wal_level != "logical":
+            raise FollowError(
+                f"wal_level is {wal_level}: logical replication needs wal_level = logical "
+                "(ALTER SYSTEM SET wal_level = logical, then restart PostgreSQL)"
+            )
+        self.database = database
+        self.summary.database = database
+        from psycopg2.extensions import encodings
+
+        self._encoding = encodings.get(encoding, "utf-8")
+
+    def _lookup_tables(
+        self, expected: dict[str, Table] | None = None
+    ) -> dict[int, Table]:
+        """The followed tables from the catalog; checks columns, types, replica identity."""
+        tables: dict[int, Table] = {}
+        with self._conn.cursor() as cur:
+            for rel, view_columns in self._relations.items():
+                entry = _catalog_entry(cur, rel)
+                if (
+                    expected is not None
+                    and rel in expected
+                    and expected[rel].oid != entry.oid
+                ):
+                    raise FollowError(
+                        f"table {entry.qualified} is not the table the checkpoint followed "
+                        f"(oid {entry.oid}, was {expected[rel].oid}): it was dropped and "
+                        "created again; start over with a fresh checkpoint directory"
+                    )
+                columns = tuple(
+                    pgo.Column(name, type_oid, typmod)
+                    for name, type_oid, typmod, _nn, generated, _t in entry.columns
+                    if not generated
+                )
+                generated = {c[0] for c in entry.columns if c[4]}
+                table = Table(
+                    rel,
+                    entry.oid,
+                    entry.schema,
+                    entry.name,
+                    columns,
+                    view_columns,
+                    self._strict,
+                )
+                for col in view_columns:
+                    if col in generated:
+                        raise FollowError(
+                            f"{entry.qualified}.{col} is a generated column, which logical "
+                            "replication does not send"
+                        )
+                positions = table.read_columns()
+                declared = self._declared.get(rel, {})
+                for pos, col in zip(positions, view_columns):
+                    column = columns[pos]
+                    kind = pgo.python_type(column.type_oid)
+                    type_text = next(c[5] for c in entry.columns if c[0] == column.name)
+                    if kind is None:
+                        raise FollowError(
+                            f"{entry.qualified}.{column.name} has type {type_text}, which "
+                            "dynyan cannot hold (INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE)"
+                        )
+                    want = declared.get(col)
+                    if (
+                        want is not None
+                        and want != kind
+                        and not (want == "float" and kind == "int")
+                    ):
+                        raise FollowError(
+                            f"{entry.qualified}.{column.name} is {type_text} in PostgreSQL "
+                            f"({kind} values) but the query's schema declares it {want}"
+                        )
+                if entry.replident != "f":
+                    self._replica_identity(cur, entry)
+                tables[entry.oid] = table
+        return tables
+
+    def _replica_identity(self, cur, entry: _CatalogEntry) -> None:
+        current = {"d": "DEFAULT", "n": "NOTHING", "i": "USING INDEX"}.get(
+            entry.replident, entry.replident
+        )
+        if not self.set_replica_identity:
+            raise FollowError(
+                f"table {entry.qualified} has REPLICA IDENTITY {current}: PostgreSQL then "
+                "logs only the key of an updated or deleted row, and the view needs the whole "
+                f"old row. Run ALTER TABLE {entry.qualified} REPLICA IDENTITY FULL "
+                "(or let dynyan do it: --set-replica-identity)"
+            )
+        from psycopg2 import sql
+
+        self.log(f"setting REPLICA IDENTITY FULL on {entry.qualified}")
+        try:
+            cur.execute(
+                sql.SQL("ALTER TABLE {}.{} REPLICA IDENTITY FULL").format(
+                    sql.Identifier(entry.schema), sql.Identifier(entry.name)
+                )
+            )
+        except _driver().Error as exc:
+            raise FollowError(
+                f"cannot set REPLICA IDENTITY FULL on {entry.qualified}: {_pg_message(exc)}"
+            ) from None
+
+    def _default_slot(self) -> str:
+        if self.checkpoint is None:
+            self._temporary_slot = True
+            return f"dynyan_{os.getpid()}_{os.urandom(4).hex()}"
+        where = str(self.checkpoint.resolve())
+        return "dynyan_" + hashlib.sha256(where.encode()).hexdigest()[:16]
+
+    def _fresh_start(self) -> None:
+        slot_given = self.slot is not None
+        self.slot = self.slot or self._default_slot()
+        self.publication = self.publication or self.slot
+        self.summary.slot = self.slot
+        self.tables = self._lookup_tables()
+        self._ensure_publication()
+        existing = self._slot_state()
+        if existing is not None:
+            if slot_given or self.checkpoint is None:
+                raise FollowError(
+                    f"replication slot {self.slot} already exists and "
+                    f"{'there is no checkpoint to resume from' if self.checkpoint else 'nothing resumes from it'}: "
+                    f"drop it (SELECT pg_drop_replication_slot('{self.slot}')) or choose another --slot"
+                )
+            if existing["active"]:
+                raise FollowError(
+                    f"replication slot {self.slot} is in use by another process"
+                )
+            # our own slot, left by a start interrupted before its first checkpoint
+            self.log(f"dropping slot {self.slot}, left by an interrupted start")
+            self._drop_slot()
+        self._open_replication()
+        try:
+            self._rcur.execute(f"CREATE_REPLICATION_SLOT {self.slot} LOGICAL pgoutput")
+            _, consistent_point, snapshot_name, _ = self._rcur.fetchone()
+        except _driver().Error as exc:
+            raise FollowError(
+                f"cannot create replication slot {self.slot}: {_pg_message(exc)}"
+            ) from None
+        self.consistent_point = pgo.parse_lsn(consistent_point)
+        self.log(
+            f"slot {self.slot} created at {consistent_point}; reading the snapshot"
+        )
+        t = time.perf_counter()
+        rows = self._read_snapshot(snapshot_name)
+        self._load(rows)
+        self.summary.snapshot_seconds = time.perf_counter() - t
+        self.applied_lsn = self.applied_commit_lsn = self.consistent_point
+        if self.checkpoint is not None:
+            self._save_checkpoint()
+        else:
+            self.acked_lsn = self.applied_lsn
+        self._start_streaming()
+
+    def _resume(self, saved: dict) -> None:
+        state = saved["state"]
+        if saved["fingerprint"] != self.fingerprint:
+            raise FollowError(
+                f"checkpoint {self.checkpoint} was written for another query (module "
+                f"fingerprint {saved['fingerprint']}, this one is {self.fingerprint}); "
+                "use another checkpoint directory"
+            )
+        if self.slot is not None and self.slot != state["slot"]:
+            raise FollowError(
+                f"checkpoint {self.checkpoint} follows slot {state['slot']}, not {self.slot}"
+            )
+        self.slot = state["slot"]
+        self.publication = state["publication"]
+        self._own_publication = state.get("own_publication", False)
+        self.summary.slot = self.slot
+        self._open_replication()
+        expected = (
+            f"postgresql {self.system_id} database {self.database} slot {self.slot}"
+        )
+        if saved["stream_id"] != expected:
+            raise FollowError(
+                f"checkpoint {self.checkpoint} belongs to another database or slot "
+                f"({saved['stream_id']}; this is {expected})"
+            )
+        if self._slot_state() is None:
+            raise FollowError(
+                f"replication slot {self.slot} no longer exists, so the changes after LSN "
+                f"{pgo.format_lsn(saved['last_seq'])} are lost; remove {self.checkpoint} "
+                "to start over from a new snapshot"
+            )
+        saved_tables = {t.relation: t for t in state["tables"]}
+        self._lookup_tables(
+            expected=saved_tables
+        )  # the tables still exist, identity FULL
+        self.tables = {t.oid: t for t in state["tables"]}
+        with self.lock:
+            restored = self.view.restore(state["view"])
+            if (
+                restored is not None
+                and restored is not self.view
+                and hasattr(restored, "update")
+            ):
+                self.view = restored
+            self.mirror = state["mirror"]
+        self.applied_lsn = self.acked_lsn = saved["last_seq"]
+        self.applied_commit_lsn = state["commit_lsn"]
+        self.consistent_point = state["consistent_point"]
+        self.summary.resumed_from = self.applied_lsn
+        self.summary.commits = 0
+        self.log(
+            f"resumed from {self.checkpoint} after LSN {pgo.format_lsn(self.applied_lsn)}"
+        )
+        self._start_streaming()
+
+    def _ensure_publication(self) -> None:
+        from psycopg2 import sql
+
+        oids = sorted(self.tables)
+        with self._conn.cursor() as cur:
+            cur.execute(
+                "SELECT pubinsert AND pubupdate AND pubdelete AND pubtruncate, puballtables "
+                "FROM pg_publication WHERE pubname = %s",
+                (self.publication,),
+            )
+            found = cur.fetchone()
+            if found is None:
+                names = sql.SQL(", ").join(
+                    sql.SQL("{}.{}").format(
+                        sql.Identifier(t.schema), sql.Identifier(t.name)
+                    )
+                    for t in (self.tables[o] for o in oids)
+                )
+                try:
+                    cur.execute(
+                        sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(
+                            sql.Identifier(self.publication), names
+                        )
+                    )
+                except _driver().Error as exc:
+                    raise FollowError(
+                        f"cannot create publication {self.publication}: {_pg_message(exc)}"
+                    ) from None
+                self._own_publication = True
+                return
+            publishes_all, all_tables = found
+            if not publishes_all:
+                raise FollowError(
+                    f"publication {self.publication} does not publish every kind of change "
+                    "(insert, update, delete, truncate)"
+                )
+            if all_tables:
+                return
+            cur.execute(
+                "SELECT c.oid FROM pg_publication_tables p JOIN pg_namespace n ON n.nspname = p.schemaname "
+                "JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = p.tablename "
+                "WHERE p.pubname = %s",
+                (self.publication,),
+            )
+            have = {row[0] for row in cur.fetchall()}
+        missing = [self.tables[o].qualified for o in oids if o not in have]
+        if missing:
+            raise FollowError(
+                f"publication {self.publication} does not include {', '.join(missing)}"
+            )
+
+    def _slot_state(self) -> dict | None:
+        with self._conn.cursor() as cur:
+            cur.execute(
+                "SELECT plugin, active, confirmed_flush_lsn::text, database FROM pg_replication_slots "
+                "WHERE slot_name = %s",
+                (self.slot,),
+            )
+            found = cur.fetchone()
+        if found is None:
+            return None
+        plugin, active, confirmed, database = found
+        if plugin != "pgoutput" or database != self.database:
+            raise FollowError(
+                f"replication slot {self.slot} belongs to another consumer "
+                f"(plugin {plugin}, database {database})"
+            )
+        return {"active": active, "confirmed": confirmed}
+
+    def _read_snapshot(self, snapshot_name: str) -> dict[str, list[tuple]]:
+        """Every followed table as of the slot's exported snapshot."""
+        psycopg2 = _driver()
+        from psycopg2 import sql
+
+        conn = _connect(self.dsn)
+        rows: dict[str, list[tuple]] = {}
+        try:
+            conn.autocommit = False
+            conn.set_session(isolation_level="REPEATABLE READ", readonly=True)
+            with conn.cursor() as cur:
+                cur.execute("SET TRANSACTION SNAPSHOT %s", (snapshot_name,))
+                for table in self.tables.values():
+                    positions = table.read_columns()
+                    names = [table.columns[p].name for p in positions]
+                    decode = pgo.row_decoder(
+                        list(range(len(names))),
+                        [
+                            pgo.value_decoder(table.columns[p].type_oid, self._encoding)
+                            for p in positions
+                        ],
+                    )
+                    sink = _CopySink(decode, table)
+                    statement = sql.SQL("COPY {}.{} ({}) TO STDOUT").format(
+                        sql.Identifier(table.schema),
+                        sql.Identifier(table.name),
+                        sql.SQL(", ").join(map(sql.Identifier, names)),
+                    )
+                    cur.copy_expert(statement.as_string(conn), sink)
+                    rows[table.relation] = sink.rows
+            conn.rollback()
+        except psycopg2.Error as exc:
+            raise FollowError(
+                f"cannot read the initial snapshot: {_pg_message(exc)}"
+            ) from None
+        finally:
+            conn.close()
+        return rows
+
+    def _load(self, rows: dict[str, list[tuple]]) -> None:
+        """Apply the snapshot to the (empty) view: one batch per relation."""
+        merged: dict | None = {} if self._push else None
+        total = 0
+        with self.lock:
+            for rel, batch in rows.items():
+                if not batch:
+                    continue
+                counts: dict[tuple, int] = {}
+                for row in batch:
+                    counts[row] = counts.get(row, 0) + 1
+                distinct = list(counts)
+                try:
+                    self.view.update(rel, distinct, [counts[r] for r in distinct])
+                except Exception as exc:
+                    raise FollowError(
+                        f"the view refuses the snapshot of {rel}: {exc}"
+                    ) from None
+                self.mirror[rel] = counts
+                total += len(batch)
+                if merged is not None:
+                    _merge(merged, self.view.deltas())
+        self.summary.snapshot_rows = total
+        self.log(f"snapshot: {total:,} rows")
+        commit = Commit(
+            lsn=self.consistent_point,
+            end_lsn=self.consistent_point,
+            xid=None,
+            time=None,
+            applied_at=time.time(),
+            events=total,
+            changes=(
+                None if merged is None else [(r, c) for r, c in merged.items() if c]
+            ),
+            snapshot=True,
+        )
+        if self.initial:
+            self._deliver(commit)
+
+    # -- streaming ------------------------------------------------------------
+
+    def _open_replication(self) -> None:
+        self._rconn = _connect(self.dsn, replication=True)
+        self._rcur = self._rconn.cursor()
+        self._rcur.execute("IDENTIFY_SYSTEM")
+        system_id, _timeline, _xlogpos, _dbname = self._rcur.fetchone()
+        self.system_id = str(system_id)
+
+    def _close_replication(self) -> None:
+        conn, self._rconn, self._rcur = self._rconn, None, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+    def _start_streaming(self) -> None:
+        self._bindings = {}
+        self._txn = None
+        try:
+            self._rcur.start_replication(
+                slot_name=self.slot,
+                decode=False,
+                start_lsn=self.applied_lsn,
+                options={"proto_version": "1", "publication_names": self.publication},
+                status_interval=10,
+            )
+        except _driver().Error as exc:
+            if _transient(exc):
+                raise
+            raise FollowError(
+                f"cannot start replication from slot {self.slot}: {_pg_message(exc)}"
+            ) from None
+
+    def _follow(self) -> None:
+        """The main loop, with reconnects."""
+        self._progress_start()
+        failed_since = None
+        attempt = 0
+        while not self._stop.is_set():
+            try:
+                if self._rcur is None:
+                    self._open_replication()
+                    self._start_streaming()
+                    self.summary.reconnects += 1
+                    self.log(
+                        f"reconnected; resuming after LSN {pgo.format_lsn(self.applied_lsn)}"
+                    )
+                self._stream()
+                failed_since, attempt = None, 0
+            except FollowError:
+                raise
+            except Exception as exc:
+                psycopg2 = _driver()
+                if not isinstance(exc, psycopg2.Error) or not _transient(exc):
+                    raise
+                self._close_replication()
+                self._txn = None
+                now = time.monotonic()
+                failed_since = failed_since or now
+                if self.retry_for is not None and now - failed_since > self.retry_for:
+                    raise FollowError(
+                        f"lost the connection to PostgreSQL and could not get it back within "
+                        f"{self.retry_for:g} s: {_pg_message(exc)}"
+                    ) from None
+                delay = min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2**attempt)
+                attempt += 1
+                self.log(
+                    f"connection lost ({_pg_message(exc)}); reconnecting in {delay:.1f} s"
+                )
+                self._sleep(delay)
+
+    def _sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0 or (
+                self._deadline is not None and time.monotonic() >= self._deadline
+            ):
+                return
+            select.select([self._wake_r], [], [], min(left, 0.5))
+            self._drain_wake()
+
+    def _drain_wake(self) -> None:
+        try:
+            while os.read(self._wake_r, 64):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def _stream(self) -> None:
+        cur, conn = self._rcur, self._rconn
+        now = time.monotonic()
+        next_tick = now
+        self._next_feedback = self._next_health = now
+        self._next_status = now + (self.status_every or DEFAULT_STATUS_SECONDS)
+        read = cur.read_message
+        handle = self._handle
+        while not self._stop.is_set():
+            msg = read()
+            if self._txn is None:
+                self._idle_lsn = cur.wal_end  # read on this thread, after the apply
+            if msg is not None:
+                handle(msg.payload)
+                if self._txn is None:
+                    self._idle_lsn = cur.wal_end
+                    self._applied.acquire()
+                    self._applied.notify_all()
+                    self._applied.release()
+                if time.monotonic() < next_tick:
+                    continue
+            now = time.monotonic()
+            if now >= next_tick:
+                self._tick(now)
+                next_tick = now + 0.2
+            if msg is None:
+                select.select([conn, self._wake_r], [], [], max(0.0, next_tick - now))
+                self._drain_wake()
+
+    def _handle(self, buf) -> None:
+        kind = buf[0]
+        txn = self._txn
+        if kind == 0x49:  # I
+            oid, values = pgo.decode_insert(buf)
+            binding = self._bindings.get(oid)
+            if binding is None or txn is None or txn.skip:
+                return
+            rel, decode, table = binding
+            row = self._decode(decode, values, table)
+            net = txn.net.get(rel)
+            if net is None:
+                net = txn.net[rel] = {}
+            net[row] = net.get(row, 0) + 1
+            txn.events += 1
+        elif kind == 0x55:  # U
+            oid, old_kind, old, new = pgo.decode_update(buf)
+            binding = self._bindings.get(oid)
+            if binding is None or txn is None or txn.skip:
+                return
+            rel, decode, table = binding
+            if old_kind != "O":
+                raise FollowError(_no_old_row("UPDATE", table))
+            if pgo.UNCHANGED in new:
+                new = [o if n is pgo.UNCHANGED else n for n, o in zip(new, old)]
+            before = self._decode(decode, old, table)
+            after = self._decode(decode, new, table)
+            net = txn.net.get(rel)
+            if net is None:
+                net = txn.net[rel] = {}
+            net[before] = net.get(before, 0) - 1
+            net[after] = net.get(after, 0) + 1
+            txn.events += 2
+        elif kind == 0x44:  # D
+            oid, old_kind, old = pgo.decode_delete(buf)
+            binding = self._bindings.get(oid)
+            if binding is None or txn is None or txn.skip:
+                return
+            rel, decode, table = binding
+            if old_kind != "O":
+                raise FollowError(_no_old_row("DELETE", table))
+            row = self._decode(decode, old, table)
+            net = txn.net.get(rel)
+            if net is None:
+                net = txn.net[rel] = {}
+            net[row] = net.get(row, 0) - 1
+            txn.events += 1
+        elif kind == 0x42:  # B
+            commit_lsn, commit_time, xid = pgo.decode_begin(buf)
+            # a transaction the checkpoint already holds (commit before its end LSN)
+            self._txn = _Txn(
+                commit_lsn, commit_time, xid, commit_lsn < self.applied_lsn
+            )
+        elif kind == 0x43:  # C
+            commit_lsn, end_lsn, commit_time = pgo.decode_commit(buf)
+            self._txn = None
+            if txn is None or txn.skip:
+                return
+            self._apply(txn, end_lsn)
+        elif kind == 0x52:  # R
+            self._relation(pgo.decode_relation(buf))
+        elif kind == 0x54:  # T
+            if txn is None or txn.skip:
+                return
+            for oid in pgo.decode_truncate(buf):
+                binding = self._bindings.get(oid) or (
+                    (self.tables[oid].relation, None, self.tables[oid])
+                    if oid in self.tables
+                    else None
+                )
+                if binding is None:
+                    continue
+                rel = binding[0]
+                txn.net[rel] = {row: -count for row, count in self.mirror[rel].items()}
+                txn.events += len(self.mirror[rel])
+        # Y (type), O (origin), M (message): nothing to do
+
+    def _decode(self, decode, values, table: Table) -> tuple:
+        try:
+            return decode(values)
+        except (ValueError, TypeError, IndexError) as exc:
+            raise FollowError(
+                f"cannot follow {table.qualified}: {exc} (in the transaction committed "
+                f"at LSN {pgo.format_lsn(self._txn.commit_lsn) if self._txn else '?'})"
+            ) from None
+
+    def _relation(self, msg: pgo.RelationMessage) -> None:
+        table = self.tables.get(msg.oid)
+        if table is None:
+            return
+        change = _ddl_change(table, msg)
+        if change is not None:
+            at = pgo.format_lsn(self._txn.commit_lsn) if self._txn else "?"
+            raise FollowError(
+                f"table {table.qualified} changed ({change}) in the transaction committed at "
+                f"LSN {at}: following stops here; the view holds every transaction before it "
+                f"(up to LSN {pgo.format_lsn(self.applied_lsn)}). To follow the new table, "
+                "start over: drop the slot and remove the checkpoint (dynyan follow --drop)"
+            )
+        positions = table.read_columns(msg.columns)
+        decoders = [
+            pgo.value_decoder(msg.columns[p].type_oid, self._encoding)
+            for p in positions
+        ]
+        self._bindings[msg.oid] = (
+            table.relation,
+            pgo.row_decoder(positions, decoders),
+            table,
+        )
+
+    def _apply(self, txn: _Txn, end_lsn: int) -> None:
+        """Apply one transaction to the view, all or nothing."""
+        view = self.view
+        done = []
+        merged: dict | None = {} if self._push else None
+        with self.lock:
+            self._in_apply = True
+            try:
+                for rel, net in txn.net.items():
+                    rows = [row for row, m in net.items() if m]
+                    if not rows:
+                        continue
+                    mults = [net[row] for row in rows]
+                    view.update(rel, rows, mults)
+                    done.append((rel, rows, mults))
+                    if merged is not None:
+                        _merge(merged, view.deltas())
+            except BaseException as exc:
+                for rel, rows, mults in reversed(done):
+                    view.update(rel, rows, [-m for m in mults])
+                self._in_apply = False
+                if isinstance(exc, Exception):
+                    raise FollowError(
+                        f"the view refuses the transaction committed at LSN "
+                        f"{pgo.format_lsn(txn.commit_lsn)} (xid {txn.xid}): {exc}; it holds every "
+                        f"transaction up to LSN {pgo.format_lsn(self.applied_lsn)}"
+                    ) from None
+                raise
+            mirror = self.mirror
+            for rel, rows, mults in done:
+                counts = mirror[rel]
+                for row, m in zip(rows, mults):
+                    c = counts.get(row, 0) + m
+                    if c:
+                        counts[row] = c
+                    else:
+                        del counts[row]
+            self.applied_lsn = end_lsn
+            self.applied_commit_lsn = txn.commit_lsn
+            self.summary.commits += 1
+            self.summary.events += txn.events
+            self._commits_since_ckpt += 1
+            self._in_apply = False
+            if self.checkpoint is None:
+                self.acked_lsn = end_lsn
+            self._applied.notify_all()
+        applied_at = time.time()
+        commit_time = pgo.pg_time(txn.time)
+        self._latencies.append(applied_at - commit_time)
+        commit = Commit(
+            lsn=txn.commit_lsn,
+            end_lsn=end_lsn,
+            xid=txn.xid,
+            time=commit_time,
+            applied_at=applied_at,
+            events=txn.events,
+            changes=(
+                None if merged is None else [(r, c) for r, c in merged.items() if c]
+            ),
+        )
+        self._deliver(commit)
+        if self.checkpoint is not None and (
+            (
+                self.every_commits is not None
+                and self._commits_since_ckpt >= self.every_commits
+            )
+            or (
+                self.every is not None
+                and time.monotonic() - self._last_ckpt >= self.every
+            )
+        ):
+            self._save_checkpoint()
+            self._feedback(force=True)
+
+    def _deliver(self, commit: Commit) -> None:
+        if self.on_commit is not None:
+            self.on_commit(commit)
+        if self.on_delta is not None and commit.changes:
+            for row, change in commit.changes:
+                self.on_delta(row, change)
+        for listener in list(self._listeners):
+            listener(commit)
+
+    # -- housekeeping ---------------------------------------------------------
+
+    def _tick(self, now: float) -> None:
+        if now >= self._next_feedback:
+            self._feedback()
+            self._next_feedback = now + FEEDBACK_SECONDS
+        if now >= self._next_health:
+            self._health()
+            self._next_health = now + HEALTH_SECONDS
+        if (
+            self.checkpoint is not None
+            and self.every is not None
+            and self._commits_since_ckpt
+            and now - self._last_ckpt >= self.every
+            and self._txn is None
+        ):
+            self._save_checkpoint()
+            self._feedback(force=True)
+        self._progress_update(now)
+        if self._deadline is not None and now >= self._deadline:
+            self.stop(f"after {self.duration:g} s")
+
+    def _feedback(self, force: bool = True) -> None:
+        cur = self._rcur
+        if cur is None:
+            return
+        cur.send_feedback(
+            write_lsn=self.position,
+            flush_lsn=self.acked_lsn,
+            apply_lsn=self.applied_lsn,
+            force=force,
+        )
+
+    def _health(self) -> None:
+        """The server's WAL position (for the lag) and the followed tables
+        still there; a lost catalog connection is reopened next time."""
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(
+                    "SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
+                    "ELSE pg_current_wal_lsn() END - '0/0'::pg_lsn)::bigint, "
+                    "ARRAY(SELECT oid::bigint FROM pg_class WHERE oid = ANY(%s::oid[]))",
+                    (list(self.tables),),
+                )
+                self.server_lsn, present = cur.fetchone()
+        except _driver().Error:
+            try:
+                self._conn.close()
+            except Exception:
+                pass
+            try:
+                self._conn = _connect(self.dsn)
+            except FollowError:
+                pass
+            return
+        missing = [
+            t.qualified for oid, t in self.tables.items() if oid not in set(present)
+        ]
+        if missing:
+            raise FollowError(
+                f"table {', '.join(missing)} was dropped: following stops; the view holds "
+                f"every transaction up to LSN {pgo.format_lsn(self.applied_lsn)}"
+            )
+
+    def lag(self) -> tuple[int, float]:
+        """(bytes of WAL the view is behind the server, seconds from the last
+        commit applied to its application)."""
+        behind = max(0, self.server_lsn - self.position)
+        latency = self._latencies[-1] if self._latencies else 0.0
+        return behind, latency
+
+    def _save_checkpoint(self) -> None:
+        t = time.perf_counter()
+        with self.lock:
+            state = {
+                "view": self.view.snapshot(),
+                "mirror": self.mirror,
+                "tables": list(self.tables.values()),
+                "slot": self.slot,
+                "publication": self.publication,
+                "own_publication": self._own_publication,
+                "commit_lsn": self.applied_commit_lsn,
+                "consistent_point": self.consistent_point,
+            }
+            _ckpt.save_checkpoint(
+                self.checkpoint,
+                state=state,
+                last_seq=self.applied_lsn,
+                events=self.summary.events,
+                fingerprint=self.fingerprint,
+                stream_id=f"postgresql {self.system_id} database {self.database} slot {self.slot}",
+            )
+            self.acked_lsn = self.applied_lsn
+        self._commits_since_ckpt = 0
+        self._last_ckpt = time.monotonic()
+        self.summary.checkpoints += 1
+        self.summary.checkpoint_seconds += time.perf_counter() - t
+
+    def _progress_start(self) -> None:
+        self._status_t = time.monotonic()
+        self._status_events = self.summary.events
+        show_bar = self.progress if self.progress is not None else sys.stderr.isatty()
+        if show_bar:
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                unit="ev",
+                unit_scale=True,
+                dynamic_ncols=True,
+                file=sys.stderr,
+                desc="follow",
+            )
+            self._bar_events = self.summary.events
+
+    def _progress_update(self, now: float) -> None:
+        behind, latency = self.lag()
+        if self._bar is not None:
+            self._bar.update(self.summary.events - self._bar_events)
+            self._bar_events = self.summary.events
+            self._bar.set_postfix_str(
+                f"{self.summary.commits:,} commits, lag {_bytes(behind)} {latency * 1000:.1f} ms",
+                refresh=False,
+            )
+            return
+        if self.status_every is None or now < self._next_status:
+            return
+        rate = (self.summary.events - self._status_events) / max(
+            1e-9, now - self._status_t
+        )
+        self._status_t, self._status_events = now, self.summary.events
+        self._next_status = now + self.status_every
+        self.log(self.status_line(rate))
+
+    def status_line(self, rate: float | None = None) -> str:
+        """One line of health: commits, changes, rate, lag, position."""
+        behind, latency = self.lag()
+        recent = sorted(self._latencies)
+        median = recent[len(recent) // 2] if recent else 0.0
+        return (
+            f"follow: {self.summary.commits:,} commits, {self.summary.events:,} changes"
+            + (f", {rate:,.0f} changes/s" if rate is not None else "")
+            + f"; lag {_bytes(behind)}, last commit {latency * 1000:.1f} ms "
+            f"(median {median * 1000:.1f} ms); at LSN {pgo.format_lsn(self.applied_lsn)}"
+        )
+
+    def _finish(self) -> None:
+        """Final checkpoint (unless interrupted mid-transaction), feedback, clean-up."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        try:
+            if (
+                self.checkpoint is not None
+                and self.ready.is_set()
+                and not self._in_apply
+                and self._commits_since_ckpt
+            ):
+                self._save_checkpoint()
+            if self._rcur is not None and self.ready.is_set():
+                try:
+                    self._feedback(force=True)
+                except Exception:
+                    pass
+        finally:
+            self._close_replication()
+            if self._temporary_slot:
+                try:
+                    self._drop_slot_and_publication()
+                except Exception as exc:  # the session is ending: say so, do not mask
+                    self.log(f"could not drop slot {self.slot}: {exc}")
+            try:
+                self._conn.close()
+            except Exception:
+                pass
+            for listener in list(self._listeners):
+                listener(_STOPPED)
+            with self._applied:
+                self._applied.notify_all()
+
+    def _drop_slot(self) -> None:
+        for attempt in range(50):
+            try:
+                with self._conn.cursor() as cur:
+                    cur.execute(
+                        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                        "WHERE slot_name = %s",
+                        (self.slot,),
+                    )
+                return
+            except _driver().Error as exc:
+                if getattr(exc, "pgcode", None) != "55006" or attempt == 49:
+                    raise FollowError(
+                        f"cannot drop slot {self.slot}: {_pg_message(exc)}"
+                    ) from None
+                time.sleep(0.1)  # the walsender of a closed connection is still exiting
+
+    def _drop_slot_and_publication(self) -> None:
+        from psycopg2 import sql
+
+        if self._conn.closed:
+            self._conn = _connect(self.dsn)
+        if self.slot is None and self.checkpoint is not None:
+            saved = _ckpt.load_checkpoint(self.checkpoint)
+            if saved is None:
+                raise FollowError(
+                    f"no checkpoint in {self.checkpoint}: nothing to drop"
+                )
+            self.slot = saved["state"]["slot"]
+            self.publication = saved["state"]["publication"]
+            self._own_publication = saved["state"].get("own_publication", False)
+        if self.slot is not None:
+            self._drop_slot()
+        if self._own_publication and self.publication:
+            with self._conn.cursor() as cur:
+                cur.execute(
+                    sql.SQL("DROP PUBLICATION IF EXISTS {}").format(
+                        sql.Identifier(self.publication)
+                    )
+                )
+
+    def _run_quietly(self) -> None:
+        try:
+            self.run()
+        except BaseException:
+            pass  # kept in self.error; join() re-raises
+
+
+def _merge(merged: dict, deltas) -> None:
+    for row, change in deltas:
+        merged[row] = merged.get(row, 0) + change
+
+
+def _no_old_row(what: str, table: Table) -> str:
+    return (
+        f"an {what} on {table.qualified} carries only the row's key, not the whole old row: "
+        f"run ALTER TABLE {table.qualified} REPLICA IDENTITY FULL (or --set-replica-identity), "
+        "then start over"
+    )
+
+
+def _ddl_change(table: Table, msg: pgo.RelationMessage) -> str | None:
+    """What changed about a followed table in a Relation message (None: nothing that matters)."""
+    if (msg.namespace, msg.name) != (table.schema, table.name):
+        return f"renamed to {msg.namespace}.{msg.name}"
+    if msg.replica_identity != "f":
+        return "its REPLICA IDENTITY is no longer FULL"
+    old = {c.name: c for c in table.columns}
+    new = {c.name: c for c in msg.columns}
+    watched = (
+        [c.name for c in table.columns]
+        if table.strict
+        else [table.columns[p].name for p in table.read_columns()]
+    )
+    for name in watched:
+        if name not in new:
+            return f"column {name} dropped or renamed"
+        if (new[name].type_oid, new[name].typmod) != (
+            old[name].type_oid,
+            old[name].typmod,
+        ):
+            return f"column {name} changed its type"
+    if table.strict:
+        added = [c.name for c in msg.columns if c.name not in old]
+        if added:
+            return f"column {', '.join(added)} added"
+    return None
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+class _CopySink:
+    """The file ``COPY … TO STDOUT`` writes to: each line becomes a view row."""
+
+    def __init__(self, decode, table: Table):
+        self.decode = decode
+        self.table = table
+        self.rows: list[tuple] = []
+        self.partial = b""
+
+    def write(self, data) -> None:
+        if self.partial:
+            data, self.partial = self.partial + data, b""
+        if not data.endswith(b"\n"):
+            data, _, self.partial = data.rpartition(b"\n")
+            if not data:
+                return
+        append, decode = self.rows.append, self.decode
+        try:
+            for line in (
+                data[:-1].split(b"\n") if data.endswith(b"\n") else data.split(b"\n")
+            ):
+                append(decode(pgo.copy_line(line)))
+        except (ValueError, TypeError) as exc:
+            raise FollowError(f"cannot follow {self.table.qualified}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------
+# The one-call API
+
+
+def follow(
+    target,
+    dsn: str,
+    *,
+    background: bool = False,
+    **options,
+) -> Follower:
+    """Keep a view equal to a query over the PostgreSQL database at ``dsn``.
+
+    ``target``: a View (``View(push=True)`` for deltas), a generated module,
+    a ``.sql`` file or SQL text (compiled; without CREATE TABLEs or
+    ``schema=``, the schema comes from the database's catalog).
+
+    Options: ``checkpoint=DIR`` (exactly once across restarts; resumes when
+    DIR holds a checkpoint), ``every=SECONDS`` / ``every_commits=N`` (how
+    often to checkpoint, default every 10 s), ``slot=``, ``publication=``
+    (names; default derived from DIR), ``set_replica_identity=True`` (ALTER
+    the tables to REPLICA IDENTITY FULL), ``on_commit(commit)`` and
+    ``on_delta(row, change)`` (called on the follower's thread after each
+    transaction, with the changes merged over it), ``initial=False`` (do not
+    report the snapshot as changes), ``duration=SECONDS``, ``retry_for=SECONDS``
+    (give up reconnecting; default never), ``progress=True`` (a bar on
+    stderr), ``status_every=SECONDS`` with ``log=`` (health lines).
+
+    ``background=False`` runs until stopped (``follower.stop()`` from a
+    callback or another thread, ``duration``) and returns the follower;
+    ``background=True`` returns at once with the follower running on its
+    own thread (``follower.stop()``, ``follower.join()``).
+    """
+    follower = Follower(target, dsn, **options)
+    if background:
+        return follower.start()
+    follower.run()
+    return follower
