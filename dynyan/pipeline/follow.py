@@ -761,12 +761,15 @@ class Follower:
         finally:
             self._listeners.remove(deliver)
 
-    def drop(self) -> None:
-        """Drop the replication slot and the publication this follower uses
-        (created by it) and delete its checkpoint: following ends for good."""
-        self._drop_slot_and_publication()
-        if self.checkpoint is not None:
-            _ckpt.checkpoint_path(self.checkpoint).unlink(missing_ok=True)
+    def drop(self) -> str:
+        """Drop this follower's slot (and the publication it created) and
+        delete its checkpoint: following ends for good (see ``drop()``)."""
+        return drop(
+            self.dsn,
+            checkpoint=self.checkpoint,
+            slot=self.slot,
+            publication=self.publication if self._own_publication else None,
+        )
 
     # -- set-up ---------------------------------------------------------------
 
@@ -898,8 +901,7 @@ class Follower:
         if self.checkpoint is None:
             self._temporary_slot = True
             return f"dynyan_{os.getpid()}_{os.urandom(4).hex()}"
-        where = str(self.checkpoint.resolve())
-        return "dynyan_" + hashlib.sha256(where.encode()).hexdigest()[:16]
+        return checkpoint_slot(self.checkpoint)
 
     def _fresh_start(self) -> None:
         slot_given = self.slot is not None
@@ -1641,51 +1643,101 @@ class Follower:
                 self._applied.notify_all()
 
     def _drop_slot(self) -> None:
-        for attempt in range(50):
-            try:
-                with self._conn.cursor() as cur:
-                    cur.execute(
-                        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
-                        "WHERE slot_name = %s",
-                        (self.slot,),
-                    )
-                return
-            except _driver().Error as exc:
-                if getattr(exc, "pgcode", None) != "55006" or attempt == 49:
-                    raise FollowError(
-                        f"cannot drop slot {self.slot}: {_pg_message(exc)}"
-                    ) from None
-                time.sleep(0.1)  # the walsender of a closed connection is still exiting
+        _drop_slot(self._conn, self.slot)
 
     def _drop_slot_and_publication(self) -> None:
-        from psycopg2 import sql
-
         if self._conn.closed:
             self._conn = _connect(self.dsn)
-        if self.slot is None and self.checkpoint is not None:
-            saved = _ckpt.load_checkpoint(self.checkpoint)
-            if saved is None:
-                raise FollowError(
-                    f"no checkpoint in {self.checkpoint}: nothing to drop"
-                )
-            self.slot = saved["state"]["slot"]
-            self.publication = saved["state"]["publication"]
-            self._own_publication = saved["state"].get("own_publication", False)
-        if self.slot is not None:
-            self._drop_slot()
-        if self._own_publication and self.publication:
-            with self._conn.cursor() as cur:
-                cur.execute(
-                    sql.SQL("DROP PUBLICATION IF EXISTS {}").format(
-                        sql.Identifier(self.publication)
-                    )
-                )
+        _drop_slot(self._conn, self.slot)
+        if self._own_publication:
+            _drop_publication(self._conn, self.publication)
 
     def _run_quietly(self) -> None:
         try:
             self.run()
         except BaseException:
             pass  # kept in self.error; join() re-raises
+
+
+def checkpoint_slot(directory) -> str:
+    """The slot name a checkpoint directory uses unless told otherwise."""
+    where = str(Path(directory).resolve())
+    return "dynyan_" + hashlib.sha256(where.encode()).hexdigest()[:16]
+
+
+def _drop_slot(conn, slot: str) -> bool:
+    """Drop ``slot`` if it exists (waiting for a closing walsender to let go)."""
+    for attempt in range(50):
+        try:
+            with conn.cursor() as cur:
+                cur.execute(
+                    "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                    "WHERE slot_name = %s",
+                    (slot,),
+                )
+                return cur.rowcount > 0
+        except _driver().Error as exc:
+            if getattr(exc, "pgcode", None) != "55006" or attempt == 49:
+                raise FollowError(
+                    f"cannot drop slot {slot}: {_pg_message(exc)}"
+                ) from None
+            time.sleep(0.1)
+    return False
+
+
+def _drop_publication(conn, publication: str) -> bool:
+    from psycopg2 import sql
+
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (publication,))
+        if cur.fetchone() is None:
+            return False
+        cur.execute(sql.SQL("DROP PUBLICATION {}").format(sql.Identifier(publication)))
+    return True
+
+
+def drop(
+    dsn: str,
+    *,
+    checkpoint: str | Path | None = None,
+    slot: str | None = None,
+    publication: str | None = None,
+) -> str:
+    """End following for good: drop the replication slot (PostgreSQL keeps
+    WAL for a slot until it is dropped), the publication dynyan created for
+    it (or ``publication``), and the checkpoint. Says what it dropped."""
+    if checkpoint is not None:
+        saved = _ckpt.load_checkpoint(checkpoint)
+        if saved is not None:
+            state = saved["state"]
+            if slot is not None and slot != state["slot"]:
+                raise FollowError(
+                    f"checkpoint {checkpoint} follows slot {state['slot']}, not {slot}"
+                )
+            slot = state["slot"]
+            if publication is None and state.get("own_publication"):
+                publication = state["publication"]
+        elif slot is None:  # an interrupted first start: the default names
+            slot = publication = checkpoint_slot(checkpoint)
+    if slot is None:
+        raise FollowError("nothing to drop: give the checkpoint directory or the slot")
+    conn = _connect(dsn)
+    try:
+        done = [f"slot {slot}" if _drop_slot(conn, slot) else f"no slot {slot}"]
+        if publication is not None:
+            dropped = _drop_publication(conn, publication)
+            done.append(
+                f"publication {publication}"
+                if dropped
+                else f"no publication {publication}"
+            )
+    finally:
+        conn.close()
+    path = _ckpt.checkpoint_path(checkpoint) if checkpoint is not None else None
+    if path is not None and path.exists():
+        path.unlink()
+        done.append(f"checkpoint {path}")
+    return "dropped " + ", ".join(done)
 
 
 def _merge(merged: dict, deltas) -> None:
