@@ -182,6 +182,10 @@ class Table:
     def qualified(self) -> str:
         return f"{self.schema}.{self.name}"
 
+    def as_relation_message(self) -> pgo.RelationMessage:
+        """The table as a Relation message would describe it now."""
+        return pgo.RelationMessage(self.oid, self.schema, self.name, "f", self.columns)
+
     def read_columns(self, columns=None) -> list[int]:
         """Positions in ``columns`` (default: the table's) of the view's columns."""
         names = [c.name for c in (self.columns if columns is None else columns)]
@@ -440,7 +444,7 @@ def _resolve_target(target, conn, schema, push: bool) -> _Target:
             raise SqlError(f"{exc}; {hint}") from None
         raise
     module = import_source(source)
-    declared = _declared_types(schema_text) if not strict else {}
+    declared = {} if strict else _declared_types(schema_text or text)
     return _Target(
         _make_view(module.View, push),
         _ckpt.source_fingerprint(source),
@@ -558,8 +562,11 @@ class Follower:
         progress: bool | None = False,
         status_every: float | None = None,
         log: Callable[[str], None] | None = None,
+        health_every: float = HEALTH_SECONDS,
     ):
-        """See ``follow()`` for the options."""
+        """See ``follow()`` for the options; ``health_every``: seconds between
+        checks that the followed tables still exist (and of the server's WAL
+        position, for the lag)."""
         for name, value in (("slot", slot), ("publication", publication)):
             if value is not None and not _NAME.match(value):
                 raise FollowError(
@@ -583,6 +590,7 @@ class Follower:
         self.set_replica_identity = set_replica_identity
         self.progress = progress
         self.status_every = status_every
+        self.health_every = health_every
         self.log = log or (lambda message: None)
         self.lock = threading.RLock()
         self.summary = FollowSummary()
@@ -645,6 +653,12 @@ class Follower:
         self._commits_since_ckpt = 0
         self._last_ckpt = time.monotonic()
         self._bar = None
+        try:  # refuse what cannot work before anything is created
+            self._check_server()
+            self.tables = self._lookup_tables()
+        except BaseException:
+            self._conn.close()
+            raise
 
     # -- public API -----------------------------------------------------------
 
@@ -704,6 +718,22 @@ class Follower:
             raise self.error
         return self.summary
 
+    def close(self) -> None:
+        """Stop, wait for the thread, and close the catalog connection."""
+        self.stop("closed")
+        if self._thread is not None:
+            self._thread.join()
+        try:
+            self._conn.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "Follower":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -732,10 +762,10 @@ class Follower:
         everything the server had sent by then (it skips other tables' WAL)."""
         return max(self.applied_lsn, self._idle_lsn)
 
-    async def commits(self):
-        """The commits as they are applied, for asyncio code:
-        ``async for commit in follower.commits(): ...`` (ends when the follower stops).
-        """
+    def commits(self):
+        """The commits applied from now on, for asyncio code (call it inside
+        the event loop): ``async for commit in follower.commits(): ...``; the
+        iteration ends when the follower stops (raising its error, if any)."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
 
@@ -743,23 +773,22 @@ class Follower:
             loop.call_soon_threadsafe(queue.put_nowait, item)
 
         self._listeners.append(deliver)
-        try:
-            while True:
-                if not self.running and queue.empty() and self._thread is not None:
-                    if self.error is not None:
-                        raise self.error
-                    return
-                try:
-                    item = await asyncio.wait_for(queue.get(), 0.5)
-                except asyncio.TimeoutError:
-                    continue
-                if item is _STOPPED:
-                    if self.error is not None:
-                        raise self.error
-                    return
-                yield item
-        finally:
-            self._listeners.remove(deliver)
+        if self._stop.is_set() and not self.running:
+            deliver(_STOPPED)
+
+        async def iterate():
+            try:
+                while True:
+                    item = await queue.get()
+                    if item is _STOPPED:
+                        if self.error is not None:
+                            raise self.error
+                        return
+                    yield item
+            finally:
+                self._listeners.remove(deliver)
+
+        return iterate()
 
     def drop(self) -> str:
         """Drop this follower's slot (and the publication it created) and
@@ -774,7 +803,6 @@ class Follower:
     # -- set-up ---------------------------------------------------------------
 
     def _setup(self) -> None:
-        self._check_server()
         saved = None
         if self.checkpoint is not None:
             saved = _ckpt.load_checkpoint(self.checkpoint)
@@ -908,7 +936,6 @@ class Follower:
         self.slot = self.slot or self._default_slot()
         self.publication = self.publication or self.slot
         self.summary.slot = self.slot
-        self.tables = self._lookup_tables()
         self._ensure_publication()
         existing = self._slot_state()
         if existing is not None:
@@ -950,6 +977,18 @@ class Follower:
 
     def _resume(self, saved: dict) -> None:
         state = saved["state"]
+        current = {t.relation: t for t in self.tables.values()}
+        for before in state["tables"]:
+            now = current.get(before.relation)
+            change = (
+                None if now is None else _ddl_change(before, now.as_relation_message())
+            )
+            if change is not None:
+                raise FollowError(
+                    f"table {before.qualified} changed ({change}) since the checkpoint in "
+                    f"{self.checkpoint} was written: following stops; start over (dynyan "
+                    "follow --drop, then follow again)"
+                )
         if saved["fingerprint"] != self.fingerprint:
             raise FollowError(
                 f"checkpoint {self.checkpoint} was written for another query (module "
@@ -1471,7 +1510,7 @@ class Follower:
             self._next_feedback = now + FEEDBACK_SECONDS
         if now >= self._next_health:
             self._health()
-            self._next_health = now + HEALTH_SECONDS
+            self._next_health = now + self.health_every
         if (
             self.checkpoint is not None
             and self.every is not None
