@@ -44,6 +44,7 @@ import hashlib
 import os
 import re
 import select
+import signal
 import sys
 import threading
 import time
@@ -127,7 +128,8 @@ class FollowSummary:
     resumed_from: int | None = None
     applied_lsn: int = 0
     checkpoints: int = 0
-    checkpoint_seconds: float = 0.0
+    checkpoint_seconds: float = 0.0  # following paused for checkpoints
+    checkpoint_background_seconds: float = 0.0  # written by forked copies meanwhile
     reconnects: int = 0
     result_rows: int | None = None
     stopped_by: str = ""
@@ -151,7 +153,12 @@ class FollowSummary:
         )
         if self.checkpoints:
             lines.append(
-                f"checkpoints: {self.checkpoints} ({self.checkpoint_seconds:.2f} s)"
+                f"checkpoints: {self.checkpoints} (following paused {self.checkpoint_seconds:.2f} s"
+                + (
+                    f"; written in the background in {self.checkpoint_background_seconds:.2f} s)"
+                    if self.checkpoint_background_seconds
+                    else ")"
+                )
             )
         if self.reconnects:
             lines.append(f"reconnects: {self.reconnects}")
@@ -563,6 +570,7 @@ class Follower:
         status_every: float | None = None,
         log: Callable[[str], None] | None = None,
         health_every: float = HEALTH_SECONDS,
+        background_checkpoints: bool | None = None,
     ):
         """See ``follow()`` for the options; ``health_every``: seconds between
         checks that the followed tables still exist (and of the server's WAL
@@ -591,6 +599,13 @@ class Follower:
         self.progress = progress
         self.status_every = status_every
         self.health_every = health_every
+        # a forked copy writes the checkpoint: following does not pause for it
+        self.background_checkpoints = (
+            hasattr(os, "fork")
+            if background_checkpoints is None
+            else background_checkpoints
+        )
+        self._child = None  # (pid, LSN, pipe, start) of a checkpoint being written
         self.log = log or (lambda message: None)
         self.lock = threading.RLock()
         self.summary = FollowSummary()
@@ -640,6 +655,7 @@ class Follower:
         self._txn: _Txn | None = None
         self._rconn = None
         self._rcur = None
+        self._streaming = False
         self._in_apply = False
         self._stop = threading.Event()
         self._stop_reason = ""
@@ -970,7 +986,7 @@ class Follower:
         self.summary.snapshot_seconds = time.perf_counter() - t
         self.applied_lsn = self.applied_commit_lsn = self.consistent_point
         if self.checkpoint is not None:
-            self._save_checkpoint()
+            self._checkpoint()
         else:
             self.acked_lsn = self.applied_lsn
         self._start_streaming()
@@ -1199,6 +1215,7 @@ class Follower:
         self.system_id = str(system_id)
 
     def _close_replication(self) -> None:
+        self._streaming = False
         conn, self._rconn, self._rcur = self._rconn, None, None
         if conn is not None:
             try:
@@ -1217,6 +1234,7 @@ class Follower:
                 options={"proto_version": "1", "publication_names": self.publication},
                 status_interval=10,
             )
+            self._streaming = True
         except _driver().Error as exc:
             if _transient(exc):
                 raise
@@ -1490,8 +1508,7 @@ class Follower:
                 and time.monotonic() - self._last_ckpt >= self.every
             )
         ):
-            self._save_checkpoint()
-            self._feedback(force=True)
+            self._checkpoint()
 
     def _deliver(self, commit: Commit) -> None:
         if self.on_commit is not None:
@@ -1518,15 +1535,16 @@ class Follower:
             and now - self._last_ckpt >= self.every
             and self._txn is None
         ):
-            self._save_checkpoint()
-            self._feedback(force=True)
+            self._checkpoint()
+        if self._child is not None:
+            self._reap()
         self._progress_update(now)
         if self._deadline is not None and now >= self._deadline:
             self.stop(f"after {self.duration:g} s")
 
     def _feedback(self, force: bool = True) -> None:
         cur = self._rcur
-        if cur is None:
+        if cur is None or not self._streaming:
             return
         cur.send_feedback(
             write_lsn=self.position,
@@ -1573,19 +1591,78 @@ class Follower:
         latency = self._latencies[-1] if self._latencies else 0.0
         return behind, latency
 
-    def _save_checkpoint(self) -> None:
+    def _checkpoint(self) -> None:
+        """Save the view with the LSN it holds; the slot is acknowledged up
+        to it once the file is durable. In the background (a forked copy of
+        the process writes it while following goes on) where fork exists."""
         t = time.perf_counter()
-        with self.lock:
-            state = {
-                "view": self.view.snapshot(),
-                "mirror": self.mirror,
-                "tables": list(self.tables.values()),
-                "slot": self.slot,
-                "publication": self.publication,
-                "own_publication": self._own_publication,
-                "commit_lsn": self.applied_commit_lsn,
-                "consistent_point": self.consistent_point,
-            }
+        self._commits_since_ckpt = 0
+        self._last_ckpt = time.monotonic()
+        if not self.background_checkpoints:
+            self._write_checkpoint()
+            self.acked_lsn = self.applied_lsn
+            self.summary.checkpoints += 1
+            self.summary.checkpoint_seconds += time.perf_counter() - t
+            self._feedback()
+            return
+        if self._child is not None:
+            self._reap(block=True)  # one at a time, in order
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: write, report, exit without any clean-up
+            code = 1
+            try:
+                os.close(read_end)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                self._write_checkpoint()
+                code = 0
+            except BaseException as exc:
+                os.write(write_end, f"{type(exc).__name__}: {exc}".encode()[:4000])
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self._child = (pid, self.applied_lsn, read_end, time.perf_counter())
+        self.summary.checkpoint_seconds += time.perf_counter() - t
+
+    def _reap(self, block: bool = False) -> None:
+        """Collect a background checkpoint; acknowledge what it made durable."""
+        pid, lsn, read_end, started = self._child
+        done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+        if done == 0:
+            return
+        self._child = None
+        try:
+            message = os.read(read_end, 4096).decode(errors="replace")
+        finally:
+            os.close(read_end)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise FollowError(
+                f"cannot write the checkpoint in {self.checkpoint}: "
+                f"{message or 'the writing process ended with status ' + str(status)}"
+            )
+        self.acked_lsn = max(self.acked_lsn, lsn)
+        self.summary.checkpoints += 1
+        self.summary.checkpoint_background_seconds += time.perf_counter() - started
+        self._feedback()
+
+    def _write_checkpoint(self) -> None:
+        state = {
+            "view": self.view.snapshot(),
+            "mirror": self.mirror,
+            "tables": list(self.tables.values()),
+            "slot": self.slot,
+            "publication": self.publication,
+            "own_publication": self._own_publication,
+            "commit_lsn": self.applied_commit_lsn,
+            "consistent_point": self.consistent_point,
+        }
+        try:
             _ckpt.save_checkpoint(
                 self.checkpoint,
                 state=state,
@@ -1594,11 +1671,10 @@ class Follower:
                 fingerprint=self.fingerprint,
                 stream_id=f"postgresql {self.system_id} database {self.database} slot {self.slot}",
             )
-            self.acked_lsn = self.applied_lsn
-        self._commits_since_ckpt = 0
-        self._last_ckpt = time.monotonic()
-        self.summary.checkpoints += 1
-        self.summary.checkpoint_seconds += time.perf_counter() - t
+        except OSError as exc:
+            raise FollowError(
+                f"cannot write the checkpoint in {self.checkpoint}: {exc}"
+            ) from None
 
     def _progress_start(self) -> None:
         self._status_t = time.monotonic()
@@ -1653,13 +1729,16 @@ class Follower:
             self._bar.close()
             self._bar = None
         try:
+            if self._child is not None:
+                self._reap(block=True)
             if (
                 self.checkpoint is not None
                 and self.ready.is_set()
                 and not self._in_apply
-                and self._commits_since_ckpt
+                and self.acked_lsn < self.applied_lsn
             ):
-                self._save_checkpoint()
+                self.background_checkpoints = False  # the last one: wait for it
+                self._checkpoint()
             if self._rcur is not None and self.ready.is_set():
                 try:
                     self._feedback(force=True)
@@ -1840,16 +1919,18 @@ class _CopySink:
     def write(self, data) -> None:
         if self.partial:
             data, self.partial = self.partial + data, b""
-        if not data.endswith(b"\n"):
+        if not data.endswith(b"\n"):  # psycopg2 writes whole rows; be safe anyway
             data, _, self.partial = data.rpartition(b"\n")
             if not data:
                 return
-        append, decode = self.rows.append, self.decode
+            data += b"\n"
         try:
-            for line in (
-                data[:-1].split(b"\n") if data.endswith(b"\n") else data.split(b"\n")
-            ):
-                append(decode(pgo.copy_line(line)))
+            if data.count(b"\n") == 1:
+                self.rows.append(self.decode(pgo.copy_line(data[:-1])))
+            else:
+                self.rows += map(
+                    self.decode, map(pgo.copy_line, data[:-1].split(b"\n"))
+                )
         except (ValueError, TypeError) as exc:
             raise FollowError(f"cannot follow {self.table.qualified}: {exc}") from None
 

@@ -34,6 +34,7 @@ contract: decoding refuses it with ``ValueError`` naming it.
 from __future__ import annotations
 
 import datetime
+import operator
 import struct
 from dataclasses import dataclass
 
@@ -235,11 +236,27 @@ def _float(raw) -> float:
     return value
 
 
-def _date(raw) -> datetime.date:
-    if len(raw) == 10:
-        return datetime.date(int(raw[0:4]), int(raw[5:7]), int(raw[8:10]))
-    text = raw.decode() if isinstance(raw, bytes) else raw
-    raise ValueError(f"date {text!r} has no datetime.date (infinite, BC or past 9999)")
+def _date_parser():
+    """Dates parsed once each (a table holds few distinct dates): equal
+    dates become one object, which also saves memory in the view."""
+    cache: dict = {}
+
+    def parse(raw) -> datetime.date:
+        value = cache.get(raw)
+        if value is None:
+            if len(raw) != 10:
+                text = raw.decode() if isinstance(raw, bytes) else raw
+                raise ValueError(
+                    f"date {text!r} has no datetime.date (infinite, BC or past 9999)"
+                )
+            if len(cache) >= 100_000:
+                cache.clear()
+            value = cache[raw] = datetime.date(
+                int(raw[0:4]), int(raw[5:7]), int(raw[8:10])
+            )
+        return value
+
+    return parse
 
 
 def value_decoder(type_oid: int, encoding: str = "utf-8"):
@@ -249,21 +266,36 @@ def value_decoder(type_oid: int, encoding: str = "utf-8"):
     if type_oid in FLOAT_TYPES:
         return _float
     if type_oid in TEXT_TYPES:
+        if encoding.replace("-", "").lower() == "utf8":
+            return bytes.decode  # C: no Python frame per value
         return lambda raw: raw.decode(encoding)
     if type_oid == BPCHAR:
         return lambda raw: raw.decode(encoding).rstrip(" ")
     if type_oid == DATE:
-        return _date
+        return _date_parser()
     raise ValueError(f"type oid {type_oid} is not supported")
 
 
 def row_decoder(positions: list[int], decoders: list):
     """A function from a raw tuple (``decode_tuple``'s list) to the view's row:
     the values at ``positions``, each through its decoder; NULL stays None."""
-    pairs = list(zip(positions, decoders))
+    decoders = list(decoders)
+    if positions == list(range(len(positions))):
+        pick = None
+    elif len(positions) == 1:
+        only = positions[0]
+        pick = lambda values: (values[only],)  # noqa: E731
+    else:
+        pick = operator.itemgetter(*positions)
 
     def decode(values):
-        return tuple(None if (v := values[i]) is None else dec(v) for i, dec in pairs)
+        if pick is not None:
+            values = pick(values)
+        if None in values:
+            return tuple(
+                [None if v is None else f(v) for f, v in zip(decoders, values)]
+            )
+        return tuple([f(v) for f, v in zip(decoders, values)])
 
     return decode
 
@@ -320,4 +352,6 @@ def copy_field(field: bytes):
 
 def copy_line(line: bytes) -> list:
     """The raw values of one COPY text line (without its newline)."""
+    if b"\\" not in line:  # no NULL (\\N), no escape: the common case
+        return line.split(b"\t")
     return [copy_field(f) for f in line.split(b"\t")]
