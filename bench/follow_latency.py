@@ -293,19 +293,22 @@ class TpchWorkload:
             return 2 * cur.rowcount
         return 0
 
-    def transaction(self) -> tuple[bool, int, float]:
-        """One transaction of 1-3 statements, committed (or, 3%, rolled back)."""
+    def transaction(self) -> tuple[bool, int, float, int]:
+        """One transaction of 1-3 statements, committed (or, 3%, rolled back):
+        (committed?, row changes, when COMMIT returned, xid)."""
         self.undo = []
         changes = 0
         with self.conn.cursor() as cur:
             for _ in range(self.rng.choice((1, 1, 2, 3))):
                 changes += self.statement(cur)
+            cur.execute("SELECT txid_current()")
+            xid = cur.fetchone()[0]
         if self.rng.random() < self.rollback:
             self.conn.rollback()
             self._undo()
-            return False, 0, time.time()
+            return False, 0, time.time(), xid
         self.conn.commit()
-        return True, changes, time.time()
+        return True, changes, time.time(), xid
 
     def _undo(self) -> None:
         """Forget the keys a rolled-back transaction added, restore the removed ones."""
@@ -325,47 +328,32 @@ class TpchWorkload:
 # Comparing a view with PostgreSQL's answer
 
 
-def _text(value) -> str:
-    """A value as ``trim_scale(x)::text`` / ``x::text`` prints it in PostgreSQL."""
-    if value is None:
-        return "\\N"
-    if isinstance(value, float):
-        text = repr(value)
-        if "e" in text or "E" in text:
-            text = format(decimal.Decimal(text), "f")
-        if "." in text:
-            text = text.rstrip("0").rstrip(".")
-        return "0" if text == "-0" else text
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    return str(value)
-
-
-def _row_hash(row) -> int:
-    text = "|".join(map(_text, row))
-    return int(hashlib.md5(text.encode()).hexdigest()[:15], 16)
-
-
 def fingerprint(view) -> tuple[int, int]:
-    """(rows, sum of the rows' MD5 prefixes) of a view's result."""
+    """(rows, sum of the rows' MD5 prefixes) of a view's result; a row is
+    hashed as ``"|".join(map(str, row))`` (Python's own text of each value)."""
     count = total = 0
+    md5 = hashlib.md5
     for row, mult in view.enumerate():
         count += mult
-        total += mult * _row_hash(row)
+        total += mult * int(md5("|".join(map(str, row)).encode()).hexdigest()[:15], 16)
     return count, total
 
 
 def postgres_fingerprint(conn, sql: str) -> tuple[int, int]:
-    """The same fingerprint of PostgreSQL's answer to ``sql`` (computed there)."""
+    """The same fingerprint of PostgreSQL's answer to ``sql``, computed there:
+    each value printed as Python prints the contract's value (numeric as the
+    shortest float text, ``5.0`` for 5.00; NULL as ``None``)."""
     with conn.cursor() as cur:
+        cur.execute("SET DateStyle TO ISO")
         cur.execute(f"SELECT * FROM ({sql}) q LIMIT 0")
         kinds = [d.type_code for d in cur.description]
         names = [f"c{i}" for i in range(len(kinds))]
         parts = [
             (
-                f"coalesce(trim_scale({n})::text, '\\N')"
+                f"coalesce(CASE WHEN scale(trim_scale({n})) = 0 THEN trim_scale({n})::text "
+                f"|| '.0' ELSE trim_scale({n})::text END, 'None')"
                 if kind == 1700
-                else f"coalesce({n}::text, '\\N')"
+                else f"coalesce({n}::text, 'None')"
             )
             for n, kind in zip(names, kinds)
         ]
@@ -446,7 +434,7 @@ def measure_follow(
     work = TpchWorkload(conn, seed=seed)
     committed = changes = 0
     while committed < txns:
-        ok, n, _ = work.transaction()
+        ok, n, _, _ = work.transaction()
         committed += ok
         changes += n
     target = _current_lsn(conn)
@@ -472,34 +460,44 @@ def measure_follow(
         f"{name}: equal to PostgreSQL: {out['equal_after_catch_up']} ({time.perf_counter() - t:.1f} s to check)"
     )
     # 2. latency at a fixed rate, follower running in push mode
-    latencies: list[float] = []
+    latencies: list[float] = []  # commit timestamp (server) to deltas
+    applied: dict[int, float] = {}  # xid -> when the view held it
     deltas = [0]
 
     def on_commit(commit):
         if not commit.snapshot:
             latencies.append(commit.latency)
+            applied[commit.xid] = commit.applied_at
             deltas[0] += len(commit.changes)
 
     catch_up.on_commit = on_commit
     committed = 0
+    returned: dict[int, float] = {}  # xid -> when COMMIT returned to the writer
     t0 = time.perf_counter()
     while committed < txns:
-        ok, _, _ = work.transaction()
+        ok, _, at, xid = work.transaction()
         committed += ok
+        if ok:
+            returned[xid] = at
         ahead = committed / rate - (time.perf_counter() - t0)
         if ahead > 0:
             time.sleep(ahead)
     catch_up.wait_for(_current_lsn(conn))
+    client = [applied[x] - returned[x] for x in returned if x in applied]
     out["rate_txns_per_sec"] = rate
     out["latency_txns"] = len(latencies)
     out["latency_median_ms"] = round(1000 * statistics.median(latencies), 2)
     out["latency_p99_ms"] = round(1000 * percentile(latencies, 99), 2)
     out["latency_max_ms"] = round(1000 * max(latencies), 2)
+    out["client_latency_median_ms"] = round(1000 * statistics.median(client), 2)
+    out["client_latency_p99_ms"] = round(1000 * percentile(client, 99), 2)
     out["result_changes"] = deltas[0]
     out["equal_after_latency"] = same_answer(catch_up, conn, sql, exact)
     log(
         f"{name}: {len(latencies):,} transactions at {rate:g}/s: commit to deltas median "
-        f"{out['latency_median_ms']} ms, p99 {out['latency_p99_ms']} ms; "
+        f"{out['latency_median_ms']} ms, p99 {out['latency_p99_ms']} ms; COMMIT returned "
+        f"to deltas median {out['client_latency_median_ms']} ms, p99 "
+        f"{out['client_latency_p99_ms']} ms; "
         f"equal: {out['equal_after_latency']}"
     )
     catch_up.stop()
@@ -529,7 +527,7 @@ def measure_refresh(
     refresh_seconds = 0.0
     t0 = time.perf_counter()
     while committed < txns:
-        ok, n, at = work.transaction()
+        ok, n, at, _ = work.transaction()
         if not ok:
             continue
         committed += 1

@@ -1011,6 +1011,13 @@ class Follower:
                 f"fingerprint {saved['fingerprint']}, this one is {self.fingerprint}); "
                 "use another checkpoint directory"
             )
+        if state.get("push", False) != self._push:
+            modes = {True: "push mode (deltas)", False: "pull mode"}
+            raise FollowError(
+                f"checkpoint {self.checkpoint} was written in {modes[not self._push]} and "
+                f"this follower runs in {modes[self._push]}: a view keeps push-only counts "
+                "for some queries, so each mode needs its own checkpoint directory"
+            )
         if self.slot is not None and self.slot != state["slot"]:
             raise FollowError(
                 f"checkpoint {self.checkpoint} follows slot {state['slot']}, not {self.slot}"
@@ -1168,7 +1175,8 @@ class Follower:
 
     def _load(self, rows: dict[str, list[tuple]]) -> None:
         """Apply the snapshot to the (empty) view: one batch per relation."""
-        merged: dict | None = {} if self._push else None
+        # the snapshot's changes are the whole result: merged only to report them
+        merged: dict | None = {} if self._push and self.initial else None
         total = 0
         with self.lock:
             for rel, batch in rows.items():
@@ -1661,6 +1669,7 @@ class Follower:
             "own_publication": self._own_publication,
             "commit_lsn": self.applied_commit_lsn,
             "consistent_point": self.consistent_point,
+            "push": self._push,
         }
         try:
             _ckpt.save_checkpoint(
