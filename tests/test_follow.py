@@ -811,3 +811,114 @@ def test_docs_asyncio_example(db, monkeypatch):
     # three commits watched: each replaces the region's row (count n-1 -> n)
     counts = [int(n) for n in re.findall(r"changed: \('north', (\d+)\) 1\b", printed)]
     assert counts == list(range(counts[0], counts[0] + 3)), printed
+
+
+# ---------------------------------------------------------------------------
+# TPC-H FQ4 and Q3 at SF 0.01 in PostgreSQL, across a kill and a resume
+
+
+@pytest.mark.slow
+def test_tpch_fq4_and_q3_equal_postgres_across_kill_and_resume(cluster, tmp_path):
+    from bench.follow_latency import (
+        TpchWorkload,
+        fingerprint,
+        load_tpch,
+        postgres_fingerprint,
+        query_sql,
+    )
+
+    dsn = cluster.create_database("tpch")
+    conn = psycopg2.connect(dsn)
+    load_tpch(conn, 0.01)
+    conn.commit()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def cli(name):
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dynyan.cli",
+                "follow",
+                str(ROOT / "queries" / "tpch" / f"{name}.sql"),
+                "--postgres",
+                dsn,
+                "--checkpoint",
+                str(tmp_path / name),
+                "--every",
+                "1",
+                "--no-progress",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+
+    work = TpchWorkload(conn, seed=5)
+
+    def saved_lsn(name):
+        from dynyan.pipeline.checkpoint import load_checkpoint
+
+        return load_checkpoint(tmp_path / name)["last_seq"]
+
+    def checkpointed_after_snapshot(name):
+        from dynyan.pipeline.checkpoint import load_checkpoint
+
+        saved = load_checkpoint(tmp_path / name)
+        return (
+            saved is not None and saved["last_seq"] > saved["state"]["consistent_point"]
+        )
+
+    q3 = query_sql("q3")
+    watcher = Follower(q3, dsn).start()  # Q3 after every commit, in this process
+    processes = {name: cli(name) for name in ("fq4", "q3")}
+    try:
+        for name in processes:  # each has its snapshot
+            _wait(lambda: (tmp_path / name / "checkpoint.pkl").exists(), 120, name)
+        for round_ in range(3):
+            for _ in range(40):
+                ok, _, _, _ = work.transaction()
+                if ok:
+                    caught_up(watcher, conn)
+                    assert view_rows(watcher) == postgres_rows(conn, q3)
+            if round_ == 0:  # kill both followers mid-stream, once they checkpointed
+                for name, process in processes.items():
+                    _wait(lambda: checkpointed_after_snapshot(name), 120, name)
+                for _ in range(10):  # more on their way
+                    work.transaction()
+                for process in processes.values():
+                    process.send_signal(signal.SIGKILL)
+                    process.wait()
+                killed_at = {name: saved_lsn(name) for name in processes}
+            elif round_ == 1:  # ... and bring them back
+                processes = {name: cli(name) for name in ("fq4", "q3")}
+        for name in processes:  # the resumed ones have caught up and checkpointed
+            _wait(
+                lambda: saved_lsn(name) > killed_at[name] or work.transaction() and 0,
+                120,
+                name,
+            )
+        for name, process in processes.items():
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=120)
+            assert process.returncode == 0, err.decode()
+            assert b"resumed after LSN" in err
+    finally:
+        watcher.close()
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+    # what the killed-and-resumed followers saved, caught up, is PostgreSQL's answer
+    for name in ("fq4", "q3"):
+        path = str(
+            ROOT / "queries" / "tpch" / f"{name}.sql"
+        )  # as the command compiled it
+        with Follower(path, dsn, checkpoint=tmp_path / name) as follower:
+            follower.start()
+            caught_up(follower, conn, timeout=120)
+            with follower.lock:
+                mine = fingerprint(follower.view)
+        assert mine == postgres_fingerprint(conn, query_sql(name)), name
+        assert mine[0] > 0
+        drop(dsn, checkpoint=tmp_path / name)
+    conn.close()

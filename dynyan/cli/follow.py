@@ -96,33 +96,41 @@ def cmd_follow(args) -> int:
         def printer(commit, _holder=holder):
             _holder["print"](commit)
 
-    follower = follow.Follower(
-        args.query,
-        args.postgres,
-        schema=args.schema,
-        checkpoint=args.checkpoint,
-        every=args.every,
-        every_commits=args.every_commits,
-        slot=args.slot,
-        publication=args.publication,
-        set_replica_identity=args.set_replica_identity,
-        on_commit=printer,
-        push=bool(args.on_delta),
-        initial=not args.no_initial,
-        duration=args.duration,
-        retry_for=args.retry_for,
-        progress=False if args.no_progress else None,
-        status_every=None if args.no_progress else args.status_every,
-        log=_say,
-    )
-    if args.on_delta:
-        holder["print"] = delta_printer(follower.view.COLUMNS)
+    # Ctrl-C and SIGTERM stop following after the transaction in hand (and
+    # write the checkpoint); one during start-up stops it as soon as it runs
+    stop_requests: list[str] = []
+    follower = None
 
     def on_signal(signum, _frame):
-        follower.stop(f"{signal.Signals(signum).name}")
+        stop_requests.append(signal.Signals(signum).name)
+        if follower is not None:
+            follower.stop(stop_requests[-1])
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
+        follower = follow.Follower(
+            args.query,
+            args.postgres,
+            schema=args.schema,
+            checkpoint=args.checkpoint,
+            every=args.every,
+            every_commits=args.every_commits,
+            slot=args.slot,
+            publication=args.publication,
+            set_replica_identity=args.set_replica_identity,
+            on_commit=printer,
+            push=bool(args.on_delta),
+            initial=not args.no_initial,
+            duration=args.duration,
+            retry_for=args.retry_for,
+            progress=False if args.no_progress else None,
+            status_every=None if args.no_progress else args.status_every,
+            log=_say,
+        )
+        if args.on_delta:
+            holder["print"] = delta_printer(follower.view.COLUMNS)
+        if stop_requests:
+            follower.stop(stop_requests[-1])
         summary = follower.run()
     finally:
         for s, handler in previous.items():
