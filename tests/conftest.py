@@ -19,3 +19,13 @@ def spark():
     session = spark_session(app="dynyan-tests")
     yield session
     session.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Long tests (``@pytest.mark.slow``) run only when asked for: ``-m slow``."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
