@@ -1618,10 +1618,12 @@ def follow(
     (give up reconnecting; default never), ``progress=True`` (a bar on
     stderr), ``status_every=SECONDS`` with ``log=`` (health lines).
 
-    ``background=False`` runs until stopped (``follower.stop()`` from a
-    callback or another thread, ``duration``) and returns the follower;
-    ``background=True`` returns at once with the follower running on its
-    own thread (``follower.stop()``, ``follower.join()``).
+    ``background=False`` follows on the calling thread until ``duration``,
+    an error or Ctrl-C (the checkpoint is written), then returns the
+    follower (``Follower(...).run()`` keeps a handle for ``stop()`` from
+    another thread); ``background=True`` returns as soon as the view holds
+    the snapshot, the follower running on its own thread
+    (``follower.stop()``, ``follower.join()``, ``with follower: ...``).
     """
     follower = Follower(target, dsn, **options)
     if background:
