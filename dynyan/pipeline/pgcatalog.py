@@ -325,9 +325,26 @@ def _resolve_target(target, conn, schema, push: bool) -> _Target:
 
 
 def _refuse_star_over_left_out(sql: str, left_out: dict) -> None:
-    if left_out and "*" in re.sub(
-        r"count\s*\(\s*\*\s*\)", "", sql, flags=re.IGNORECASE
-    ):
+    """A ``SELECT *`` (or ``t.*``) would silently lack the left-out columns."""
+    if not left_out:
+        return
+    import sqlglot
+    from sqlglot import exp
+
+    from ..compiler.frontend import DIALECT
+
+    try:
+        statements = sqlglot.parse(sql, read=DIALECT)
+    except sqlglot.errors.SqlglotError:
+        return  # compiling reports it
+    stars = [
+        star
+        for stmt in statements
+        if stmt is not None
+        for star in stmt.find_all(exp.Star)
+        if not isinstance(star.parent, exp.Count)
+    ]
+    if stars:
         listed = "; ".join(f"{t}: {', '.join(cols)}" for t, cols in left_out.items())
         raise FollowError(
             f"SELECT * would include columns dynyan cannot hold ({listed}); "
