@@ -535,6 +535,10 @@ def test_schema_from_the_catalog_leaves_out_what_dynyan_cannot_hold(db):
     f = Follower("CREATE TABLE t (tx TEXT, i4 INTEGER); SELECT i4, tx FROM t", dsn)
     assert f.view.RELATIONS["t"] == ("tx", "i4")
     f.close()
+    # views and CTEs are the query's own names, not tables to look up
+    sql = "CREATE VIEW big AS SELECT i4, n FROM t WHERE n > 1; SELECT i4 FROM big"
+    with Follower(sql, dsn) as f:
+        assert list(f.view.RELATIONS) == ["t"]
 
 
 def test_replica_identity_is_required_or_set(db):

@@ -74,7 +74,8 @@ def _column_index(names: list[str], want: str, table: str) -> int:
 
 
 def query_tables(sql: str) -> list[str]:
-    """The names of the tables a query reads, in order of appearance."""
+    """The names of the tables a query reads, in order of appearance (not its
+    CTEs or views; the tables a CREATE VIEW reads; no CREATE TABLE's table)."""
     import sqlglot
     from sqlglot import exp
 
@@ -84,14 +85,29 @@ def query_tables(sql: str) -> list[str]:
         statements = sqlglot.parse(sql, read=DIALECT)
     except sqlglot.errors.SqlglotError:
         return []  # compiling reports it with its position
-    names: list[str] = []
+    bodies, derived = [], set()
     for stmt in statements:
-        if stmt is None or isinstance(stmt, exp.Create):
+        if stmt is None:
             continue
-        ctes = {c.alias_or_name.lower() for c in stmt.find_all(exp.CTE)}
-        for table in stmt.find_all(exp.Table):
+        if isinstance(stmt, exp.Create):
+            if (stmt.kind or "").upper() == "VIEW":
+                target = stmt.this
+                derived.add(
+                    (
+                        target.this if isinstance(target, exp.Schema) else target
+                    ).name.lower()
+                )
+                if stmt.expression is not None:
+                    bodies.append(stmt.expression)
+            continue
+        bodies.append(stmt)
+    names: list[str] = []
+    for body in bodies:
+        derived |= {c.alias_or_name.lower() for c in body.find_all(exp.CTE)}
+    for body in bodies:
+        for table in body.find_all(exp.Table):
             name = table.name.lower()
-            if name and name not in ctes and name not in names:
+            if name and name not in derived and name not in names:
                 names.append(name)
     return names
 
