@@ -1613,8 +1613,11 @@ def follow(
     (names; default derived from DIR), ``set_replica_identity=True`` (ALTER
     the tables to REPLICA IDENTITY FULL), ``on_commit(commit)`` and
     ``on_delta(row, change)`` (called on the follower's thread after each
-    transaction, with the changes merged over it), ``initial=False`` (do not
-    report the snapshot as changes), ``duration=SECONDS``, ``retry_for=SECONDS``
+    transaction, with the changes merged over it; they put a view compiled
+    here in push mode, as ``push=True`` does for ``follower.commits()``),
+    ``initial=False`` (do not report the snapshot as changes),
+    ``schema=`` (CREATE TABLEs instead of the catalog), ``duration=SECONDS``,
+    ``retry_for=SECONDS``
     (give up reconnecting; default never), ``progress=True`` (a bar on
     stderr), ``status_every=SECONDS`` with ``log=`` (health lines).
 
