@@ -579,7 +579,7 @@ def test_wal_level_must_be_logical(tmp_path):
 # TRUNCATE, DDL, a dropped connection
 
 
-def test_truncate_empties_and_ddl_stops(db, tmp_path):
+def test_truncate_empties_and_ddl_stops(db, tmp_path, capsys):
     dsn, conn = db
     execute(
         conn,
@@ -587,7 +587,9 @@ def test_truncate_empties_and_ddl_stops(db, tmp_path):
         "INSERT INTO r VALUES (1, 1, 20, NULL, 'a'), (2, 1, 30, NULL, 'b')",
     )
     execute(conn, "INSERT INTO s VALUES (1, 'p', 1)")
-    follower = Follower(QUERIES["join"], dsn, checkpoint=tmp_path / "ck").start()
+    follower = Follower(
+        QUERIES["join"], dsn, checkpoint=tmp_path / "ck", background_checkpoints=False
+    ).start()  # checkpoints written inline (the command forks for them)
     try:
         assert len(view_rows(follower)) == 2
         execute(
@@ -616,7 +618,21 @@ def test_truncate_empties_and_ddl_stops(db, tmp_path):
     # the checkpoint holds the last commit before the DDL; a restart stops there too
     with pytest.raises(FollowError, match="column z added"):
         Follower(QUERIES["join"], dsn, checkpoint=tmp_path / "ck").run()
-    assert drop(dsn, checkpoint=tmp_path / "ck").startswith("dropped slot dynyan_")
+    from dynyan.cli import main
+
+    assert (
+        main(
+            [
+                "follow",
+                "--drop",
+                "--postgres",
+                dsn,
+                "--checkpoint",
+                str(tmp_path / "ck"),
+            ]
+        )
+        == 0
+    )
     assert not (tmp_path / "ck" / "checkpoint.pkl").exists()
     with conn.cursor() as cur:
         cur.execute(
@@ -625,6 +641,7 @@ def test_truncate_empties_and_ddl_stops(db, tmp_path):
         assert cur.fetchone() == (0,)
         cur.execute("SELECT count(*) FROM pg_publication")
         assert cur.fetchone() == (0,)
+    assert "dropped slot dynyan_" in capsys.readouterr().err
 
 
 def test_dropped_table_stops(db):

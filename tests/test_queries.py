@@ -427,9 +427,7 @@ def _spec_module(name: str):
     return import_file(str(ROOT / "generated" / f"{name}.py"))
 
 
-@pytest.mark.parametrize(
-    "name", [_param(q, SPEC_MISMATCH, {}) for q in TPCDS_SPEC]
-)
+@pytest.mark.parametrize("name", [_param(q, SPEC_MISMATCH, {}) for q in TPCDS_SPEC])
 def test_spec_query_against_duckdb(name):
     """A pull stream and a shorter push stream (the compiled texts grow in
     number as features land: the full suite is kept for the paper's set)."""
