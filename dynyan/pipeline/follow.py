@@ -44,6 +44,7 @@ import os
 import re
 import select
 import signal
+import socket
 import sys
 import threading
 import time
@@ -305,9 +306,11 @@ class Follower:
         self._in_apply = False
         self._stop = threading.Event()
         self._stop_reason = ""
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
+        # stop() wakes the loop through this pair (sockets: once closed, a
+        # late stop() fails harmlessly instead of writing to a reused fd)
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
         self._applied = threading.Condition(self.lock)
         self._listeners: list[Callable] = []
         self._thread: threading.Thread | None = None
@@ -320,6 +323,8 @@ class Follower:
             self.tables = self._lookup_tables()
         except BaseException:
             self._conn.close()
+            self._wake_r.close()
+            self._wake_w.close()
             raise
 
     # -- public API -----------------------------------------------------------
@@ -368,8 +373,8 @@ class Follower:
             self._stop_reason = reason
             self._stop.set()
         try:
-            os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
+            self._wake_w.send(b"x")
+        except OSError:  # full (already woken) or closed (already ended)
             pass
 
     def join(self, timeout: float | None = None) -> FollowSummary:
@@ -389,6 +394,8 @@ class Follower:
             self._conn.close()
         except Exception:
             pass
+        self._wake_r.close()
+        self._wake_w.close()
 
     def __enter__(self) -> "Follower":
         return self
@@ -947,7 +954,7 @@ class Follower:
 
     def _drain_wake(self) -> None:
         try:
-            while os.read(self._wake_r, 64):
+            while self._wake_r.recv(64):
                 pass
         except (BlockingIOError, OSError):
             pass
@@ -1412,6 +1419,8 @@ class Follower:
                 pass
             for listener in list(self._listeners):
                 listener(_STOPPED)
+            self._wake_r.close()
+            self._wake_w.close()
             with self._applied:
                 self._applied.notify_all()
 
