@@ -11,4 +11,13 @@ from __future__ import annotations
 
 from .compiler import compile_query, compile_sql, explain, load
 
-__all__ = ["compile_query", "compile_sql", "explain", "load"]
+__all__ = ["compile_query", "compile_sql", "explain", "follow", "load"]
+
+
+def follow(target, dsn, **options):
+    """Keep a view equal to a query over a PostgreSQL database (logical
+    replication): see ``dynyan.pipeline.follow.follow``. The driver (the
+    ``postgres`` extra) is imported only here, when following starts."""
+    from .pipeline.follow import follow as _follow
+
+    return _follow(target, dsn, **options)

@@ -27,3 +27,10 @@ class CyclicQueryError(UnsupportedQueryError):
 
 class PipelineError(DynyanError):
     """Data generation, stream building, replay or checkpoint problems."""
+
+
+class FollowError(PipelineError):
+    """Following a PostgreSQL database failed: setup (catalog, replica
+    identity, slot), the connection, a change the view refuses, or DDL on a
+    followed table. The view and its checkpoint stay at the last commit
+    applied in full."""

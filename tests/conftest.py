@@ -41,3 +41,14 @@ def _black_formats_each_text_once():
     black.format_str = format_str
     yield
     black.format_str = original
+
+
+def pytest_collection_modifyitems(config, items):
+    """Offline tests (``@pytest.mark.long``, minutes each) run only when asked
+    for: ``-m long``. (``slow`` tests, tens of seconds, run in CI.)"""
+    if "long" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="long: run with -m long")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)

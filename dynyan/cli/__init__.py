@@ -14,10 +14,10 @@ import sys
 
 from ..errors import DynyanError
 from . import compile as compile_commands
-from . import pipeline, stats, synthetic
+from . import follow, pipeline, stats, synthetic
 
 EXIT_USER_ERROR = 2
-COMMAND_GROUPS = (compile_commands, pipeline, synthetic, stats)
+COMMAND_GROUPS = (compile_commands, pipeline, synthetic, stats, follow)
 DEBUG_HELP = "show tracebacks and debug logs"
 # Modules that only an extra installs -> the extra that brings them.
 EXTRAS = {
@@ -25,6 +25,7 @@ EXTRAS = {
     "duckdb": "pipeline",
     "tqdm": "pipeline",
     "pyspark": "spark",
+    "psycopg2": "postgres",
 }
 
 
