@@ -603,6 +603,11 @@ def test_cli_replays_with_partitions_and_refuses_them_without_spark(
     code = cli_main(["replay", str(case.path), str(case.stream), "--partitions", "2"])
     assert code == 2
     assert "--partitions needs --engine spark" in capsys.readouterr().err
+    # explain weighs the relations by the stream's events
+    assert cli_main(["explain", str(case.path), "--stream", str(case.stream)]) == 0
+    out = capsys.readouterr().out
+    assert f"event weights: events of {case.stream}" in out
+    assert "partition variable: o_orderkey" in out
 
 
 @pytest.mark.spark

@@ -166,6 +166,7 @@ class _PartitionRun:
         self.events = 0
         self.batches = 0
         self.apply_seconds = 0.0
+        self.apply_cpu_seconds = 0.0
         self.checkpoints = 0
         self.checkpoint_seconds = 0.0
         self.first_seq = None
@@ -175,6 +176,7 @@ class _PartitionRun:
         every = cfg.every
         self.next_ckpt = ((self.last_seq + 1) // every + 1) * every if every else None
         self.t0 = time.perf_counter()
+        self.cpu0 = time.process_time()
         self._status(self.last_seq)
 
     def feed(self, rb) -> None:
@@ -227,7 +229,7 @@ class _PartitionRun:
         view, push = self.view, self.cfg.push
         net: dict = {}
         n = 0
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         for name, (ins, dels) in zip(self.names, self.pending):
             for rows, mults in ((ins, None), (dels, -1)):
                 if not rows:
@@ -238,6 +240,7 @@ class _PartitionRun:
                     for row, change in view.deltas():
                         net[row] = net.get(row, 0) + change
         self.apply_seconds += time.perf_counter() - t
+        self.apply_cpu_seconds += time.process_time() - cpu
         self.pending = [([], []) for _ in self.names]
         if push:
             changes = [(row, c) for row, c in net.items() if c]
@@ -305,6 +308,8 @@ class _PartitionRun:
             "batches": self.batches,
             "seconds": seconds,
             "apply_seconds": self.apply_seconds,
+            "apply_cpu_seconds": self.apply_cpu_seconds,
+            "cpu_seconds": time.process_time() - self.cpu0,
             "first_seq": self.first_seq,
             "last_seq": self.last_seq,
             "resumed_after": self.resumed_after,
@@ -612,8 +617,10 @@ class PartitionStats:
     events: int
     events_before: int
     batches: int
-    seconds: float
-    apply_seconds: float
+    seconds: float  # from the partition's first event to its output, wall clock
+    apply_seconds: float  # in View.update, wall clock
+    apply_cpu_seconds: float  # in View.update, CPU time of the worker
+    cpu_seconds: float  # the partition's CPU time in all (conversion, output)
     first_seq: int | None
     last_seq: int
     resumed_after: int | None
