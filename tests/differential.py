@@ -104,6 +104,24 @@ class QuerySpec:
     plain_columns: bool  # every SELECT item is a bare column (or a star)
     select_aliases: list[str | None]  # explicit alias per item (None if none)
     domains: dict[tuple[str, str], list[Any]] = field(repr=False)
+    view_sql: list[str] = field(default_factory=list)  # CREATE VIEWs, in order
+    # ORDER BY: (SELECT position, descending) per item, when every item names
+    # a SELECT item (else None: only the bag is checked); LIMIT and OFFSET.
+    order: list[tuple[int, bool]] | None = None
+    limit: int | None = None
+    offset: int = 0
+
+    @property
+    def ordered(self) -> bool:
+        return self.order is not None or self.limit is not None or self.offset > 0
+
+    @property
+    def unlimited_sql(self) -> str:
+        """The query without LIMIT/OFFSET (the rows a window may pick)."""
+        tree = sqlglot.parse_one(self.select_sql, read="duckdb")
+        tree.set("limit", None)
+        tree.set("offset", None)
+        return tree.sql(dialect="duckdb")
 
     # -- construction -----------------------------------------------------
     @classmethod
@@ -118,7 +136,10 @@ class QuerySpec:
         statements = [s for s in statements if s]
         if not statements:
             raise ValueError(f"{name}: no SQL statements")
+        statements = [s for s in statements if not re.match(r"(?i)drop\s+view\b", s)]
         *creates, select_sql = statements
+        views = [s for s in creates if re.match(r"(?i)create\s+view\b", s)]
+        creates = [s for s in creates if s not in views]
         tables: dict[str, list[ColumnInfo]] = {}
         for stmt in creates:
             tree = sqlglot.parse_one(stmt, read="duckdb")
@@ -132,9 +153,16 @@ class QuerySpec:
                     continue
                 cols.append(_column_info(coldef, name))
             tables[tname] = cols
-        select = sqlglot.parse_one(select_sql, read="duckdb")
-        if not isinstance(select, exp.Select):
-            raise ValueError(f"{name}: the last statement must be a SELECT")
+        query = sqlglot.parse_one(select_sql, read="duckdb")
+        if not isinstance(query, exp.Query):
+            raise ValueError(f"{name}: the last statement must be a query")
+        # the SELECT whose items make the result (the first of a UNION)
+        select = query if isinstance(query, exp.Select) else query.find(exp.Select)
+        # every table the query reads, its views' and subqueries' included
+        whole = exp.Tuple(
+            expressions=[query]
+            + [sqlglot.parse_one(v, read="duckdb").expression for v in views]
+        )
 
         # DuckDB's own spelling of every declared type.
         con = duckdb.connect()
@@ -152,8 +180,16 @@ class QuerySpec:
         con.close()
 
         relations: list[str] = []
-        for tbl in select.find_all(exp.Table):
+        ctes = {c.alias.lower() for c in whole.find_all(exp.CTE)}
+        for v in views:
+            target = sqlglot.parse_one(v, read="duckdb").this
+            ctes.add(
+                (target.this if isinstance(target, exp.Schema) else target).name.lower()
+            )
+        for tbl in whole.find_all(exp.Table):
             tname = tbl.name.lower()
+            if tname in ctes:
+                continue
             if tname not in tables:
                 raise ValueError(f"{name}: table {tname!r} has no CREATE TABLE")
             if tname not in relations:
@@ -167,7 +203,8 @@ class QuerySpec:
         )
         aliases = [e.alias if isinstance(e, exp.Alias) else None for e in items]
         distinct = bool(select.args.get("distinct"))
-        domains = _domains(select, tables, relations)
+        domains = _domains(whole, tables, relations)
+        order, limit, offset = _ordering(query, select)
         return cls(
             name=name,
             text=text,
@@ -179,7 +216,40 @@ class QuerySpec:
             plain_columns=plain and not distinct,
             select_aliases=aliases,
             domains=domains,
+            view_sql=views,
+            order=order,
+            limit=limit,
+            offset=offset,
         )
+
+
+def _ordering(query: exp.Query, select: exp.Select):
+    """ORDER BY items as SELECT positions (None if one names no SELECT item),
+    LIMIT and OFFSET."""
+    order = query.args.get("order")
+    limit = query.args.get("limit")
+    offset = query.args.get("offset")
+    items = select.expressions
+    positions: list[tuple[int, bool]] | None = [] if order is not None else None
+    for ordered in order.expressions if order is not None else []:
+        e, at = ordered.this, None
+        if isinstance(e, exp.Literal) and not e.is_string:
+            at = int(e.this) - 1
+        else:
+            for i, item in enumerate(items):
+                if (
+                    isinstance(e, exp.Column)
+                    and not e.table
+                    and item.alias_or_name.lower() == e.name.lower()
+                ) or item.unalias() == e:
+                    at = i
+                    break
+        if at is None:
+            positions = None
+            break
+        positions.append((at, bool(ordered.args.get("desc"))))
+    count = lambda c: int(c.expression.this) if c is not None else None  # noqa: E731
+    return positions, count(limit), count(offset) or 0
 
 
 def _column_info(coldef: exp.ColumnDef, qname: str) -> ColumnInfo:
@@ -251,7 +321,7 @@ def _resolver(
         cname = col.name.lower()
         if col.table:
             tname = alias_to_table.get(col.table.lower())
-            if tname and any(c.name == cname for c in tables[tname]):
+            if tname in tables and any(c.name == cname for c in tables[tname]):
                 return [(tname, cname)]
             return []
         return [
@@ -564,6 +634,8 @@ class DuckMirror:
             self.con.execute(
                 f'CREATE VIEW "{tname}" AS SELECT {casts} FROM "_src_{tname}"'
             )
+        for view in spec.view_sql:
+            self.con.execute(view)
         self.description = None
 
     def _register(self, tname: str, rows: list[tuple]) -> None:
@@ -579,10 +651,11 @@ class DuckMirror:
             rows = [row for row, m in db.rels[rel].items() for _ in range(m)]
             self._register(rel, rows)
 
-    def query(self) -> list[tuple]:
-        cur = self.con.execute(self.spec.select_sql)
+    def query(self, sql: str | None = None) -> list[tuple]:
+        cur = self.con.execute(sql or self.spec.select_sql)
         rows = cur.fetchall()
-        self.description = cur.description
+        if sql is None:
+            self.description = cur.description
         return rows
 
     def close(self) -> None:
@@ -719,6 +792,9 @@ class ViewChecker:
         if not self.checked_header:
             self._check_header(ctx)
         got = norm_bag(got_raw)
+        if self.spec.ordered:
+            self._check_order(ctx, expected_raw, got_raw)
+            expected = got  # the window is checked; ties at its ends may differ
         if got != expected:
             missing = expected - got
             extra = got - expected
@@ -740,7 +816,7 @@ class ViewChecker:
                 ctx.fail(
                     "push deltas sum to a negative multiplicity", _fmt_bag(Counter(neg))
                 )
-            if pushed != expected:
+            if pushed != got:
                 ctx.fail(
                     "sum of on_delta changes differs from rows()",
                     "missing from deltas:\n"
@@ -749,6 +825,51 @@ class ViewChecker:
                     + _fmt_bag(pushed - expected),
                 )
         return Counter(got_raw)
+
+    def _check_order(self, ctx: _Context, expected_raw, got_raw) -> None:
+        """ORDER BY … LIMIT/OFFSET: the view's rows in DuckDB's order (rows
+        with equal sort keys in any order) and the same window, up to rows
+        tied with the window's first or last row."""
+        spec = self.spec
+        window = spec.limit is not None or spec.offset > 0
+        full = self.mirror.query(spec.unlimited_sql) if window else expected_raw
+        if spec.order is None:  # a sort key outside the SELECT list: bag only
+            allowed = norm_bag(full)
+            if len(got_raw) != len(expected_raw) or norm_bag(got_raw) - allowed:
+                ctx.fail(
+                    "ordered window differs from DuckDB's",
+                    f"view: {got_raw[:20]!r}\nDuckDB: {expected_raw[:20]!r}",
+                )
+            return
+
+        def key(row):
+            return tuple(norm_value(row[i]) for i, _ in spec.order)
+
+        want = [key(r) for r in expected_raw]
+        have = [key(r) for r in got_raw]
+        if have != want:
+            at = next(
+                (i for i, (a, b) in enumerate(zip(have, want)) if a != b),
+                min(len(have), len(want)),
+            )
+            ctx.fail(
+                f"rows out of ORDER BY order (first difference at row {at})",
+                f"view:   {got_raw[max(0, at - 2):at + 3]!r}\n"
+                f"DuckDB: {expected_raw[max(0, at - 2):at + 3]!r}",
+            )
+        edges = {want[0], want[-1]} if window and want else set()
+        inner_got = Counter(norm_row(r) for r in got_raw if key(r) not in edges)
+        inner_want = Counter(norm_row(r) for r in expected_raw if key(r) not in edges)
+        tied = norm_bag(r for r in full if key(r) in edges)
+        edge_got = Counter(norm_row(r) for r in got_raw if key(r) in edges)
+        if inner_got != inner_want or edge_got - tied:
+            ctx.fail(
+                "ordered window differs from DuckDB's",
+                "missing from view:\n"
+                + _fmt_bag(inner_want - inner_got)
+                + "\nextra in view:\n"
+                + _fmt_bag((inner_got - inner_want) + (edge_got - tied)),
+            )
 
     def _check_header(self, ctx: _Context) -> None:
         self.checked_header = True

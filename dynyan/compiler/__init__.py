@@ -52,6 +52,18 @@ def compile_sql(
         return render_module(plan, source=source)
 
 
+def check_sql(sql: str, schema: str | None = None) -> None:
+    """Return if `sql` compiles, else raise the compiler's refusal (a
+    DynyanError). Parses, plans and renders like `compile_sql` but skips
+    black, which refuses nothing and takes most of the time: the SQL support
+    table (scripts/tpcds_support.py) checks ~120 queries this way."""
+    from .render import render_module
+
+    plan = compile_query(sql, schema)
+    with _nesting_limit():
+        render_module(plan, formatted=False)
+
+
 def load(
     sql: str, schema: str | None = None, stats: Stats | None = None
 ) -> types.ModuleType:

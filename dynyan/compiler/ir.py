@@ -71,10 +71,10 @@ FUNCTIONS = {
     "month",
     "day",
     "substr",  # (string, Lit(start, 1-based), Lit(length) or absent)
-    "anti",  # (Lit(virtual relation), columns…): the key is not in its result
     "upper",
     "lower",
     "abs",
+    "isnull",  # (value,): TRUE exactly when the value is NULL
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
@@ -105,14 +105,93 @@ class Op:
         return f"{self.op.upper()}({', '.join(map(str, self.args))})"
 
 
-Expr = Ref | Lit | Op
+@dataclass(frozen=True)
+class ViewColumn:
+    """Column `index` of an inner view's row, inside an `InnerTest`'s
+    condition (EXISTS correlated by more than equalities)."""
+
+    index: int
+
+    def __str__(self) -> str:
+        return f"inner.{self.index + 1}"
+
+
+@dataclass(frozen=True)
+class InnerTest:
+    """A condition on one atom's rows that reads the result of an inner view
+    (the virtual relation `view`): the first columns of that result are
+    matched with `keys`, expressions over the atom.
+
+    - "not_in" / "not_exists": no result row has the key (NOT IN follows
+      SQL's three-valued logic: NULLs on either side);
+    - "exists": some result row has the key (and satisfies `condition`, over
+      the atom and `ViewColumn`s of the result row, when there is one);
+      `negated`: NOT EXISTS of the same;
+    - "scalar": `value op result`, where the result row with the key holds the
+      subquery's value after the key columns (`default` where it has no row:
+      the value of the subquery over no rows).
+
+    The generated module keeps the atom's rows by key, so that when the inner
+    view's result changes at a key only the rows whose test can change are
+    checked again (for a scalar compared by <, <=, >, >=: a range scan)."""
+
+    kind: str
+    view: str
+    keys: tuple = ()
+    value: object = None
+    op: str = ""
+    default: object = None
+    condition: object = None
+    negated: bool = False
+
+    @property
+    def args(self) -> tuple:
+        """The expressions over the atom, in a fixed order."""
+        out = list(self.keys)
+        if self.value is not None:
+            out.append(self.value)
+        if self.condition is not None:
+            out.append(self.condition)
+        return tuple(out)
+
+    def with_args(self, args) -> "InnerTest":
+        """The same test over rewritten expressions (see `args`)."""
+        args = list(args)
+        keys = tuple(args[: len(self.keys)])
+        rest = args[len(self.keys) :]
+        value = rest.pop(0) if self.value is not None else None
+        condition = rest.pop(0) if self.condition is not None else None
+        return InnerTest(
+            self.kind,
+            self.view,
+            keys,
+            value,
+            self.op,
+            self.default,
+            condition,
+            self.negated,
+        )
+
+    def __str__(self) -> str:
+        keys = ", ".join(map(str, self.keys))
+        if self.kind == "scalar":
+            where = f" at ({keys})" if self.keys else ""
+            return f"({self.value} {INFIX[self.op]} {self.view}{where})"
+        word = {"not_in": "NOT IN", "not_exists": "NOT EXISTS"}.get(self.kind)
+        if word is None:
+            word = "NOT EXISTS" if self.negated else "EXISTS"
+        cond = f" WHERE {self.condition}" if self.condition is not None else ""
+        return f"{word} {self.view}({keys}){cond}"
+
+
+Expr = Ref | Lit | Op | InnerTest
 
 
 def refs(expr: Expr) -> list[Ref]:
     """Every column reference in `expr`, left to right."""
     if isinstance(expr, Ref):
         return [expr]
-    if isinstance(expr, Op):
+    if isinstance(expr, (Op, InnerTest)):
         return [r for arg in expr.args for r in refs(arg)]
     return []
 
@@ -295,6 +374,42 @@ class AggRef:
 
 
 @dataclass(frozen=True)
+class SortKey:
+    """One ORDER BY item: the output column it sorts on (by position, sort-only
+    columns after the visible ones), its direction and where NULLs go."""
+
+    position: int
+    descending: bool = False
+    nulls_first: bool = False
+
+    def __str__(self) -> str:
+        text = f"#{self.position + 1}" + (" DESC" if self.descending else "")
+        return text + (" NULLS FIRST" if self.nulls_first else "")
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """ORDER BY … [LIMIT k] [OFFSET m]: the result in that order, only rows
+    m+1 … m+k of it. The last `hidden` outputs are sort-only (ORDER BY items
+    that are not SELECT items): rows carry them, the user never sees them."""
+
+    keys: tuple[SortKey, ...]
+    limit: int | None = None
+    offset: int = 0
+    hidden: int = 0
+
+    def __str__(self) -> str:
+        text = "order by " + ", ".join(map(str, self.keys))
+        if self.limit is not None:
+            text += f" limit {self.limit}"
+        if self.offset:
+            text += f" offset {self.offset}"
+        if self.hidden:
+            text += f" (the last {self.hidden} outputs are sort-only)"
+        return text
+
+
+@dataclass(frozen=True)
 class Query:
     """π_outputs( atom1 ⋈ … ⋈ atomN | predicates ), with bag or set semantics."""
 
@@ -315,6 +430,14 @@ class Query:
     # Conditions across tables that fit no join tree edge (e.g. `<>`, OR):
     # checked on each row of the widened result before it is materialised.
     residual: tuple[object, ...] = ()
+    # ORDER BY / LIMIT / OFFSET of the result (the outermost query only).
+    ordering: Ordering | None = None
+
+    @property
+    def visible_outputs(self) -> tuple[Output, ...]:
+        """The outputs the user sees (sort-only outputs left out)."""
+        hidden = self.ordering.hidden if self.ordering else 0
+        return self.outputs[: len(self.outputs) - hidden]
 
     @property
     def residual_vars(self) -> tuple[str, ...]:
@@ -362,6 +485,8 @@ class Query:
             ]
         if self.having is not None:
             lines.append(f"  having {self.having}")
+        if self.ordering is not None:
+            lines.append(f"  {self.ordering}")
         for name, sub in self.subqueries:
             lines.append(f"  relation {name} := inner view")
             lines += ["    " + line for line in str(sub).splitlines()]
@@ -375,3 +500,55 @@ def var_refs(expr) -> list[Var]:
     if isinstance(expr, Op):
         return [v for arg in expr.args for v in var_refs(arg)]
     return []
+
+
+@dataclass(frozen=True)
+class SetQuery:
+    """`left UNION|INTERSECT|EXCEPT [ALL] right` (columns by position, named
+    by `left`), as an inner view: a row's multiplicity in the result is a
+    function of its multiplicities in the two sides (UNION ALL: the sum;
+    INTERSECT ALL: the smaller; EXCEPT ALL: the difference if positive; the
+    forms without ALL: 1 where those are positive)."""
+
+    kind: str  # "union" | "intersect" | "except"
+    all: bool
+    left: "Query | SetQuery"
+    right: "Query | SetQuery"
+    sql: str = ""
+    # The result's column types, and each side's (a side's integer column
+    # in a DOUBLE/DECIMAL result column is read as a float, as SQL casts).
+    types: tuple[str, ...] = ()
+    side_types: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def outputs(self) -> tuple[Output, ...]:
+        return self.left.outputs
+
+    @property
+    def relations(self) -> tuple[Relation, ...]:
+        """The stored relations either side reads (their inner views' too)."""
+        out: dict[str, Relation] = {}
+        for side in (self.left, self.right):
+            for rel in base_relations(side):
+                out.setdefault(rel.name, rel)
+        return tuple(out.values())
+
+    @property
+    def subqueries(self) -> tuple:
+        return ()
+
+    def __str__(self) -> str:
+        word = self.kind.upper() + (" ALL" if self.all else "")
+        left = "  " + str(self.left).replace("\n", "\n  ")
+        right = "  " + str(self.right).replace("\n", "\n  ")
+        return f"{left}\n{word}\n{right}"
+
+
+def base_relations(query) -> list[Relation]:
+    """The stored relations a query reads, its inner views' included (the
+    virtual relations their results are, not)."""
+    virtual = {name for name, _ in query.subqueries}
+    out = [r for r in query.relations if r.name not in virtual]
+    for _, sub in query.subqueries:
+        out += [r for r in base_relations(sub) if all(r.name != o.name for o in out)]
+    return out

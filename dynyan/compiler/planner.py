@@ -33,7 +33,7 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from ..errors import CyclicQueryError, UnsupportedQueryError
-from .ir import Lit, Op, Predicate, Query, Var
+from .ir import Lit, Op, Predicate, Query, SetQuery, Var
 from .stats import Stats
 
 log = logging.getLogger("dynyan.plan")
@@ -181,6 +181,37 @@ class Plan:
         return text
 
 
+@dataclass(frozen=True)
+class SetPlan:
+    """The plans of the two sides of a UNION/INTERSECT/EXCEPT (`SetQuery`)."""
+
+    query: SetQuery
+    left: "Plan | SetPlan"
+    right: "Plan | SetPlan"
+
+    @property
+    def subplans(self) -> tuple:
+        return ()
+
+    def plans(self) -> list[Plan]:
+        """The plans of the SELECTs it combines, left to right."""
+        out = []
+        for side in (self.left, self.right):
+            out += side.plans() if isinstance(side, SetPlan) else [side]
+        return out
+
+    def draw(self) -> str:
+        word = self.query.kind.upper() + (" ALL" if self.query.all else "")
+        parts = []
+        for side in (self.left, self.right):
+            text = side.draw() if isinstance(side, SetPlan) else str(side)
+            parts.append("  " + text.replace("\n", "\n  "))
+        return f"{parts[0]}\n{word}\n{parts[1]}"
+
+    def __str__(self) -> str:
+        return self.draw()
+
+
 # --- the reduction -------------------------------------------------------------
 
 
@@ -325,11 +356,15 @@ def _cycle_message(query: Query, state: _State) -> str:
     return msg + "; dynyan supports acyclic queries only"
 
 
-def plan_query(query: Query, stats: Stats | None = None) -> Plan:
+def plan_query(query: Query | SetQuery, stats: Stats | None = None) -> Plan:
     """Search GJT pairs for `query` and return the cheapest: by
     `estimated_work` under `stats` when given, then by `Plan.cost`. A `<>`
     that fits no tree edge is checked on the rows of the query without it
-    instead."""
+    instead. A set operation gets the plans of its sides (`SetPlan`)."""
+    if isinstance(query, SetQuery):
+        return SetPlan(
+            query, plan_query(query.left, stats), plan_query(query.right, stats)
+        )
     try:
         return _plan_query(query, stats)
     except UnsupportedQueryError:

@@ -37,8 +37,20 @@ import jinja2
 
 from ..errors import DynyanError, UnsupportedQueryError
 from ..resources import resource_text
-from .ir import FLIPPED, AggRef, Lit, Op, Ref, Var, var_refs
-from .planner import Plan, complexity
+from .ir import (
+    FLIPPED,
+    AggRef,
+    InnerTest,
+    Lit,
+    Op,
+    Ref,
+    Var,
+    ViewColumn,
+    base_relations,
+    refs,
+    var_refs,
+)
+from .planner import Plan, SetPlan, complexity
 
 log = logging.getLogger("dynyan.render")
 _BUILTINS = set(dir(builtins))
@@ -135,6 +147,10 @@ def py(value) -> str:
 
 # --- scalar expressions -----------------------------------------------------------
 
+# Operators whose Python handles a NULL (None) operand as SQL does itself:
+# logic (three-valued in `condition`), CASE, and the helpers _div and _mod.
+_NULL_AWARE = {"and", "or", "not", "case", "div", "mod", "isnull"}
+
 _INFIX_PY = {
     "add": "+",
     "sub": "-",
@@ -159,12 +175,40 @@ class Expressions:
     helpers: set[str] = field(default_factory=set)
     uses_datetime: bool = False
     uses_re: bool = False
-    anti: dict = field(
-        default_factory=dict
-    )  # virtual relation -> attribute of its keys
+    # inner view -> what the module keeps of its result (see `_inner_tests`)
+    tests: dict = field(default_factory=dict)
+    fresh: int = 0  # names made for values inside expressions (walrus)
     # (atom, column) pairs declared NOT NULL whose values the module checks
     # before using them: no `is not None` test for them.
     notnull: set = field(default_factory=set)
+    # Variables no row of the result holds NULL in, and the kind of each
+    # aggregate (COUNT is never NULL): where SQL's NULL must propagate
+    # through arithmetic and where it cannot arise.
+    nonnull_vars: set = field(default_factory=set)
+    agg_kinds: list = field(default_factory=list)
+    # Inside `condition`: its plain column and variable leaves are tested for
+    # NULL before the condition is evaluated.
+    guarded: bool = False
+
+    def may_be_null(self, e) -> bool:
+        """Whether the SQL value of `e` can be NULL (conservatively)."""
+        if isinstance(e, Lit):
+            return e.value is None
+        if isinstance(e, Ref):
+            return (e.atom, e.column) not in self.notnull
+        if isinstance(e, Var):
+            return e.name not in self.nonnull_vars
+        if isinstance(e, AggRef):
+            return self.agg_kinds[e.index] not in ("count", "count_distinct")
+        if isinstance(e, InnerTest):
+            return False
+        if isinstance(e, Op) and e.op == "case":
+            return any(self.may_be_null(v) for v in (*e.args[1:-1:2], e.args[-1]))
+        if isinstance(e, Op) and e.op == "isnull":
+            return False
+        if isinstance(e, Op):
+            return any(self.may_be_null(a) for a in e.args)
+        return True
 
     def render(self, e, env) -> str:
         if isinstance(e, Ref):
@@ -173,11 +217,34 @@ class Expressions:
             return env[e.name]
         if isinstance(e, AggRef):
             return env[("agg", e.index)]
+        if isinstance(e, ViewColumn):
+            return f"_c[{e.index}]"
+        if isinstance(e, InnerTest):
+            return self._inner_test(e, env)
         if isinstance(e, Lit):
             if isinstance(e.value, datetime.date):
                 self.uses_datetime = True
             return py(e.value)
         a = [self.render(x, env) for x in e.args]
+        text = self._op(e, a, env)
+        if e.op in _NULL_AWARE:
+            return text
+        # SQL: NULL in, NULL out (leaves `condition` tested are not again)
+        if any(isinstance(x, Lit) and x.value is None for x in e.args):
+            return "None"
+        nullable = [
+            t
+            for x, t in zip(e.args, a)
+            if self.may_be_null(x)
+            and not (self.guarded and isinstance(x, (Ref, Var, AggRef)))
+        ]
+        if not nullable:
+            return text
+        tests = " or ".join(f"{t} is None" for t in dict.fromkeys(nullable))
+        return f"(None if {tests} else {text})"
+
+    def _op(self, e: Op, a: list[str], env) -> str:
+        """Python for operator `e` over its rendered arguments `a`."""
         op = e.op
         if op in _INFIX_PY:
             return "(" + f" {_INFIX_PY[op]} ".join(a) + ")"
@@ -219,22 +286,52 @@ class Expressions:
             return f"abs({a[0]})"
         if op == "like":
             return self._like(a[0], e.args[1].value)
-        if op == "anti":  # the key is not (yet) in the inner view's result
-            keys = f"self.{self.anti[e.args[0].value]}"
-            if e.args[0].value.startswith("in_"):
-                # x NOT IN (subquery), SQL's three-valued logic: TRUE when the
-                # subquery is empty; else NULL (dropped) when x is NULL or the
-                # subquery gives a NULL; else x is not among its values.
-                (x,) = a[1:]
-                return (
-                    f"(not {keys} or ({x} is not None and None not in {keys}"
-                    f" and {x} not in {keys}))"
-                )
-            # NOT EXISTS (… WHERE inner = outer …): NULL = anything is never
-            # true, so an outer key with a NULL matches no inner row.
-            nulls = " or ".join(f"{x} is None" for x in a[1:])
-            return f"({nulls} or {tup(a[1:])} not in {keys})"
+        if op == "isnull":
+            return f"({a[0]} is None)"
         raise RenderError(f"no Python for operator {op}")
+
+    def _inner_test(self, e: InnerTest, env) -> str:
+        """Python that is true exactly when an `InnerTest` is TRUE, reading
+        what the module keeps of the inner view's result."""
+        state = f"self.{self.tests[e.view]['state']}"
+        keys = [self.render(k, env) for k in e.keys]
+        key = tup(keys)
+        nulls = " or ".join(f"{k} is None" for k in keys) or "False"
+        if e.kind == "not_in":
+            # x NOT IN (subquery), SQL's three-valued logic: TRUE when the
+            # subquery is empty; else NULL (dropped) when x is NULL or the
+            # subquery gives a NULL; else x is not among its values.
+            (x,) = keys
+            return (
+                f"(not {state} or ({x} is not None and None not in {state}"
+                f" and {x} not in {state}))"
+            )
+        if e.kind == "not_exists":
+            # NULL = anything is never true: an outer key with a NULL matches
+            # no inner row.
+            return f"({nulls} or {key} not in {state})"
+        if e.kind == "exists":
+            if e.condition is None:
+                found = f"({key} in {state})" if keys else f"bool({state})"
+            else:
+                rows = f"{state}.get({key}, _EMPTY)"
+                cond = self.condition(e.condition, env)
+                found = f"any({cond} for _c in {rows})"
+            if keys:
+                found = f"(not ({nulls}) and {found})"
+            return f"(not {found})" if e.negated else found
+        # scalar: value op (the subquery's value at the key)
+        self.fresh += 1
+        t = f"_t{self.fresh}"
+        default = py(e.default)
+        lookup = f"{state}.get({key}, {default})"
+        if keys:
+            lookup = f"({default} if {nulls} else {lookup})"
+        x = self.render(e.value, env)
+        return (
+            f"(({t} := {lookup}) is not None and {x} is not None"
+            f" and {x} {_INFIX_PY[e.op]} {t})"
+        )
 
     def nonnull(self, e, env) -> str:
         """Python that is true exactly when the SQL value of `e` is not NULL
@@ -245,7 +342,7 @@ class Expressions:
             return f"{self.render(e, env)} is not None"
         if isinstance(e, Lit):
             return "False" if e.value is None else "True"
-        if e.op == "anti":
+        if isinstance(e, InnerTest) or e.op == "isnull":
             return "True"
         if e.op == "case":
             out = self.nonnull(e.args[-1], env)
@@ -281,7 +378,11 @@ class Expressions:
             for x in _leaves(a)
             if not (isinstance(x, Ref) and (x.atom, x.column) in self.notnull)
         )
-        tests = [self.render(a, env) for a in plain]
+        outer, self.guarded = self.guarded, True
+        try:
+            tests = [self.render(a, env) for a in plain]
+        finally:
+            self.guarded = outer
         if negate:
             tests = [f"not {t}" for t in tests]
         return "(" + " and ".join([*guards, *tests, *parts]) + ")"
@@ -314,7 +415,7 @@ def _leaves(e):
     """The column and variable references of an expression (may be NULL)."""
     if isinstance(e, (Ref, Var, AggRef)):
         yield e
-    elif isinstance(e, Op) and e.op != "anti":
+    elif isinstance(e, Op) and e.op != "isnull":  # IS NULL takes a NULL
         for a in e.args:
             yield from _leaves(a)
 
@@ -849,14 +950,6 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _refs(e):
-    if isinstance(e, Ref):
-        return [e]
-    if isinstance(e, Op):
-        return [r for a in e.args for r in _refs(a)]
-    return []
-
-
 def _factor(expressions: Expressions, expr, scale: int | None, env) -> str:
     """One atom's factor of a payload channel; exact channels scale to ints."""
     text = expressions.render(expr, env)
@@ -936,7 +1029,7 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
             guarded = any(a == i for a, _ in channel.guards)
             for (a, expr), scale in zip(channel.factors, channel.factor_scales):
                 if a == i and (scale is None or many):
-                    for r in _refs(expr):  # a guarded NULL adds 0
+                    for r in refs(expr):  # a guarded NULL adds 0
                         cols[r.column] = cols.get(r.column, True) and guarded
         if cols:
             out[i] = cols
@@ -948,11 +1041,19 @@ def _subquery_value_checks(plan: Plan) -> dict[str, set[int]]:
     any depth). An outer view that reads the relation too checks them before
     its first change (it forwards the row to the inner views after it)."""
     out: dict[str, set[int]] = {}
-    for _, sub in plan.subplans:
+    for sub in _inner_plans(plan):
         for i, cols in _value_checks(sub.query).items():
             out.setdefault(sub.query.atoms[i].relation, set()).update(cols)
         for rel, cols in _subquery_value_checks(sub).items():
             out.setdefault(rel, set()).update(cols)
+    return out
+
+
+def _inner_plans(plan: Plan) -> list[Plan]:
+    """The plans of the inner views of `plan` (a set operation's sides)."""
+    out = []
+    for _, sub in plan.subplans:
+        out += sub.plans() if isinstance(sub, SetPlan) else [sub]
     return out
 
 
@@ -978,17 +1079,30 @@ def _type_check(rel, checked: dict[int, bool], loaded: dict[int, str], sets: dic
     return {"cond": " and ".join(conds), "spec": tuple_literal(spec)}
 
 
+def _nonnull_vars(query) -> set[str]:
+    """Variables no result row holds NULL in: bound to a column declared NOT
+    NULL, or joining two atoms (NULL never joins) or in an inequality."""
+    out = set()
+    for atom in query.atoms:
+        rel = query.relation(atom.relation)
+        for c, v in enumerate(atom.variables):
+            if v is not None and rel.is_notnull(c):
+                out.add(v)
+        out |= set(_join_vars(query, atom))
+    return out
+
+
 def _used_columns(query, i: int) -> set[int]:
     """The columns of atom `i` whose values the view reads (binds to a
     variable, filters on, derives from, sums or tests for NULL)."""
     atom = query.atoms[i]
     cols = {c for c, v in enumerate(atom.variables) if v is not None}
-    cols |= {r.column for f in atom.filters for r in _refs(f)}
-    cols |= {r.column for _, e in atom.derived for r in _refs(e)}
+    cols |= {r.column for f in atom.filters for r in refs(f)}
+    cols |= {r.column for _, e in atom.derived for r in refs(e)}
     for channel in query.channels:
-        cols |= {r.column for a, e in channel.factors if a == i for r in _refs(e)}
+        cols |= {r.column for a, e in channel.factors if a == i for r in refs(e)}
         cols |= {
-            r.column for a, es in channel.guards if a == i for e in es for r in _refs(e)
+            r.column for a, es in channel.guards if a == i for e in es for r in refs(e)
         }
     return cols
 
@@ -997,7 +1111,7 @@ def _subquery_null_checks(plan: Plan) -> dict[str, set[int]]:
     """Per base relation: its NOT NULL columns its subqueries' inner views
     read (at any depth), checked by an outer view that changes first."""
     out: dict[str, set[int]] = {}
-    for _, sub in plan.subplans:
+    for sub in _inner_plans(plan):
         for i, atom in enumerate(sub.query.atoms):
             rel = sub.query.relation(atom.relation)
             used = {c for c in _used_columns(sub.query, i) if rel.is_notnull(c)}
@@ -1054,12 +1168,10 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             for a, exprs in channel.guards
             if a == node.atom
         }
-        needed_cols = {r.column for f in atom.filters for r in _refs(f)}
-        needed_cols |= {r.column for _, e in atom.derived for r in _refs(e)}
-        needed_cols |= {r.column for _, e, _ in factors for r in _refs(e)}
-        needed_cols |= {
-            r.column for es in guards.values() for e in es for r in _refs(e)
-        }
+        needed_cols = {r.column for f in atom.filters for r in refs(f)}
+        needed_cols |= {r.column for _, e in atom.derived for r in refs(e)}
+        needed_cols |= {r.column for _, e, _ in factors for r in refs(e)}
+        needed_cols |= {r.column for es in guards.values() for e in es for r in refs(e)}
         # SQL: NULL never joins. A row whose join variable is NULL (None)
         # takes no part in this atom (it still counts in the relation).
         shared = _join_vars(query, atom)
@@ -1139,6 +1251,9 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "count": _count_from_index(
                     info, identity and cond is None, layout, ring
                 ),
+                "atom": node.atom,
+                # the index attributes its steps use, loaded into locals
+                "locals": sorted({s["index"] for s in steps if "index" in s}),
             }
         )
     return blocks
@@ -1258,9 +1373,13 @@ def _aggregate_values(query, ring: Ring, payload: str, layout) -> list[str]:
     return values
 
 
-def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> str:
+def render_module(
+    plan: Plan, source: str = "<string>", inner: bool = False, formatted: bool = True
+) -> str:
     """The module's source for `plan`, black-formatted and compile-checked
-    (`inner`: raw text of a subquery's view, to be nested in its outer module)."""
+    (`inner`: raw text of a subquery's view, to be nested in its outer module;
+    `formatted=False`: compile-checked but not black-formatted, for a verdict
+    without black's cost)."""
     query = plan.query
     names = Names()
     layout = _Layout(plan, names)
@@ -1272,6 +1391,8 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         for c in _used_columns(query, i)
         if query.relation(atom.relation).is_notnull(c)
     }
+    expressions.nonnull_vars = _nonnull_vars(query)
+    expressions.agg_kinds = [a.kind for a in query.aggregates]
     ring = Ring(1 + len(query.channels))
     materialized = bool(plan.widened or query.extra_vars or query.residual)
     key_vars = list(plan.n_vars)
@@ -1301,8 +1422,8 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
             expressions.condition(c, layout.var_local) for c in query.residual
         )
     subviews, forwards = _subviews(plan, names, source)
-    antis = _anti_joins(plan, names, expressions)
-    virtual = {name for name, _ in plan.subplans} - set(antis)
+    tests = _inner_tests(plan, names, expressions)
+    virtual = {name for name, _ in plan.subplans} - set(tests)
     base = [r for r in query.relations if r.name not in virtual]
     base += [r for r in _inner_relations(plan) if r not in base]
 
@@ -1345,8 +1466,8 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
                 "type_check": type_check,
                 "null_check": null_check,
                 "forwards": forwards.get(rel.name, []),
-                "anti_indexes": [
-                    a for a in antis.values() if a["relation"] == rel.name
+                "test_indexes": [
+                    t for t in tests.values() if t["relation"] == rel.name
                 ],
                 "locals": sorted(
                     {
@@ -1361,6 +1482,10 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
 
     loops, mults, inner_depth = _enum_loops(layout, set(), _Counter())
     checks, check_payload = _lookup(layout, ring)
+    sorted_runtime = any(x.kind in ("sorted", "rangesum") for x in layout.structures())
+    sorted_dict = any(
+        a.kind in ("min", "max") and a.arg in query.extra_vars for a in query.aggregates
+    )
     context = {
         "inner": inner,  # a subquery's view: raises the outer module's ViewError
         "source": source,
@@ -1368,7 +1493,10 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
         "plan": str(plan),
         "complexity": complexity(plan),
         "relations": relations,
-        "columns": tuple_literal([py(o.name) for o in query.outputs]),
+        "columns": tuple_literal([py(o.name) for o in query.visible_outputs]),
+        "ordering": _ordering(query),
+        # push mode reports each group's old row as it was reported
+        "exact_groups": query.grouped and not materialized,
         "structures": layout.structures(),
         "query_id": py(query_id(plan)),
         "ring": ring,
@@ -1435,13 +1563,16 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
             for name, kinds in sorted(class_sets.items())
         ],
         "date_checks": any("date" in kinds for kinds in class_sets.values()),
-        "sorted_runtime": any(
-            x.kind in ("sorted", "rangesum") for x in layout.structures()
-        ),
-        "sorted_dict": any(
-            a.kind in ("min", "max") and a.arg in query.extra_vars
-            for a in query.aggregates
-        ),
+        "sorted_runtime": sorted_runtime,
+        "sorted_dict": sorted_dict,
+        "sorted_imports": [
+            name
+            for name, used in (
+                ("SortedDict", sorted_dict),
+                ("SortedKeyList", sorted_runtime or query.ordering is not None),
+            )
+            if used
+        ],
         "helpers": sorted(expressions.helpers),
         "uses_datetime": expressions.uses_datetime
         or any("date" in kinds for kinds in class_sets.values()),
@@ -1453,18 +1584,44 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
             {
                 **f,
                 "method": (
-                    antis[f["relation"]]["handler"]
-                    if f["relation"] in antis
+                    tests[f["relation"]]["handler"]
+                    if f["relation"] in tests
                     else methods[f["relation"]]
                 ),
+                "batch": f["relation"] in tests,  # the handler takes all changes
             }
             for f in r["forwards"]
         ]
         if not r["leaves"]:  # read by subqueries only: they validate
             r["store"] = None
-    for a in antis.values():
-        a["apply"] = methods[a["relation"]]
-    context["antis"] = list(antis.values())
+    leaves = {leaf["atom"]: leaf for r in relations for leaf in r["leaves"]}
+    flips = {}  # atom -> the leaf a test's handler re-applies rows to
+    for t in tests.values():
+        leaf = leaves[t["atom"]]
+        if t["atom"] not in flips:
+            flips[t["atom"]] = {
+                **leaf,
+                "method": "_" + names.new(f"rows_of_{leaf['name']}"),
+            }
+        t["leaf"] = flips[t["atom"]]["method"]
+    context["tests"] = list(tests.values())
+    context["flip_leaves"] = list(flips.values())
+    context["scalar_tests"] = any(t["kind"] == "scalar" for t in tests.values())
+    if context["scalar_tests"] and "SortedDict" not in context["sorted_imports"]:
+        context["sorted_imports"] = ["SortedDict", *context["sorted_imports"]]
+    # what feeds each inner view's virtual relation (a join or a test)
+    context["subview_feeds"] = [
+        {
+            "attr": sub["attr"],
+            "method": (
+                tests[sub["name"]]["handler"]
+                if sub["name"] in tests
+                else methods[sub["name"]]
+            ),
+            "batch": sub["name"] in tests,
+        }
+        for sub in subviews
+    ]
     context["subviews"] = subviews
     context["state_entries"] = _state_entries(context)
     context["layout_id"] = _LAYOUT_PLACEHOLDER
@@ -1473,14 +1630,14 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
     if inner:
         return text
     try:
-        formatted = black.format_str(text, mode=BLACK_MODE)
-        compile(formatted, source, "exec")
+        module = black.format_str(text, mode=BLACK_MODE) if formatted else text
+        compile(module, source, "exec")
     except Exception as err:  # a compiler bug: show the raw text to debug
         log.error("rendered module does not compile:\n%s", text)
         raise RenderError(
             f"generated code is invalid ({err}); this is a dynyan bug"
         ) from err
-    return formatted
+    return module
 
 
 # Bump when the meaning of a snapshot's parts changes in a way the layout
@@ -1497,13 +1654,17 @@ def _state_entries(context) -> list[tuple[str, str]]:
         attrs.append("_distinct_rows")
     if context["materialized"]:
         attrs.append("_result")
+    if context["ordering"]:
+        attrs.append("_ordered")
+    if context["exact_groups"]:
+        attrs.append("_reported")
     entries = [(py(a), f"self.{a}") for a in attrs]
     entries += [
         (py(f"sub:{sub['attr']}"), f"self.{sub['attr']}.snapshot()")
         for sub in context["subviews"]
     ]
-    for anti in context["antis"]:
-        entries += [(py(a), f"self.{a}") for a in (anti["keyset"], anti["rows"])]
+    for test in context["tests"]:
+        entries += [(py(a), f"self.{a}") for a in (test["state"], test["rows"])]
     return entries
 
 
@@ -1537,49 +1698,53 @@ def _layout_id(text: str, context, query) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def _anti_joins(plan: Plan, names: Names, expressions: Expressions) -> dict:
-    """NOT IN / NOT EXISTS: per inner view, the keys in its result and the
-    outer relation's rows by key, so a key entering or leaving the result can
-    withdraw or re-apply exactly the rows it filters."""
-    antis = {}
+def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
+    """Per inner view read by an `InnerTest` (NOT IN, [NOT] EXISTS, a scalar
+    subquery): what the module keeps of its result (`state`), the tested
+    atom's rows by the test's key (`rows`, so that a change of the result at
+    a key re-checks only the rows it can flip) and the handler of its
+    changes. Registers them with `expressions` for rendering the tests."""
+    tests = {}
     for i, atom in enumerate(plan.query.atoms):
+        rel = plan.query.relation(atom.relation)
+        env = {(i, c): f"row[{c}]" for c in range(len(rel.columns))}
         for f in atom.filters:
-            for op in _ops(f):
-                if op.op != "anti":
-                    continue
-                name = op.args[0].value
-                if name in antis:
-                    raise UnsupportedQueryError(
-                        "one NOT IN/NOT EXISTS subquery per table occurrence"
-                    )
-                key = [r.column for r in op.args[1:]]
-                antis[name] = {
-                    "keyset": names.new(f"{name}_keys"),
-                    "rows": names.new(f"{atom.relation}_rows_by_{name}"),
-                    "handler": "_" + names.new(f"flip_{name}"),
-                    "relation": atom.relation,
-                    "atom": i,
-                    "columns": key,
-                    "key": tup([f"row[{c}]" for c in key]),
-                    "single": len(key) == 1,
-                    # NOT IN: the subquery's emptiness and NULLs decide for
-                    # every row (SQL's three-valued logic); NOT EXISTS: an
-                    # inner key with a NULL matches nothing.
-                    "not_in": name.startswith("in_"),
-                }
-                expressions.anti[name] = antis[name]["keyset"]
-    relations = [a["relation"] for a in antis.values()]
-    read_inside = {r.name for _, sub in plan.subplans for r in sub.query.relations}
-    for rel in relations:
-        if (
-            relations.count(rel) > 1
-            or sum(a.relation == rel for a in plan.query.atoms) > 1
-            or rel in read_inside
-        ):
-            raise UnsupportedQueryError(
-                f"NOT IN/NOT EXISTS on {rel}: supported when {rel} occurs once and no subquery reads it"
-            )
-    return antis
+            if not isinstance(f, InnerTest):
+                continue
+            n = len(f.keys)
+            ranged = f.kind == "scalar" and f.op in ("lt", "le", "gt", "ge")
+            tests[f.view] = {
+                "test": f,
+                "kind": f.kind,
+                "atom": i,
+                "relation": atom.relation,
+                "state": names.new(f"{f.view}_result"),
+                "rows": names.new(f"{atom.relation}_by_{f.view}"),
+                "handler": "_" + names.new(f"on_{f.view}"),
+                "leaf": None,  # set with the atom's leaf block
+                # the key of a row of the atom, of a row of the inner view
+                "row_key": tup([expressions.render(k, env) for k in f.keys]),
+                "view_key": (
+                    "()" if not n else "sub_row[0]" if n == 1 else f"sub_row[:{n}]"
+                ),
+                "key_nulls": " or ".join(
+                    f"{expressions.render(k, env)} is None" for k in f.keys
+                ),
+                # scalar: the compared value of a row, the view row's value
+                "row_value": (
+                    expressions.render(f.value, env) if f.value is not None else None
+                ),
+                "view_value": f"sub_row[{n}]",
+                "default": py(f.default),
+                "ranged": ranged,
+                "compare": (
+                    f"_x {_INFIX_PY[f.op]} {{}}" if f.kind == "scalar" else None
+                ),
+                "whole_rows": f.kind == "exists" and f.condition is not None,
+            }
+    for info in tests.values():
+        expressions.tests[info["test"].view] = info
+    return tests
 
 
 def _ops(e):
@@ -1593,11 +1758,7 @@ def _inner_relations(plan: Plan) -> list:
     """Base relations the subqueries read (recursively), in order."""
     out = []
     for _, sub in plan.subplans:
-        virtual = {name for name, _ in sub.subplans}
-        for rel in sub.query.relations:
-            if rel.name not in virtual and rel not in out:
-                out.append(rel)
-        out += [r for r in _inner_relations(sub) if r not in out]
+        out += [r for r in base_relations(sub.query) if r not in out]
     return out
 
 
@@ -1607,22 +1768,72 @@ def _subviews(plan: Plan, names: Names, source: str):
     subviews, forwards = [], {}
     for name, sub in plan.subplans:
         attr = names.new(f"sub_{name}")
+        where = f"{source} (subquery {name})"
         subviews.append(
             {
+                "name": name,
                 "attr": attr,
                 "factory": "_" + names.new(f"make_{name}"),
                 "cls": "_" + names.new(f"{name}_view"),
-                "source": render_module(
-                    sub, source=f"{source} (subquery {name})", inner=True
+                "source": (
+                    render_set_view(sub, where)
+                    if isinstance(sub, SetPlan)
+                    else render_module(sub, source=where, inner=True)
                 ),
             }
         )
-        own_virtual = {n for n, _ in sub.subplans}
-        reads = {r.name for r in sub.query.relations if r.name not in own_virtual}
-        reads |= {r.name for r in _inner_relations(sub)}
+        reads = {r.name for r in base_relations(sub.query)}
         for rel in sorted(reads):
             forwards.setdefault(rel, []).append({"attr": attr, "relation": name})
     return subviews, forwards
+
+
+# ORDER BY: per direction and NULL placement, the sort key of one value.
+# NaN sorts above every number and NULL last unless NULLS FIRST, as DuckDB.
+_SORT_KEYS = {
+    (False, False): (
+        "_asc",
+        "(2,) if v is None else (1,) if v != v else (0, v)",
+        "ORDER BY … ASC: values, then NaN, then NULL.",
+    ),
+    (False, True): (
+        "_asc_nulls_first",
+        "(-1,) if v is None else (1,) if v != v else (0, v)",
+        "ORDER BY … ASC NULLS FIRST: NULL, values, then NaN.",
+    ),
+    (True, False): (
+        "_desc",
+        "(2,) if v is None else (0,) if v != v else (1, _Desc(v))",
+        "ORDER BY … DESC: NaN, values from the largest, then NULL.",
+    ),
+    (True, True): (
+        "_desc_nulls_first",
+        "(-1,) if v is None else (0,) if v != v else (1, _Desc(v))",
+        "ORDER BY … DESC NULLS FIRST: NULL, NaN, then values from the largest.",
+    ),
+}
+
+
+def _ordering(query) -> dict | None:
+    """What the template needs of ORDER BY / LIMIT / OFFSET, or None."""
+    ordering = query.ordering
+    if ordering is None:
+        return None
+    helpers, parts = {}, []
+    for key in ordering.keys:
+        name, body, doc = _SORT_KEYS[key.descending, key.nulls_first]
+        helpers[name] = (name, body, doc)
+        parts.append(f"{name}(row[{key.position}])")
+    return {
+        "key": tuple_literal(parts),
+        "helpers": sorted(helpers.values()),
+        "desc": any(k.descending for k in ordering.keys),
+        "limit": ordering.limit,
+        "offset": ordering.offset,
+        "window": ordering.limit is not None or ordering.offset > 0,
+        "hidden": ordering.hidden,
+        "visible": len(query.outputs) - ordering.hidden,
+    }
 
 
 def _group_positions(query, layout) -> str | None:
@@ -1649,3 +1860,78 @@ def _repeated_output_checks(query) -> list[str]:
         else:
             first[o.expr.name] = i
     return checks
+
+
+# A row's multiplicity in a set operation's result from its multiplicities
+# `c` (a list, one per side; None: in neither) in the two sides.
+_SET_MULTIPLICITY = {
+    ("union", False): "1 if c else 0",
+    ("intersect", True): "min(c) if c else 0",
+    ("intersect", False): "1 if c and c[0] and c[1] else 0",
+    ("except", True): "max(c[0] - c[1], 0) if c else 0",
+    ("except", False): "1 if c and c[0] and not c[1] else 0",
+}
+
+
+def render_set_view(plan: SetPlan, source: str) -> str:
+    """The raw text of the inner view of a UNION/INTERSECT/EXCEPT, nested in
+    its outer module like a subquery's view (it defines `View`)."""
+    query = plan.query
+    names = Names()
+    sides = []
+    for i, side in enumerate((plan.left, plan.right)):
+        where = f"{source} side {i + 1}"
+        # SQL casts a side's INTEGER column where the result's is a float
+        casts = [
+            c
+            for c, (t, mine) in enumerate(zip(query.types, query.side_types[i]))
+            if t == "float" and mine == "int"
+        ]
+        sides.append(
+            {
+                "index": i,
+                "factory": "_" + names.new(f"make_side{i + 1}"),
+                "cls": "_" + names.new(f"side{i + 1}_view"),
+                "source": (
+                    render_set_view(side, where)
+                    if isinstance(side, SetPlan)
+                    else render_module(side, source=where, inner=True)
+                ),
+                "reads": {r.name for r in base_relations(side.query)},
+                "cast": (
+                    tuple_literal(
+                        [
+                            (
+                                f"(None if row[{c}] is None else float(row[{c}]))"
+                                if c in casts
+                                else f"row[{c}]"
+                            )
+                            for c in range(len(query.types))
+                        ]
+                    )
+                    if casts
+                    else None
+                ),
+            }
+        )
+    relations = [
+        {
+            "literal": py(rel.name),
+            "method": "_" + names.new(f"apply_{rel.name}"),
+            "sides": [i for i, side in enumerate(sides) if rel.name in side["reads"]],
+        }
+        for rel in query.relations
+    ]
+    return (
+        _environment()
+        .get_template("set_view.py.jinja")
+        .render(
+            source=source,
+            sql=query.sql,
+            word=query.kind.upper() + (" ALL" if query.all else ""),
+            sides=sides,
+            relations=relations,
+            multiplicity=_SET_MULTIPLICITY.get((query.kind, query.all)),
+            query_id=py(hashlib.sha256(query.sql.encode()).hexdigest()[:16]),
+        )
+    )

@@ -645,8 +645,13 @@ class View:
                                                         v_ca_zip is not None
                                                         and v_s_zip is not None
                                                         and (
-                                                            v_ca_zip[0:5]
-                                                            != v_s_zip[0:5]
+                                                            None
+                                                            if v_ca_zip[0:5] is None
+                                                            or v_s_zip[0:5] is None
+                                                            else (
+                                                                v_ca_zip[0:5]
+                                                                != v_s_zip[0:5]
+                                                            )
                                                         )
                                                     ):  # conditions on result rows
                                                         _k = (
@@ -914,7 +919,15 @@ class View:
                                                 if (
                                                     v_ca_zip is not None
                                                     and v_s_zip is not None
-                                                    and (v_ca_zip[0:5] != v_s_zip[0:5])
+                                                    and (
+                                                        None
+                                                        if v_ca_zip[0:5] is None
+                                                        or v_s_zip[0:5] is None
+                                                        else (
+                                                            v_ca_zip[0:5]
+                                                            != v_s_zip[0:5]
+                                                        )
+                                                    )
                                                 ):  # conditions on result rows
                                                     _k = (
                                                         v_i_brand,
@@ -1173,7 +1186,12 @@ class View:
                                             if (
                                                 v_ca_zip is not None
                                                 and v_s_zip is not None
-                                                and (v_ca_zip[0:5] != v_s_zip[0:5])
+                                                and (
+                                                    None
+                                                    if v_ca_zip[0:5] is None
+                                                    or v_s_zip[0:5] is None
+                                                    else (v_ca_zip[0:5] != v_s_zip[0:5])
+                                                )
                                             ):  # conditions on result rows
                                                 _k = (
                                                     v_i_brand,
@@ -1354,7 +1372,12 @@ class View:
                                             if (
                                                 v_ca_zip is not None
                                                 and v_s_zip is not None
-                                                and (v_ca_zip[0:5] != v_s_zip[0:5])
+                                                and (
+                                                    None
+                                                    if v_ca_zip[0:5] is None
+                                                    or v_s_zip[0:5] is None
+                                                    else (v_ca_zip[0:5] != v_s_zip[0:5])
+                                                )
                                             ):  # conditions on result rows
                                                 _k = (
                                                     v_i_brand,
@@ -1530,7 +1553,12 @@ class View:
                                         if (
                                             v_ca_zip is not None
                                             and v_s_zip is not None
-                                            and (v_ca_zip[0:5] != v_s_zip[0:5])
+                                            and (
+                                                None
+                                                if v_ca_zip[0:5] is None
+                                                or v_s_zip[0:5] is None
+                                                else (v_ca_zip[0:5] != v_s_zip[0:5])
+                                            )
                                         ):  # conditions on result rows
                                             _k = (
                                                 v_i_brand,
@@ -1698,7 +1726,12 @@ class View:
                                         if (
                                             v_ca_zip is not None
                                             and v_s_zip is not None
-                                            and (v_ca_zip[0:5] != v_s_zip[0:5])
+                                            and (
+                                                None
+                                                if v_ca_zip[0:5] is None
+                                                or v_s_zip[0:5] is None
+                                                else (v_ca_zip[0:5] != v_s_zip[0:5])
+                                            )
                                         ):  # conditions on result rows
                                             _k = (
                                                 v_i_brand,

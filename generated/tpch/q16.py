@@ -19,7 +19,7 @@
 #   part.p_partkey = partsupp.ps_partkey
 #   AND part.p_type NOT LIKE 'MEDIUM POLISHED%'
 #   AND part.p_size IN (49, 14, 23, 45, 19, 3, 36, 9)
-#   AND DYNYAN_ANTI__IN_1(partsupp.ps_suppkey)
+#   AND TRUE
 # GROUP BY
 #   part.p_brand,
 #   part.p_type,
@@ -420,8 +420,8 @@ class View:
         ),
     }
     COLUMNS = ("p_brand", "p_type", "p_size", "supplier_cnt")
-    QUERY_ID = "0c7f15b5b889b222"
-    LAYOUT_ID = "ce4b07e7a7d09f85"  # the state's layout: snapshots restore only here
+    QUERY_ID = "57133f834fc4321a"
+    LAYOUT_ID = "0a0e6ee47b7e4705"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.partsupp_rows = {}  # input rows: row -> multiplicity
@@ -443,8 +443,8 @@ class View:
             "supplier": self._apply_supplier,
         }
         self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
-        self.in_1_keys = {}  # keys in the result of a NOT IN/NOT EXISTS subquery
-        self.partsupp_rows_by_in_1 = {}  # partsupp rows by that key
+        self.in_1_result = {}  # what a test needs of the result of inner view in_1
+        self.partsupp_by_in_1 = {}  # partsupp rows by the key of that test
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -452,6 +452,11 @@ class View:
         self._pending = {}
         self._report = push or on_delta is not None
         self._changes = []
+        # an inner view with a row on an empty database (an aggregate)
+        if self.sub_in_1._changes:
+            self._on_in_1(self.sub_in_1._changes)
+        if self._pending:
+            self._flush()
 
     def insert(self, relation, row):
         """Insert one row into `relation`."""
@@ -547,10 +552,13 @@ class View:
         v_ps_suppkey = row[1]
         if v_ps_partkey is None or v_ps_suppkey is None:
             raise _null_error("partsupp", row, ((0, "ps_partkey"), (1, "ps_suppkey")))
-        keep_partsupp = not self.in_1_keys or (
-            v_ps_suppkey is not None
-            and None not in self.in_1_keys
-            and v_ps_suppkey not in self.in_1_keys
+        keep_partsupp = True and (
+            not self.in_1_result
+            or (
+                v_ps_suppkey is not None
+                and None not in self.in_1_result
+                and v_ps_suppkey not in self.in_1_result
+            )
         )
         store = self.partsupp_rows
         count = store.get(row, 0) + d
@@ -565,17 +573,17 @@ class View:
             store[row] = count
         else:
             del store[row]
-        # rows by the key a NOT IN/NOT EXISTS subquery may come to exclude
+        # rows by the key of the test on inner view in_1
         _key = row[1]
-        _grp = self.partsupp_rows_by_in_1.get(_key)
+        _grp = self.partsupp_by_in_1.get(_key)
         if _grp is None:
-            self.partsupp_rows_by_in_1[_key] = {row: d}
+            self.partsupp_by_in_1[_key] = {row: d}
         elif _grp.get(row, 0) + d:
             _grp[row] = _grp.get(row, 0) + d
         else:
             del _grp[row]
             if not _grp:
-                del self.partsupp_rows_by_in_1[_key]
+                del self.partsupp_by_in_1[_key]
         # atom partsupp
         if keep_partsupp:
             _p = d
@@ -728,33 +736,112 @@ class View:
         sub = self.sub_in_1
         sub._appliers["supplier"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
-            self._flip_in_1(sub_row, change)
+        if sub._changes:
+            self._on_in_1(sub._changes)
 
-    def _flip_in_1(self, sub_row, change):
-        """A key enters (change > 0) or leaves the result of a NOT IN/NOT
-        EXISTS subquery: withdraw or re-apply the rows it filters, by
-        applying each with -count while the filter still has its old value
-        and with +count once it has the new one (the store ends unchanged)."""
-        key = sub_row[0]
-        keys = self.in_1_keys
-        if key is None or not keys or (change < 0 and len(keys) == 1):
-            # the subquery's first or last value, or a NULL: every row flips
-            rows = [
-                (row, c)
-                for grp in self.partsupp_rows_by_in_1.values()
-                for row, c in grp.items()
-            ]
+    def _rows_of_partsupp(self, row, d):
+        """Apply `d` copies of `row` to atom partsupp alone (its relation's
+        rows and other atoms unchanged): a row whose test on an inner view
+        flipped."""
+        v_ps_partkey = row[0]
+        v_ps_suppkey = row[1]
+        if not (
+            (
+                True
+                and (
+                    not self.in_1_result
+                    or (
+                        v_ps_suppkey is not None
+                        and None not in self.in_1_result
+                        and v_ps_suppkey not in self.in_1_result
+                    )
+                )
+            )
+        ):
+            return
+        _p = d
+        pending = self._pending
+        n0_root = self.n0_root
+        part_count_by_ps_partkey = self.part_count_by_ps_partkey
+        partsupp_by_ps_partkey = self.partsupp_by_ps_partkey
+        partsupp_count_by_ps_partkey = self.partsupp_count_by_ps_partkey
+        _grp = partsupp_by_ps_partkey.get(v_ps_partkey)
+        if _grp is None:
+            partsupp_by_ps_partkey[v_ps_partkey] = {(v_ps_partkey, v_ps_suppkey): _p}
         else:
-            rows = list(self.partsupp_rows_by_in_1.get(key, _EMPTY).items())
-        for row, c in rows:
-            self._apply_partsupp(row, -c)
-        if change > 0:
-            keys[key] = True
+            _o = _grp.get((v_ps_partkey, v_ps_suppkey))
+            if _o is None:
+                _grp[(v_ps_partkey, v_ps_suppkey)] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    _grp[(v_ps_partkey, v_ps_suppkey)] = _n
+                else:
+                    del _grp[(v_ps_partkey, v_ps_suppkey)]
+                    if not _grp:
+                        del partsupp_by_ps_partkey[v_ps_partkey]
+        _o = partsupp_count_by_ps_partkey.get(v_ps_partkey)
+        if _o is None:
+            partsupp_count_by_ps_partkey[v_ps_partkey] = _p
         else:
-            del keys[key]
+            _n = _o + _p
+            if _n:
+                partsupp_count_by_ps_partkey[v_ps_partkey] = _n
+            else:
+                del partsupp_count_by_ps_partkey[v_ps_partkey]
+        _w1 = part_count_by_ps_partkey.get(v_ps_partkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n0_root.get(v_ps_partkey)
+            if _o is None:
+                n0_root[v_ps_partkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n0_root[v_ps_partkey] = _n
+                else:
+                    del n0_root[v_ps_partkey]
+            if pending is not None:
+                for (
+                    v_ps_partkey,
+                    v_p_brand,
+                    v_p_type,
+                    v_p_size,
+                ), _m3 in self.part_by_ps_partkey[v_ps_partkey].items():
+                    _k = (v_p_brand, v_p_type, v_p_size, v_ps_suppkey)
+                    _v = _p * _m3
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
+
+    def _on_in_1(self, changes):
+        """The result of inner view in_1 changed: its rows with the
+        keys it touched are re-checked. A row whose test can have changed is
+        withdrawn while the test has its old value and re-applied with the
+        new one (its relation's rows stay as they are)."""
+        state = self.in_1_result
+        index = self.partsupp_by_in_1
+        keys = dict.fromkeys(sub_row[0] for sub_row, change in changes)
+        # NOT IN: the subquery turning empty or non-empty, or a NULL coming or
+        # going, changes the test of every row
+        size = len(state)
+        for key in keys:
+            was = key in state
+            left = sum(change for sub_row, change in changes if sub_row[0] == key)
+            size += bool(state.get(key, 0) + left) - was
+        if None in keys or (size == 0) != (not state):
+            keys = index
+        rows = [(row, c) for key in keys for row, c in index.get(key, _EMPTY).items()]
         for row, c in rows:
-            self._apply_partsupp(row, c)
+            self._rows_of_partsupp(row, -c)
+        for sub_row, change in changes:
+            key = sub_row[0]
+            c = state.get(key, 0) + change
+            if c:
+                state[key] = c
+            else:
+                del state[key]
+        for row, c in rows:
+            self._rows_of_partsupp(row, c)
 
     def _lookup(self, v_p_brand, v_p_type, v_p_size, v_ps_suppkey, v_ps_partkey):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -878,8 +965,8 @@ class View:
                     "partsupp_count_by_ps_partkey": self.partsupp_count_by_ps_partkey,
                     "_result": self._result,
                     "sub:sub_in_1": self.sub_in_1.snapshot(),
-                    "in_1_keys": self.in_1_keys,
-                    "partsupp_rows_by_in_1": self.partsupp_rows_by_in_1,
+                    "in_1_result": self.in_1_result,
+                    "partsupp_by_in_1": self.partsupp_by_in_1,
                 },
             }
         )
@@ -916,8 +1003,8 @@ class View:
             "partsupp_count_by_ps_partkey",
             "_result",
             "sub:sub_in_1",
-            "in_1_keys",
-            "partsupp_rows_by_in_1",
+            "in_1_result",
+            "partsupp_by_in_1",
         )
         if not isinstance(state, dict) or set(state) != set(names):
             found = (

@@ -171,7 +171,8 @@ class View:
         if self._pending is not None and first is not None:
             self._changes = [(first, 1)]
             if on_delta is not None:
-                on_delta(first, 1)
+                for row, change in self._changes:
+                    on_delta(row, change)
 
     def insert(self, relation, row):
         """Insert one row into `relation`."""

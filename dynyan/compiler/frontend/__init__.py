@@ -1,0 +1,125 @@
+"""Frontend: SQL text (sqlglot) -> `dynyan.compiler.ir.Query`, as passes.
+
+The file holds CREATE TABLE statements (or they come from a separate schema
+text), CREATE VIEWs if it likes, and exactly one query (`statements`). The
+query's tree then goes through `TREE_PASSES` once, and each SELECT in it
+through `SELECT_PASSES` before `build` turns it into a `Query`; subqueries
+become inner views compiled the same way. Each pass is one module of
+`passes/` with one function named after it (as sqlglot's optimizer rules).
+
+>>> print(parse_query(
+...     "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT);"
+...     "SELECT r.a, s.c FROM r JOIN s ON r.b = s.b WHERE r.a > 3"))
+SELECT a AS a, c AS c
+  atom r(a, b) | (r.a > 3)
+  atom s(b, c)
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlglot import exp
+
+from ..ir import Query, SetQuery
+from .build import SelectBuilder
+from .context import Context
+from .diagnostics import DIALECT, unsupported
+from .expressions import shift_date
+from .passes.check_supported import check_supported
+from .passes.having_subqueries import having_subqueries
+from .passes.inline_views import inline_views
+from .passes.name_outputs import name_outputs
+from .passes.order_limit import order_limit
+from .passes.outer_joins import outer_joins
+from .passes.qualify_names import qualify_names
+from .passes.unnest_subqueries import output_types, unnest_subqueries
+from .passes.wrap_set_operations import wrap_set_operations
+from .statements import parse_schema, read_program
+
+# Over the whole query, once, in this order.
+TREE_PASSES = (
+    inline_views,  # WITH and CREATE VIEW -> derived tables
+    wrap_set_operations,  # a whole query that is a UNION -> a derived table
+    check_supported,  # refuse what cannot be maintained, by name
+    name_outputs,  # every SELECT item gets its name as an alias
+    having_subqueries,  # HAVING with a subquery -> WHERE over the groups
+    qualify_names,  # every name resolved and qualified
+    outer_joins,  # LEFT/RIGHT/FULL JOIN -> UNION ALL of matched and unmatched rows
+)
+# On each SELECT, just before it is built.
+SELECT_PASSES = (
+    order_limit,  # ORDER BY / LIMIT / OFFSET of the outermost query
+    unnest_subqueries,  # subqueries -> inner views (virtual relations)
+)
+
+
+def parse_query(sql: str, schema: str | None = None, passes=None) -> Query:
+    """Parse `sql` (CREATE TABLEs + one query) into a `Query` (`passes`: the
+    tree passes to run, for tests; all by default)."""
+    program = read_program(sql, schema)
+    ctx = Context(dict(program.relations), program.views, compile=compile_select)
+    tree = program.query.copy()
+    for step in TREE_PASSES if passes is None else passes:
+        tree = step(tree, ctx)
+    return compile_select(tree, ctx)
+
+
+def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
+    """One (qualified) query of the tree -> its `Query` (a `SetQuery` for a
+    UNION/INTERSECT/EXCEPT), inner views included."""
+    if isinstance(tree, exp.Subquery):
+        return compile_select(tree.this, ctx)
+    if isinstance(tree, exp.SetOperation):
+        return _set_query(tree, ctx)
+    if not isinstance(tree, exp.Select):
+        raise unsupported(f"{type(tree).__name__.upper()} is not supported", tree)
+    select = tree.copy()
+    for step in SELECT_PASSES:
+        select = step(select, ctx)
+    query = SelectBuilder(ctx.relations, ctx.tests).build(select)
+    if ctx.subqueries:
+        query = replace(query, subqueries=tuple(ctx.subqueries))
+    if ctx.ordering is not None:
+        query = replace(query, ordering=ctx.ordering)
+    return query
+
+
+def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
+    kind = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
+    word = kind.get(type(tree))
+    if word is None or tree.args.get("by_name") or tree.args.get("side"):
+        raise unsupported(f"{tree.key.upper()} of this form is not supported", tree)
+    left = compile_select(tree.this, ctx.inner())
+    right = compile_select(tree.expression, ctx.inner())
+    if len(left.outputs) != len(right.outputs):
+        raise unsupported(
+            f"the sides of {word.upper()} have {len(left.outputs)} and "
+            f"{len(right.outputs)} columns",
+            tree,
+        )
+    sides = (output_types(left), output_types(right))
+    types = []
+    for column, (a, b) in enumerate(zip(*sides)):
+        if a != b and {a, b} <= {"int", "float"}:
+            types.append("float")
+        elif a != b and None not in (a, b):
+            raise unsupported(
+                f"column {column + 1} of {word.upper()} is {a} on one side and "
+                f"{b} on the other",
+                tree,
+            )
+        else:
+            types.append(a or b)
+    return SetQuery(
+        word,
+        not tree.args.get("distinct"),
+        left,
+        right,
+        tree.sql(DIALECT),
+        tuple(types),
+        sides,
+    )
+
+
+__all__ = ["parse_query", "parse_schema", "shift_date", "DIALECT"]

@@ -1,0 +1,422 @@
+"""GROUP BY and aggregates: group keys become variables, aggregates payload channels.
+
+COUNT/SUM/AVG become linear combinations of multiplicative payload channels
+(each atom contributes a factor; a join multiplies, a projection adds),
+following SQL's NULL rules; MIN/MAX/COUNT(DISTINCT) keep (sorted) multisets
+of their argument per group (docs/design.md, "Aggregates").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from sqlglot import exp
+
+from ..ir import AggRef, Aggregate, Channel, InnerTest, Lit, Op, Ref, refs
+from .diagnostics import DIALECT, sql_error, unsupported
+from .types import check_condition, coerce_dates, infer_type, typed
+
+AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+
+
+def is_grouped(select: exp.Select) -> bool:
+    """GROUP BY, an aggregate in SELECT, or HAVING (SQL groups the whole
+    input then: `SELECT a FROM r HAVING …` is refused as `a` is not grouped)."""
+    return any(select.args.get(arg) for arg in ("group", "having")) or any(
+        e.find(exp.AggFunc) for e in select.expressions
+    )
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    """Placeholder for GROUP BY item `index` until variables are named."""
+
+    index: int
+
+    def __str__(self) -> str:
+        return f"group{self.index}"
+
+
+class Grouping:
+    """Converts a grouped SELECT: group keys become variables (derived ones
+    computed at their atom's leaf), aggregates become payload channels."""
+
+    def __init__(self, fe, select: exp.Select):
+        self.fe = fe
+        group = select.args.get("group")
+        items = group.expressions if group is not None else []
+        self.keys = [fe.expr(item) for item in items]
+        for key, item in zip(self.keys, items):
+            atoms = {r.atom for r in refs(key)}
+            if len(atoms) != 1:
+                raise unsupported(
+                    "a GROUP BY item must read columns of exactly one table", item
+                )
+        self.channels: list[Channel] = []
+        self.aggregates: list[Aggregate] = []
+        self.args: list = []  # arguments of MIN/MAX/COUNT(DISTINCT)
+        # Per aggregate: its argument as a sum of products of per-atom
+        # factors (None for COUNT(*), MIN, MAX, COUNT(DISTINCT)), its node.
+        self.polys: list = []
+
+    def column_keys(self) -> list[Ref]:
+        return [k for k in self.keys + self.args if isinstance(k, Ref)]
+
+    def derived_vars(self, taken: set[str]) -> dict[str, tuple[int, object]]:
+        """Variables for expression keys and arguments: name -> (atom, expression)."""
+        out = {}
+        items = [(f"group{i + 1}", k) for i, k in enumerate(self.keys)]
+        items += [(f"arg{i + 1}", a) for i, a in enumerate(self.args)]
+        seen = []
+        for base, key in items:
+            if isinstance(key, Ref) or key in seen:
+                continue
+            seen.append(key)
+            name, k = base, 2
+            while name in taken or name in out:
+                name, k = f"{base}_{k}", k + 1
+            out[name] = (refs(key)[0].atom, key)
+        return out
+
+    def arg_names(self, var_of, derived) -> dict[str, str]:
+        """Placeholder "#argI" -> the variable of MIN/MAX/COUNT(DISTINCT) argument I."""
+        by_expr = {repr(e): v for v, (_, e) in derived.items()}
+        return {
+            f"#arg{i}": (
+                var_of[(a.atom, a.column)] if isinstance(a, Ref) else by_expr[repr(a)]
+            )
+            for i, a in enumerate(self.args)
+        }
+
+    def key_names(self, var_of, derived) -> dict[int, str]:
+        by_expr = {repr(e): v for v, (_, e) in derived.items()}
+        names = {}
+        for i, key in enumerate(self.keys):
+            if isinstance(key, Ref):
+                names[i] = var_of[(key.atom, key.column)]
+            else:
+                names[i] = by_expr[repr(key)]
+        return names
+
+    def convert(self, node: exp.Expression):
+        """An output or HAVING expression over group keys and aggregates."""
+        if isinstance(node, exp.AggFunc):
+            return self._aggregate(node)
+        if not node.find(exp.AggFunc):
+            ir = self.fe.expr(node)
+            for i, key in enumerate(self.keys):
+                if ir == key:
+                    return GroupKey(i)
+            if not refs(ir):
+                return ir
+            if isinstance(node, exp.Column):
+                raise sql_error(
+                    f"column {node.sql()} must appear in GROUP BY or in an aggregate",
+                    node,
+                )
+        convert = _GROUPED_CONVERTERS.get(type(node))
+        if convert is None:
+            raise unsupported(
+                f"{type(node).__name__} is not supported around aggregates", node
+            )
+        ir = convert(self, node)
+        typed(self.type_of, ir, node)
+        return ir
+
+    def condition(self, node: exp.Expression):
+        """The HAVING condition: true or false, as in WHERE."""
+        ir = self.convert(node)
+        check_condition(self.type_of(ir), ir, node)
+        return ir
+
+    def type_of(self, e) -> str | None:
+        return infer_type(e, self._leaf_type)
+
+    def _leaf_type(self, e) -> str | None:
+        if isinstance(e, GroupKey):
+            return self.fe.type_of(self.keys[e.index])
+        if isinstance(e, AggRef):
+            agg = self.aggregates[e.index]
+            if agg.kind in ("min", "max"):
+                return self.fe.type_of(self.args[int(agg.arg.removeprefix("#arg"))])
+            return "int" if agg.kind in ("count", "count_distinct") else "float"
+        return self.fe.leaf_type(e)
+
+    def _aggregate(self, node: exp.AggFunc) -> AggRef:
+        text = node.sql(dialect=DIALECT)
+        distinct = isinstance(node.this, exp.Distinct)
+        if isinstance(node, (exp.Min, exp.Max)) or distinct:
+            arg_node = node.this.expressions[0] if distinct else node.this
+            if distinct and len(node.this.expressions) != 1:
+                raise unsupported("COUNT(DISTINCT …) takes one expression", node)
+            arg = self.fe.expr(arg_node)
+            if len({r.atom for r in refs(arg)}) != 1:
+                raise unsupported(
+                    f"{node.sql_name()} must read columns of one table", node
+                )
+            if arg not in self.args:
+                self.args.append(arg)
+            kind = "count_distinct" if distinct else node.sql_name().lower()
+            aggregate = Aggregate(kind, (), text, f"#arg{self.args.index(arg)}")
+            if aggregate not in self.aggregates:
+                self.aggregates.append(aggregate)
+                self.polys.append((None, node))
+            return AggRef(self.aggregates.index(aggregate), text)
+        if isinstance(node, exp.Count):
+            kind = "count"
+            if isinstance(node.this, exp.Star) or node.this is None:
+                poly = None  # COUNT(*): every row
+            else:  # COUNT(x): the rows whose x is not NULL
+                arg = self.fe.expr(node.this)
+                if isinstance(arg, Lit) and arg.value is None:
+                    raise unsupported("COUNT(NULL) is not supported", node)
+                poly = [(1, _split_by_atom(arg, node))]
+        else:
+            arg = self.fe.expr(node.this)
+            if self.fe.type_of(arg) not in ("int", "float", "bool"):
+                raise unsupported(f"{node.sql_name()} needs a numeric argument", node)
+            poly = _poly(arg, node)
+            kind = "sum" if isinstance(node, exp.Sum) else "avg"
+        # Terms and channels are made by `finish`, once it is known which
+        # columns can hold a NULL.
+        aggregate = Aggregate(kind, ((1, 0),) if poly is None else (), text)
+        if aggregate not in self.aggregates:
+            self.aggregates.append(aggregate)
+            self.polys.append((poly, node))
+        return AggRef(self.aggregates.index(aggregate), text)
+
+    def finish(self, nonnull: set[tuple[int, int]]) -> None:
+        """Make the payload channels of COUNT/SUM/AVG, following SQL's NULL
+        rules: a row whose argument is NULL is left out (its factors are 0 and
+        a channel counts the rest); `nonnull`: the (atom, column) pairs that
+        hold no NULL in any row the query takes (join columns, columns a
+        filter compares), whose arguments pay nothing for this."""
+        for i, (poly, node) in enumerate(self.polys):
+            agg = self.aggregates[i]
+            if poly is None or agg.kind not in ("count", "sum", "avg"):
+                continue
+            guards: dict[int, list] = {}
+            for _, factors in poly:
+                for atom, e in factors.items():
+                    if _may_be_null(e, nonnull):
+                        _check_null_safe(e, nonnull, node)
+                        if e not in guards.setdefault(atom, []):
+                            guards[atom].append(e)
+            guard = tuple((a, tuple(es)) for a, es in sorted(guards.items()))
+            nn = self._channel({}, guard)
+            if agg.kind == "count":
+                terms = ((1, nn),)
+            else:
+                terms = tuple((c, self._channel(f, guard)) for c, f in poly)
+            self.aggregates[i] = replace(agg, terms=terms, nonnull=nn)
+
+    def _channel(self, factors: dict, guards: tuple = ()) -> int:
+        if not factors and not guards:
+            return 0
+        factor_items = tuple(sorted(factors.items()))
+        scales = [self._exact_scale(e) for _, e in factor_items]
+        if None in scales:
+            scales = [None] * len(scales)
+        channel = Channel(factor_items, tuple(scales), guards)
+        if channel not in self.channels:
+            self.channels.append(channel)
+        return self.channels.index(channel) + 1
+
+    def _exact_scale(self, e) -> int | None:
+        """Decimal digits of an exact value of `e`, None if it may be inexact."""
+        if isinstance(e, Ref):
+            rel = self.fe.atom_relations[e.atom]
+            return rel.scales[e.column] if rel.scales else None
+        if isinstance(e, Lit):
+            if isinstance(e.value, bool) or isinstance(e.value, int):
+                return 0
+            if isinstance(e.value, float):
+                text = repr(e.value)
+                if "e" in text or "inf" in text or "nan" in text:
+                    return None
+                digits = text.split(".")[1].rstrip("0") if "." in text else ""
+                return len(digits)
+            return None
+        if e.op in ("add", "sub"):
+            parts = [self._exact_scale(a) for a in e.args]
+            return None if None in parts else max(parts)
+        if e.op == "mul":
+            parts = [self._exact_scale(a) for a in e.args]
+            return None if None in parts else sum(parts)
+        if e.op == "neg":
+            return self._exact_scale(e.args[0])
+        if e.op == "case":
+            parts = [self._exact_scale(a) for a in e.args[1::2]] + [
+                self._exact_scale(e.args[-1])
+            ]
+            parts = [
+                p
+                for p, a in zip(parts, e.args[1::2] + (e.args[-1],))
+                if not (isinstance(a, Lit) and a.value is None)
+            ]
+            return None if None in parts or not parts else max(parts)
+        return None
+
+
+def _split_by_atom(e, node) -> dict:
+    """COUNT(e)'s argument as per-atom parts that are NULL exactly when one of
+    them is (`e` itself when it reads one table)."""
+    atoms = {r.atom for r in refs(e)}
+    if len(atoms) <= 1:
+        return {atoms.pop(): e} if atoms else {}
+    if any(
+        isinstance(x, Op) and x.op in ("case", "and", "or", "not")
+        for x in _subexpressions(e)
+    ):
+        raise unsupported(
+            "COUNT of an expression over several tables must be NULL-strict "
+            "(no CASE, AND, OR, NOT)",
+            node,
+        )
+    out: dict = {}
+    for r in refs(e):
+        out.setdefault(r.atom, [])
+        if r not in out[r.atom]:
+            out[r.atom].append(r)
+    # One factor per atom; it is only tested for NULL, never multiplied.
+    return {a: rs[0] if len(rs) == 1 else Op("add", tuple(rs)) for a, rs in out.items()}
+
+
+def _subexpressions(e):
+    yield e
+    if isinstance(e, Op):
+        for a in e.args:
+            yield from _subexpressions(a)
+
+
+def _may_be_null(e, nonnull: set) -> bool:
+    """Whether `e` can be NULL in a row the query takes (conservative)."""
+    if isinstance(e, Ref):
+        return (e.atom, e.column) not in nonnull
+    if isinstance(e, Lit):
+        return e.value is None
+    if isinstance(e, InnerTest):
+        return False
+    if isinstance(e, Op):
+        if e.op == "isnull":
+            return False
+        if e.op == "case":  # conditions are TRUE or not; a branch may be NULL
+            return any(_may_be_null(a, nonnull) for a in (*e.args[1::2], e.args[-1]))
+        return any(_may_be_null(a, nonnull) for a in e.args)
+    return True
+
+
+def _check_null_safe(e, nonnull: set, node) -> None:
+    """Refuse an aggregate argument whose NULL test the generated code cannot
+    make exactly: a NULL-able boolean (AND/OR/NOT are not NULL-strict)."""
+    for x in _subexpressions(e):
+        if (
+            isinstance(x, Op)
+            and x.op in ("and", "or", "not")
+            and _may_be_null(x, nonnull)
+        ):
+            raise unsupported(
+                "an aggregate of AND/OR/NOT over a column that may be NULL "
+                "is not supported",
+                node,
+            )
+
+
+def nonnull_leaves(e, negate: bool = False) -> set:
+    """The columns a row's condition `e` being TRUE (FALSE with `negate`)
+    proves non-NULL, as the generated code's `condition` tests them."""
+    if isinstance(e, Op) and e.op == "not":
+        return nonnull_leaves(e.args[0], not negate)
+    if isinstance(e, Op) and e.op in ("and", "or"):
+        joint = e.op if not negate else {"and": "or", "or": "and"}[e.op]
+        parts = [nonnull_leaves(a, negate) for a in e.args]
+        if joint == "or":
+            return set.intersection(*parts)
+        return set.union(*parts)
+    if isinstance(e, Op) and e.op == "isnull":  # IS NOT NULL: TRUE says so
+        return {(r.atom, r.column) for r in refs(e.args[0])} if negate else set()
+    if isinstance(e, InnerTest):  # TRUE says little of its columns
+        return (
+            {(r.atom, r.column) for r in refs(e.value)} if e.kind == "scalar" else set()
+        )
+    return {(r.atom, r.column) for r in _plain_refs(e)}
+
+
+def _plain_refs(e):
+    """The column references of `e` outside NOT IN/NOT EXISTS tests."""
+    if isinstance(e, Ref):
+        yield e
+    elif isinstance(e, Op):
+        for a in e.args:
+            yield from _plain_refs(a)
+
+
+def _poly(e, node) -> list[tuple[int | float, dict]]:
+    """`e` as a sum of products of per-atom factors: [(coefficient, {atom: expr})]."""
+    atoms = {r.atom for r in refs(e)}
+    if not atoms:
+        if (
+            isinstance(e, Lit)
+            and isinstance(e.value, (int, float))
+            and not isinstance(e.value, bool)
+        ):
+            return [(e.value, {})]
+        raise unsupported("aggregate of a non-numeric constant", node)
+    if len(atoms) == 1:
+        return [(1, {atoms.pop(): e})]
+    if isinstance(e, Op) and e.op in ("add", "sub"):
+        left, right = (_poly(a, node) for a in e.args)
+        sign = 1 if e.op == "add" else -1
+        return left + [(sign * c, f) for c, f in right]
+    if isinstance(e, Op) and e.op == "neg":
+        return [(-c, f) for c, f in _poly(e.args[0], node)]
+    if isinstance(e, Op) and e.op == "mul":
+        out = []
+        for c1, f1 in _poly(e.args[0], node):
+            for c2, f2 in _poly(e.args[1], node):
+                merged = dict(f1)
+                for atom, factor in f2.items():
+                    merged[atom] = (
+                        Op("mul", (merged[atom], factor)) if atom in merged else factor
+                    )
+                out.append((c1 * c2, merged))
+        return out
+    raise unsupported(
+        "an aggregate over several tables must be a sum of products of "
+        "per-table expressions (+, -, *)",
+        node,
+    )
+
+
+def _grouped_binary(op: str) -> Callable:
+    return lambda g, node: Op(op, (g.convert(node.this), g.convert(node.expression)))
+
+
+def _grouped_comparison(op: str) -> Callable:
+    def convert(g, node):
+        left, right = g.convert(node.this), g.convert(node.expression)
+        return Op(op, coerce_dates(left, right, g.type_of, node))
+
+    return convert
+
+
+_GROUPED_CONVERTERS: dict[type, Callable] = {
+    exp.Paren: lambda g, node: g.convert(node.this),
+    exp.Add: _grouped_binary("add"),
+    exp.Sub: _grouped_binary("sub"),
+    exp.Mul: _grouped_binary("mul"),
+    exp.Div: _grouped_binary("div"),
+    exp.Mod: _grouped_binary("mod"),
+    exp.EQ: _grouped_comparison("eq"),
+    exp.NEQ: _grouped_comparison("ne"),
+    exp.LT: _grouped_comparison("lt"),
+    exp.LTE: _grouped_comparison("le"),
+    exp.GT: _grouped_comparison("gt"),
+    exp.GTE: _grouped_comparison("ge"),
+    exp.And: _grouped_binary("and"),
+    exp.Or: _grouped_binary("or"),
+    exp.Not: lambda g, node: Op("not", (g.convert(node.this),)),
+    exp.Neg: lambda g, node: Op("neg", (g.convert(node.this),)),
+    exp.Cast: lambda g, node: g.convert(node.this),
+}

@@ -1,0 +1,402 @@
+"""One SELECT (its subqueries already inner views) -> a `Query`.
+
+Columns equated across atoms by `=` become one variable; a condition on one
+atom becomes that atom's local filter; `<`, `<=`, `>`, `>=` and `<>` between
+two atoms become θ-predicates (edges of the join tree); other conditions
+across atoms are checked on the rows of the widened result (`residual`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlglot import exp
+
+from ..ir import (
+    COMPARISONS,
+    Atom,
+    Lit,
+    Op,
+    Output,
+    Predicate,
+    Query,
+    Ref,
+    Relation,
+    InnerTest,
+    Var,
+    ViewColumn,
+    conjuncts,
+    refs,
+)
+from ...errors import UnsupportedQueryError
+from .aggregates import GroupKey, Grouping, is_grouped, nonnull_leaves
+from .diagnostics import DIALECT, sql_error, unsupported
+from .expressions import CONVERTERS
+from .passes.unnest_subqueries import INNER
+from .types import check_comparable, check_condition, infer_type, lit_type, typed
+
+
+class SelectBuilder:
+    """Builds the `Query` of one qualified SELECT whose FROM holds only
+    tables (declared or virtual: the results of its inner views)."""
+
+    def __init__(self, relations: dict[str, Relation], tests=()):
+        self.relations = relations
+        self.tests = list(tests)  # PendingTests of the unnested subqueries
+        self.aliases: dict[str, int] = {}  # alias -> atom index
+        self.atom_relations: list[Relation] = []
+        self.inner_view: Relation | None = None  # the view `__inner.kN` reads
+
+    def build(self, select: exp.Select) -> Query:
+        self._collect_atoms(select)
+        conditions = self._conditions(select)
+        distinct = select.args.get("distinct") is not None
+        return self._assemble(select, conditions, distinct)
+
+    def _collect_atoms(self, select: exp.Select) -> None:
+        from_ = select.args.get("from_") or select.args.get("from")
+        if from_ is None:
+            raise unsupported("a SELECT without FROM is not supported", select)
+        sources = [from_.this]
+        for join in select.args.get("joins") or []:
+            side, kind = (join.side or "").upper(), (join.kind or "").upper()
+            if side or kind not in ("", "INNER", "CROSS"):
+                raise unsupported(
+                    f"{side or kind} JOIN is not supported (inner joins only)", join
+                )
+            if join.args.get("using"):
+                raise unsupported("JOIN … USING is not supported; write ON", join)
+            sources.append(join.this)
+        for source in sources:
+            if not isinstance(source, exp.Table):
+                raise unsupported("only tables may appear in FROM", source)
+            alias = (source.alias or source.name).lower()
+            if alias in self.aliases:
+                raise sql_error(f"alias {alias} is used twice in FROM", source)
+            self.aliases[alias] = len(self.atom_relations)
+            self.atom_relations.append(self.relations[source.name.lower()])
+
+    def _conditions(self, select: exp.Select) -> list:
+        conds = []
+        where = select.args.get("where")
+        if where is not None:
+            conds.append(self.condition(where.this))
+        conds += [self._inner_test(t) for t in self.tests]
+        for join in select.args.get("joins") or []:
+            if join.args.get("on") is not None:
+                conds.append(self.condition(join.args["on"]))
+        return [c for cond in conds for c in conjuncts(cond)]
+
+    # -- expressions --
+
+    def expr(self, node: exp.Expression):
+        convert = CONVERTERS.get(type(node))
+        if convert is None:
+            if isinstance(node, exp.AggFunc):
+                raise unsupported(
+                    "an aggregate is not allowed in WHERE, ON or GROUP BY "
+                    "(filter groups with HAVING)",
+                    node,
+                )
+            raise unsupported(
+                f"{type(node).__name__} expressions are not supported", node
+            )
+        ir = convert(self, node)
+        if isinstance(ir, Op):
+            typed(self.type_of, ir, node)
+        return ir
+
+    def condition(self, node: exp.Expression):
+        """`expr(node)` for a WHERE, ON or HAVING condition, which must be
+        true or false (DuckDB also reads a number as one, not a string)."""
+        ir = self.expr(node)
+        check_condition(self.type_of(ir), ir, node)
+        return ir
+
+    def _inner_test(self, test) -> InnerTest:
+        """A PendingTest of the unnest pass as an `InnerTest` (over columns of
+        any atoms yet: `_assemble` moves it onto the one that holds them)."""
+        view = self.relations[test.view]
+        keys = tuple(self.expr(k) for k in test.keys)
+        value = condition = None
+        if test.value is not None:
+            value = self.expr(test.value)
+            result = view.types[len(keys)]
+            typed(
+                lambda e: check_comparable(e, self.type_of(e), test.view, result),
+                value,
+                test.node,
+            )
+        if test.condition is not None:
+            self.inner_view = view
+            try:
+                condition = self.condition(test.condition)
+            finally:
+                self.inner_view = None
+        return InnerTest(
+            test.kind,
+            test.view,
+            keys,
+            value,
+            test.op,
+            test.default,
+            condition,
+            test.negated,
+        )
+
+    def column(self, node: exp.Column) -> Ref | ViewColumn:
+        if node.table.lower() == INNER:
+            return ViewColumn(int(node.name[1:]) - 1)
+        atom = self.aliases[node.table.lower()]
+        rel = self.atom_relations[atom]
+        name = node.name.lower()
+        return Ref(atom, rel.columns.index(name), f"{node.table.lower()}.{name}")
+
+    def type_of(self, e) -> str | None:
+        """The Python type of an expression's value (None for NULL); raises
+        `_ExprError` for operands that do not fit (see `_op_type`)."""
+        return infer_type(e, self.leaf_type)
+
+    def leaf_type(self, e) -> str | None:
+        if isinstance(e, Ref):
+            return self.atom_relations[e.atom].types[e.column]
+        if isinstance(e, ViewColumn):
+            return self.inner_view.types[e.index]
+        return lit_type(e)
+
+    # -- assembling the GCQ --
+
+    def _assemble(self, select: exp.Select, conditions: list, distinct: bool) -> Query:
+        n = len(self.atom_relations)
+        local: list[list] = [[] for _ in range(n)]
+        join_pairs: list[tuple[Ref, Ref]] = []
+        theta: list = []
+        for cond in conditions:
+            atoms = sorted({r.atom for r in refs(cond)})
+            if len(atoms) <= 1:
+                local[atoms[0] if atoms else 0].append(cond)
+            elif (
+                isinstance(cond, Op)
+                and cond.op == "eq"
+                and all(isinstance(a, Ref) for a in cond.args)
+            ):
+                join_pairs.append(cond.args)
+            else:
+                theta.append(cond)
+
+        # Variables: equivalence classes of columns equated across atoms.
+        parent: dict[tuple[int, int], tuple[int, int]] = {}
+
+        def find(k):
+            while parent.get(k, k) != k:
+                k = parent[k]
+            return k
+
+        for a, b in join_pairs:
+            ra, rb = find((a.atom, a.column)), find((b.atom, b.column))
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+
+        grouping = Grouping(self, select) if is_grouped(select) else None
+        outputs_sql = select.expressions
+        if grouping is None:
+            converted = [self.expr(e.unalias()) for e in outputs_sql]
+            output_refs = [r for ir in converted for r in refs(ir)]
+        else:
+            converted = [grouping.convert(e.unalias()) for e in outputs_sql]
+            having = select.args.get("having")
+            having = grouping.condition(having.this) if having is not None else None
+            output_refs = grouping.column_keys()
+        theta_refs = [r for c in theta for r in refs(c)]
+        used = {(a.atom, a.column) for p in join_pairs for a in p}
+        used |= {(r.atom, r.column) for r in output_refs + theta_refs}
+
+        classes: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for key in sorted(used):
+            classes.setdefault(find(key), []).append(key)
+        names = self._var_names(classes)
+        var_of = {m: names[root] for root, members in classes.items() for m in members}
+        derived = grouping.derived_vars(set(var_of.values())) if grouping else {}
+
+        predicates, residual = [], []
+        for cond in theta:
+            pred = self._predicate(cond, var_of)
+            cond_vars = (
+                pred.vars if pred else {var_of[(r.atom, r.column)] for r in refs(cond)}
+            )
+            home = next(
+                (
+                    i
+                    for i in range(n)
+                    if cond_vars <= {v for (a, _), v in var_of.items() if a == i}
+                ),
+                None,
+            )
+            if home is not None:  # every variable lives in one atom: a local filter
+                local[home].append(self._localize(cond, home, var_of))
+            elif pred is not None:
+                predicates.append(pred)
+            else:  # fits no tree edge: checked on each row of the widened result
+                if isinstance(cond, InnerTest):
+                    raise UnsupportedQueryError(
+                        f"the subquery condition {cond} reads columns of several "
+                        "tables: it must read one table (and what joins equate to it)"
+                    )
+                residual.append(_to_vars(cond, var_of))
+
+        atoms = []
+        for i, rel in enumerate(self.atom_relations):
+            alias = next(a for a, j in self.aliases.items() if j == i)
+            variables = tuple(var_of.get((i, c)) for c in range(len(rel.columns)))
+            filters = list(local[i])
+            # A variable bound twice in one atom means those columns must be equal.
+            first: dict[str, int] = {}
+            for c, v in enumerate(variables):
+                if v is None:
+                    continue
+                if v in first:
+                    filters.append(Op("eq", (self._ref(i, first[v]), self._ref(i, c))))
+                else:
+                    first[v] = c
+            for f in filters:
+                self._check_types(f)
+            mine = tuple((v, e) for v, (a, e) in derived.items() if a == i)
+            atoms.append(Atom(alias, rel.name, variables, tuple(filters), mine))
+
+        if grouping is not None:
+            # SQL NULL: columns no taken row holds a NULL in (declared NOT
+            # NULL; NULL never joins nor satisfies a comparison).
+            nonnull = {(r.atom, r.column) for p in join_pairs for r in p}
+            nonnull |= {  # declared NOT NULL (the module refuses a None there)
+                (i, c)
+                for i, rel in enumerate(self.atom_relations)
+                for c in range(len(rel.columns))
+                if rel.is_notnull(c)
+            }
+            nonnull |= {
+                key for key, v in var_of.items() if any(v in p.vars for p in predicates)
+            }
+            for i, atom in enumerate(atoms):
+                for f in atom.filters:
+                    nonnull |= nonnull_leaves(f)
+            grouping.finish(nonnull)
+        group_names = grouping.key_names(var_of, derived) if grouping else {}
+        outputs = [  # every SELECT item has its alias (passes.name_outputs)
+            Output(e.alias_or_name.lower(), _to_vars(ir, var_of, group_names))
+            for e, ir in zip(outputs_sql, converted)
+        ]
+
+        relations = tuple(dict.fromkeys(self.atom_relations))
+        extra = {}
+        if grouping is not None:
+            if having is not None:
+                having = _to_vars(having, var_of, group_names)
+            args = grouping.arg_names(var_of, derived)
+            extra = dict(
+                grouped=True,
+                group_vars=tuple(dict.fromkeys(group_names.values())),
+                channels=tuple(grouping.channels),
+                aggregates=tuple(
+                    replace(a, arg=args[a.arg]) if a.arg else a
+                    for a in grouping.aggregates
+                ),
+                having=having,
+            )
+        return Query(
+            relations,
+            tuple(atoms),
+            tuple(predicates),
+            tuple(outputs),
+            distinct,
+            select.sql(dialect=DIALECT, pretty=True),
+            residual=tuple(residual),
+            **extra,
+        )
+
+    def _ref(self, atom: int, column: int) -> Ref:
+        alias = next(a for a, j in self.aliases.items() if j == atom)
+        return Ref(atom, column, f"{alias}.{self.atom_relations[atom].columns[column]}")
+
+    def _var_names(self, classes) -> dict:
+        """Name each variable after its first column; qualify names that collide."""
+        names: dict = {}
+        taken: set[str] = set()
+        for root in sorted(classes):
+            atom, column = root
+            base = self.atom_relations[atom].columns[column]
+            name = base
+            if name in taken:
+                alias = next(a for a, j in self.aliases.items() if j == atom)
+                name = f"{alias}_{base}"
+            k = 2
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            taken.add(name)
+            names[root] = name
+        return names
+
+    def _check_types(self, e) -> None:
+        """Refuse operands that do not fit, e.g. values Python cannot compare
+        (`expr` has checked every converted expression already)."""
+        self.type_of(e)
+
+    def _predicate(self, cond, var_of) -> Predicate | None:
+        """`a op b ± k` across two tables (op one of <> < <= > >=), in the
+        normal form of Predicate; None for other conditions (OR, expressions),
+        which fit no edge."""
+        self._check_types(cond)
+        if not isinstance(cond, Op) or cond.op not in COMPARISONS:
+            return None
+        sides = [_affine(a) for a in cond.args]
+        if cond.op == "eq" or None in sides:
+            return None
+        (left, k_left), (right, k_right) = sides
+        return Predicate(
+            var_of[(left.atom, left.column)],
+            cond.op,
+            var_of[(right.atom, right.column)],
+            k_right - k_left,
+        )
+
+    def _localize(self, cond, home: int, var_of):
+        """`cond` over the columns of atom `home` that hold its variables."""
+        cols = {v: c for (a, c), v in sorted(var_of.items()) if a == home}
+        if isinstance(cond, Ref):
+            return self._ref(home, cols[var_of[(cond.atom, cond.column)]])
+        if isinstance(cond, InnerTest):
+            return cond.with_args(self._localize(a, home, var_of) for a in cond.args)
+        if isinstance(cond, Op):
+            return Op(
+                cond.op, tuple(self._localize(a, home, var_of) for a in cond.args)
+            )
+        return cond
+
+
+def _affine(e) -> tuple[Ref, int | float] | None:
+    """`column`, `column ± constant` or `constant + column` as (column, constant)."""
+    if isinstance(e, Ref):
+        return e, 0
+    if isinstance(e, Op) and e.op in ("add", "sub") and len(e.args) == 2:
+        a, b = e.args
+        number = (int, float)
+        if isinstance(a, Ref) and isinstance(b, Lit) and isinstance(b.value, number):
+            return a, b.value if e.op == "add" else -b.value
+        if (
+            e.op == "add"
+            and isinstance(b, Ref)
+            and isinstance(a, Lit)
+            and isinstance(a.value, number)
+        ):
+            return b, a.value
+    return None
+
+
+def _to_vars(e, var_of, group_names=None):
+    """Rewrite column references (and group-key placeholders) into variables."""
+    if isinstance(e, Ref):
+        return Var(var_of[(e.atom, e.column)])
+    if isinstance(e, GroupKey):
+        return Var(group_names[e.index])
+    if isinstance(e, Op):
+        return Op(e.op, tuple(_to_vars(a, var_of, group_names) for a in e.args))
+    return e

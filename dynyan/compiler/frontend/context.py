@@ -1,0 +1,61 @@
+"""What the passes of one compilation share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from ..ir import Ordering, Query, Relation
+
+
+@dataclass
+class PendingTest:
+    """A condition of WHERE that reads an inner view (NOT IN, [NOT] EXISTS,
+    a comparison with a scalar subquery), its expressions still SQL: the
+    builder turns it into an `InnerTest` on the atom holding its columns.
+    In `condition`, the inner view's columns are `__inner.cN` (N from 1)."""
+
+    kind: str
+    view: str
+    keys: list[exp.Expression]
+    node: exp.Expression  # where the query says it (for messages)
+    value: exp.Expression | None = None
+    op: str = ""
+    default: object = None
+    condition: exp.Expression | None = None
+    negated: bool = False
+
+
+@dataclass
+class Context:
+    """The relations a SELECT may read (declared tables and the virtual
+    relations its inner views produce), the views of the file, and the
+    inner views made so far for the SELECT being compiled."""
+
+    relations: dict[str, Relation]
+    views: dict[str, exp.Expression] = field(default_factory=dict)
+    subqueries: list[tuple[str, Query]] = field(default_factory=list)
+    # Compiles a (qualified) subquery into its own `Query`: the frontend's
+    # select pipeline, handed to the passes that make inner views.
+    compile: Callable[[exp.Expression, "Context"], Query] | None = None
+    # The outermost query (only its ORDER BY / LIMIT shape the result), and
+    # the ordering the passes found for it.
+    top: bool = True
+    ordering: Ordering | None = None
+    # Conditions on inner views the SELECT being compiled has left to build.
+    tests: list[PendingTest] = field(default_factory=list)
+
+    def inner(self) -> "Context":
+        """The context of a subquery: the same relations, its own inner views."""
+        return Context(
+            dict(self.relations), self.views, compile=self.compile, top=False
+        )
+
+    def fresh_name(self, prefix: str) -> str:
+        """A relation name not taken yet: prefix + a number."""
+        name = f"{prefix}{len(self.subqueries) + 1}"
+        while name in self.relations:
+            name += "_"
+        return name

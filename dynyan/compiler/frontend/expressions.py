@@ -1,0 +1,255 @@
+"""sqlglot expression nodes -> IR expressions, one small converter per node type.
+
+`CONVERTERS` maps a node class to `convert(fe, node)`, where `fe` resolves
+what a converter cannot see on its own: `fe.expr(node)` converts a child,
+`fe.column(node)` a column reference, `fe.type_of(e)` types an IR expression.
+Literal arithmetic is folded exactly (in decimal) and dates are shifted at
+compile time, as SQL does.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import re
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from ..ir import Lit, Op
+from .diagnostics import sql_error, unsupported
+from .statements import TYPES
+from .types import coerce_dates
+
+
+def _binary(op: str) -> Callable:
+    return lambda fe, node: _arith(op, fe.expr(node.this), fe.expr(node.expression))
+
+
+def _arith(op: str, left, right):
+    """`left op right`, folded when both are numeric literals: exactly, in
+    decimal, as SQL computes DECIMAL literals (0.06 + 0.01 is 0.07)."""
+    numbers = (int, float)
+    if (
+        op in ("add", "sub", "mul")
+        and isinstance(left, Lit)
+        and isinstance(right, Lit)
+        and type(left.value) in numbers
+        and type(right.value) in numbers
+    ):
+        a, b = decimal.Decimal(repr(left.value)), decimal.Decimal(repr(right.value))
+        value = a + b if op == "add" else a - b if op == "sub" else a * b
+        both_int = type(left.value) is int and type(right.value) is int
+        return Lit(int(value) if both_int else float(value))
+    return Op(op, (left, right))
+
+
+def _literal(fe, node: exp.Literal) -> Lit:
+    text = str(node.this)
+    if node.is_string:
+        return Lit(text)
+    if re.fullmatch(r"[+-]?\d+", text):
+        return Lit(int(text))
+    try:
+        return Lit(float(text))
+    except ValueError:
+        raise unsupported(f"cannot read the number {text}", node) from None
+
+
+def _cast(fe, node: exp.Cast):
+    target = node.to.this.name
+    inner = fe.expr(node.this)
+    if target == "DATE" and isinstance(inner, Lit) and isinstance(inner.value, str):
+        try:
+            return Lit(datetime.date.fromisoformat(inner.value.strip()))
+        except ValueError:
+            raise sql_error(f"invalid date literal {inner.value!r}", node) from None
+    if TYPES.get(target) == fe.type_of(inner) or (
+        TYPES.get(target) in ("float", "int") and fe.type_of(inner) in ("float", "int")
+    ):
+        if TYPES.get(target) == "float" and isinstance(inner, Lit):
+            return Lit(float(inner.value))
+        return inner
+    raise unsupported("only CAST of a string literal to DATE is supported", node)
+
+
+_UNITS = {
+    "DAY": ("add_days", 1),
+    "WEEK": ("add_days", 7),
+    "MONTH": ("add_months", 1),
+    "YEAR": ("add_months", 12),
+}
+
+
+def _interval(node: exp.Interval) -> tuple[str, int]:
+    unit = (node.text("unit") or "").upper().rstrip("S")
+    text = node.this.name if node.this is not None else ""
+    parts = text.split()
+    if len(parts) == 2 and not unit:
+        text, unit = parts[0], parts[1].upper().rstrip("S")
+    if unit not in _UNITS or not re.fullmatch(r"[+-]?\d+", text.strip()):
+        raise unsupported("supported intervals: INTERVAL 'n' DAY|WEEK|MONTH|YEAR", node)
+    op, scale = _UNITS[unit]
+    return op, int(text) * scale
+
+
+def _shift(fe, node, sign: int):
+    """date ± INTERVAL, folded at compile time when the date is a literal."""
+    left, right = node.this, node.expression
+    if isinstance(left, exp.Interval) and sign > 0:
+        left, right = right, left
+    if not isinstance(right, exp.Interval):
+        return _arith("add" if sign > 0 else "sub", fe.expr(left), fe.expr(right))
+    op, amount = _interval(right)
+    date = fe.expr(left)
+    if fe.type_of(date) != "date":
+        raise unsupported("INTERVAL arithmetic needs a DATE operand", node)
+    if isinstance(date, Lit):
+        return Lit(shift_date(date.value, op, sign * amount))
+    return Op(op, (date, Lit(sign * amount)))
+
+
+def shift_date(value: datetime.date, op: str, amount: int) -> datetime.date:
+    """Add days or months to a date as SQL does (clamping to the month's end)."""
+    if op == "add_days":
+        return value + datetime.timedelta(days=amount)
+    months = value.year * 12 + value.month - 1 + amount
+    year, month = divmod(months, 12)
+    month += 1
+    for day in (value.day, 30, 29, 28):
+        try:
+            return datetime.date(year, month, day)
+        except ValueError:
+            continue
+    raise AssertionError("unreachable")
+
+
+def _comparison(op: str) -> Callable:
+    def convert(fe, node):
+        left, right = fe.expr(node.this), fe.expr(node.expression)
+        return Op(op, coerce_dates(left, right, fe.type_of, node))
+
+    return convert
+
+
+def _like(fe, node):
+    pattern = fe.expr(node.expression)
+    if not (isinstance(pattern, Lit) and isinstance(pattern.value, str)):
+        raise unsupported("LIKE needs a string literal pattern", node)
+    if node.args.get("escape") is not None:
+        raise unsupported("LIKE … ESCAPE is not supported", node)
+    result = Op("like", (fe.expr(node.this), pattern))
+    return Op("not", (result,)) if node.args.get("negate") else result
+
+
+def _escape(fe, node):
+    raise unsupported("LIKE … ESCAPE is not supported", node)
+
+
+def _in(fe, node):
+    if node.args.get("query") is not None or node.args.get("unnest") is not None:
+        raise unsupported("IN (subquery) is not supported", node)
+    values = [fe.expr(v) for v in node.expressions]
+    if not all(isinstance(v, Lit) for v in values):
+        raise unsupported("IN needs a list of literals", node)
+    value = fe.expr(node.this)
+    values = [coerce_dates(value, v, fe.type_of, node)[1] for v in values]
+    return Op("in", (value, *values))
+
+
+def _between(fe, node):
+    low = _comparison("ge")(fe, exp.GTE(this=node.this, expression=node.args["low"]))
+    high = _comparison("le")(fe, exp.LTE(this=node.this, expression=node.args["high"]))
+    return Op("and", (low, high))
+
+
+def _case(fe, node: exp.Case):
+    subject = node.this
+    args = []
+    for branch in node.args.get("ifs") or []:
+        cond = branch.this
+        if subject is not None:
+            cond = exp.EQ(this=subject.copy(), expression=cond)
+        args += [fe.expr(cond), fe.expr(branch.args["true"])]
+    default = node.args.get("default")
+    args.append(fe.expr(default) if default is not None else Lit(None))
+    return Op("case", tuple(args))
+
+
+def _extract(fe, node: exp.Extract):
+    part = node.this.name.upper()
+    if part not in ("YEAR", "MONTH", "DAY"):
+        raise unsupported("EXTRACT supports YEAR, MONTH and DAY", node)
+    return Op(part.lower(), (fe.expr(node.expression),))
+
+
+def _fold_neg(fe, node):
+    inner = fe.expr(node.this)
+    if isinstance(inner, Lit) and isinstance(inner.value, (int, float)):
+        return Lit(-inner.value)
+    return Op("neg", (inner,))
+
+
+def _substring(fe, node):
+    args = [fe.expr(node.this), fe.expr(node.args["start"])]
+    if node.args.get("length") is not None:
+        args.append(fe.expr(node.args["length"]))
+    if not all(isinstance(a, Lit) and isinstance(a.value, int) for a in args[1:]):
+        raise unsupported("SUBSTRING needs integer literal positions", node)
+    return Op("substr", tuple(args))
+
+
+def _function(fe, node: exp.Anonymous):
+    raise unsupported(f"function {node.name} is not supported", node)
+
+
+def _is(fe, node):
+    if not isinstance(node.expression, exp.Null):
+        raise unsupported("IS is supported as IS [NOT] NULL", node)
+    return Op("isnull", (fe.expr(node.this),))
+
+
+CONVERTERS: dict[type, Callable] = {
+    exp.Column: lambda fe, node: fe.column(node),
+    exp.Literal: _literal,
+    exp.Boolean: lambda fe, node: Lit(bool(node.this)),
+    exp.Null: lambda fe, node: Lit(None),
+    exp.Paren: lambda fe, node: fe.expr(node.this),
+    exp.Cast: _cast,
+    exp.Add: lambda fe, node: _shift(fe, node, +1),
+    exp.Sub: lambda fe, node: _shift(fe, node, -1),
+    exp.Mul: _binary("mul"),
+    exp.Div: _binary("div"),
+    exp.Mod: _binary("mod"),
+    exp.Neg: _fold_neg,
+    exp.DPipe: _binary("concat"),
+    exp.EQ: _comparison("eq"),
+    exp.NEQ: _comparison("ne"),
+    exp.LT: _comparison("lt"),
+    exp.LTE: _comparison("le"),
+    exp.GT: _comparison("gt"),
+    exp.GTE: _comparison("ge"),
+    exp.And: _binary("and"),
+    exp.Or: _binary("or"),
+    exp.Not: lambda fe, node: Op("not", (fe.expr(node.this),)),
+    exp.Like: _like,
+    exp.Escape: _escape,
+    exp.In: _in,
+    exp.Between: _between,
+    exp.Case: _case,
+    exp.If: lambda fe, node: Op(
+        "case",
+        (
+            fe.expr(node.this),
+            fe.expr(node.args["true"]),
+            fe.expr(node.args["false"]) if node.args.get("false") else Lit(None),
+        ),
+    ),
+    exp.Extract: _extract,
+    exp.Substring: _substring,
+    exp.Anonymous: _function,
+    exp.Upper: lambda fe, node: Op("upper", (fe.expr(node.this),)),
+    exp.Lower: lambda fe, node: Op("lower", (fe.expr(node.this),)),
+    exp.Abs: lambda fe, node: Op("abs", (fe.expr(node.this),)),
+    exp.Is: _is,
+}

@@ -1,0 +1,97 @@
+"""ORDER BY, LIMIT and OFFSET of the outermost query -> its `Ordering`.
+
+Each ORDER BY item names a SELECT item (by alias, position or the same
+expression); any other becomes a sort-only output appended to the SELECT
+list (`__order1`, …), which rows carry and the user never sees.
+
+>>> import sqlglot
+>>> from dynyan.compiler.frontend.context import Context
+>>> tree = sqlglot.parse_one(
+...     "SELECT r.a AS a FROM r AS r ORDER BY a DESC, r.b LIMIT 5", read="duckdb")
+>>> ctx = Context({})
+>>> print(order_limit(tree, ctx).sql("duckdb"))
+SELECT r.a AS a, r.b AS __order1 FROM r AS r
+>>> print(ctx.ordering)
+order by #1 DESC, #2 limit 5 (the last 1 outputs are sort-only)
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ...ir import Ordering, SortKey
+from ..context import Context
+from ..diagnostics import sql_error, unsupported
+
+
+def order_limit(select: exp.Select, ctx: Context) -> exp.Select:
+    if not ctx.top:
+        return select
+    order = select.args.get("order")
+    limit = _count(select.args.get("limit"), "LIMIT")
+    offset = _count(select.args.get("offset"), "OFFSET") or 0
+    if order is None and limit is None and not offset:
+        return select
+    items = list(select.expressions)
+    visible = len(items)
+    keys = []
+    for ordered in order.expressions if order is not None else []:
+        position = _position(ordered.this, items, visible)
+        if position is None:
+            if select.args.get("distinct") is not None:
+                raise sql_error(
+                    "with SELECT DISTINCT, ORDER BY may only name SELECT items",
+                    ordered,
+                )
+            position = len(items)
+            items.append(
+                exp.alias_(ordered.this.copy(), f"__order{position - visible + 1}")
+            )
+        keys.append(
+            SortKey(
+                position,
+                bool(ordered.args.get("desc")),
+                bool(ordered.args.get("nulls_first")),
+            )
+        )
+    if not keys and (limit is not None or offset):
+        raise unsupported(
+            "LIMIT/OFFSET without ORDER BY picks arbitrary rows: add an ORDER BY",
+            select.args.get("limit") or select.args.get("offset"),
+        )
+    select.set("expressions", items)
+    for arg in ("order", "limit", "offset"):
+        select.set(arg, None)
+    ctx.ordering = Ordering(tuple(keys), limit, offset, len(items) - visible)
+    return select
+
+
+def _position(e: exp.Expression, items: list, visible: int) -> int | None:
+    """The SELECT item an ORDER BY expression names, or None."""
+    if isinstance(e, exp.Literal) and not e.is_string:
+        k = int(e.this)
+        if not 1 <= k <= visible:
+            raise sql_error(f"ORDER BY {k}: the SELECT list has {visible} items", e)
+        return k - 1
+    if isinstance(e, exp.Column) and not e.table:
+        for i, item in enumerate(items[:visible]):
+            if item.alias_or_name.lower() == e.name.lower():
+                return i
+    for i, item in enumerate(items[:visible]):
+        if item.unalias() == e:
+            return i
+    return None
+
+
+def _count(clause: exp.Expression | None, what: str) -> int | None:
+    """The number of a LIMIT or OFFSET clause (an integer literal)."""
+    if clause is None:
+        return None
+    value = clause.args.get("expression")
+    if (
+        not isinstance(value, exp.Literal)
+        or value.is_string
+        or not value.this.isdigit()
+    ):
+        raise unsupported(f"{what} needs a whole number", clause)
+    return int(value.this)

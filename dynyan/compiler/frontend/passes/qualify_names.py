@@ -1,0 +1,185 @@
+"""Resolve every table and column name, then qualify them all.
+
+Unknown, ambiguous or misplaced names are refused with a message in SQL
+terms (sqlglot's own would be terse); then sqlglot's `qualify` writes every
+column as `alias.column`, every table with an alias and every SELECT item
+with its name, across subqueries (an outer column inside a correlated
+subquery keeps its outer alias), so later passes never guess.
+
+>>> import sqlglot
+>>> from dynyan.compiler.frontend.context import Context
+>>> from dynyan.compiler.frontend.statements import parse_schema
+>>> ctx = Context(parse_schema("CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT);"))
+>>> tree = sqlglot.parse_one("SELECT a, c FROM r JOIN s ON r.b = s.b", read="duckdb")
+>>> print(qualify_names(tree, ctx).sql("duckdb"))
+SELECT r.a AS a, s.c AS c FROM r AS r JOIN s AS s ON r.b = s.b
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.qualify import qualify
+
+from ....errors import SqlError
+from ..context import Context
+from ..diagnostics import DIALECT, line_col, sql_error, unsupported
+
+
+def qualify_names(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    _Names(ctx).check(tree, [])
+    schema = {r.name: dict.fromkeys(r.columns, "INT") for r in ctx.relations.values()}
+    try:
+        return qualify(
+            tree,
+            schema=schema,
+            dialect=DIALECT,
+            quote_identifiers=False,
+            validate_qualify_columns=True,
+        )
+    except OptimizeError as err:
+        raise SqlError(str(err).split(". Line")[0], *line_col(str(err))) from None
+
+
+class _Names:
+    """Scope by scope: the sources of a SELECT (alias -> its columns) and
+    the scopes around it (a correlated subquery sees the outer sources)."""
+
+    def __init__(self, ctx: Context):
+        self.relations = ctx.relations
+
+    def check(self, query: exp.Expression, outer: list[dict]) -> None:
+        if isinstance(query, exp.Subquery):
+            return self.check(query.this, outer)
+        if isinstance(query, exp.SetOperation):
+            self.check(query.this, outer)
+            self.check(query.expression, outer)
+            return
+        if not isinstance(query, exp.Select):
+            return
+        sources = self._sources(query)
+        scopes = [sources, *outer]
+        for inner in query.find_all(exp.Select):
+            if (
+                inner is not query
+                and inner.parent_select is query
+                and not _in_from(inner, query)
+            ):
+                self.check(inner, scopes)
+        for col in query.find_all(exp.Column):
+            if col.parent_select is query and not isinstance(col.this, exp.Star):
+                self._resolve(col, query, scopes)
+
+    def _sources(self, select: exp.Select) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """alias -> (what it is, its column names), in FROM order."""
+        sources: dict[str, tuple[str, tuple[str, ...]]] = {}
+        from_ = select.args.get("from_") or select.args.get("from")
+        items = [from_.this] if from_ is not None else []
+        items += [j.this for j in select.args.get("joins") or []]
+        for item in items:
+            if isinstance(item, exp.Table):
+                what, columns, alias = self._table(item)
+            elif isinstance(item, exp.Subquery):
+                self.check(item.this, [])
+                alias = item.alias.lower()
+                if not alias:
+                    raise unsupported("a subquery in FROM needs an alias", item)
+                renames = [c.name.lower() for c in item.args["alias"].columns]
+                columns = tuple(renames) or self.output_names(item.this)
+                what = f"subquery {alias}"
+            else:
+                raise unsupported("only tables may appear in FROM", item)
+            if alias in sources:
+                if isinstance(item, exp.Table) and not item.alias:
+                    raise sql_error(
+                        f"table {alias} appears twice in FROM: give each an alias "
+                        f"(FROM {alias} {alias}1, {alias} {alias}2)",
+                        item,
+                    )
+                raise sql_error(f"alias {alias} is used twice in FROM", item)
+            sources[alias] = (what, columns)
+        return sources
+
+    def _table(self, table: exp.Table):
+        name = table.name.lower()
+        # A schema-qualified name (other.r) is not a declared table.
+        if name not in self.relations or table.args.get("db"):
+            declared = sorted(self.relations)
+            shown = ".".join(part.name for part in table.parts)
+            if not declared:
+                raise sql_error(
+                    f"unknown table {shown}: no table is declared (write CREATE "
+                    "TABLE statements in the query file, or name a schema file "
+                    "with --schema FILE or a `-- schema: PATH` line)",
+                    table,
+                )
+            raise sql_error(
+                f"unknown table {shown} (declared tables: {', '.join(declared)})",
+                table,
+            )
+        return (
+            f"table {name}",
+            self.relations[name].columns,
+            (table.alias or table.name).lower(),
+        )
+
+    def output_names(self, query: exp.Expression) -> tuple[str, ...]:
+        """The column names a query gives (`*` expanded)."""
+        if isinstance(query, exp.Subquery):
+            return self.output_names(query.this)
+        if isinstance(query, exp.SetOperation):
+            return self.output_names(query.this)
+        if not isinstance(query, exp.Select):
+            return ()
+        sources = self._sources(query)
+        names: list[str] = []
+        for e in query.expressions:
+            if isinstance(e, exp.Star):
+                names += [c for _, cols in sources.values() for c in cols]
+            elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star):
+                names += list(sources.get(e.table.lower(), ("", ()))[1])
+            else:
+                names.append(e.alias_or_name.lower())
+        return tuple(names)
+
+    def _resolve(self, col: exp.Column, select: exp.Select, scopes) -> None:
+        name = col.name.lower()
+        if col.table:
+            alias = col.table.lower()
+            for sources in scopes:
+                if alias in sources:
+                    what, columns = sources[alias]
+                    if name not in columns:
+                        raise sql_error(f"{what} has no column {name}", col)
+                    return
+            raise sql_error(f"unknown table or alias {col.table} in {col.sql()}", col)
+        for sources in scopes:
+            owners = sorted(a for a, (_, cols) in sources.items() if name in cols)
+            if len(owners) > 1:
+                raise sql_error(
+                    f"ambiguous column {name} (in {', '.join(owners)}); qualify it", col
+                )
+            if owners:
+                return
+            if sources is scopes[0] and _is_select_alias(select, name):
+                return
+        raise sql_error(f"unknown column {name}", col)
+
+
+def _in_from(inner: exp.Select, select: exp.Select) -> bool:
+    """Whether `inner` is (inside) a derived table of `select`."""
+    node = inner
+    while node.parent is not None and node.parent is not select:
+        parent = node.parent
+        if isinstance(parent, (exp.From, exp.Join)) and node is parent.this:
+            return parent.parent is select
+        node = parent
+    return False
+
+
+def _is_select_alias(select: exp.Select, name: str) -> bool:
+    return any(
+        e.alias_or_name.lower() == name
+        for e in select.expressions
+        if isinstance(e, exp.Alias)
+    )

@@ -1,0 +1,382 @@
+"""Subqueries become inner views whose results are relations of the outer query.
+
+- A derived table `(SELECT …) AS t` becomes a virtual relation `derivedN`
+  read as `t`.
+- `x IN (SELECT y …)` joins the distinct `y` values (a virtual relation
+  `in_N(k1)`); `EXISTS (SELECT … WHERE inner = outer …)` joins the distinct
+  correlation keys (`exists_N(k1, …)`).
+- `NOT IN`, `NOT EXISTS`, `EXISTS` correlated by more than equalities (or
+  not at all), and comparisons with a scalar subquery (`x < (SELECT
+  AVG(…) … WHERE inner = outer)`, decorrelated into a view grouped by the
+  correlation key) become tests on the outer table's rows (`PendingTest`,
+  built into `InnerTest`s): a change of the inner result re-checks only the
+  rows it can flip.
+
+The outer SELECT keeps only tables; the inner views are compiled on their own
+(`Context.compile`) and listed in `Context.subqueries`.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, SetQuery, Var
+from ..aggregates import is_grouped
+from ..context import Context, PendingTest
+from ..diagnostics import unsupported
+from ..types import infer_type, lit_type
+
+# comparison node -> (op, op with the sides swapped)
+_COMPARISONS = {
+    exp.EQ: ("eq", "eq"),
+    exp.NEQ: ("ne", "ne"),
+    exp.LT: ("lt", "gt"),
+    exp.LTE: ("le", "ge"),
+    exp.GT: ("gt", "lt"),
+    exp.GTE: ("ge", "le"),
+}
+INNER = "__inner"  # the alias of an inner view's row in a PendingTest condition
+
+
+def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
+    from_ = select.args.get("from_") or select.args.get("from")
+    sources = ([from_] if from_ is not None else []) + list(
+        select.args.get("joins") or []
+    )
+    for holder in sources:
+        sub = holder.this
+        if isinstance(sub, exp.Subquery):
+            if not isinstance(sub.this, (exp.Select, exp.SetOperation)):
+                raise unsupported("only SELECT subqueries are supported in FROM", sub)
+            name, _ = virtual(ctx, sub.this, "derived")
+            holder.set("this", exp.table_(name, alias=sub.alias))
+    where = select.args.get("where")
+    if where is not None:
+        # this SELECT's own subqueries (a nested one is its subquery's)
+        for node in list(where.find_all(exp.In, exp.Exists)):
+            if node.parent_select is not select:
+                continue
+            if isinstance(node, exp.In) and node.args.get("query") is None:
+                continue  # IN (list of literals): a plain filter
+            select = _membership(select, where, node, ctx)
+        for node in list(where.find_all(exp.Subquery)):
+            if node.parent_select is select:
+                _scalar(where, node, ctx)
+    for node in select.find_all(exp.Subquery, exp.Exists):
+        raise unsupported(
+            "a subquery is supported in FROM and as a condition of WHERE "
+            "([NOT] IN, [NOT] EXISTS, a comparison with a scalar subquery)",
+            node,
+        )
+    return select
+
+
+def _membership(select, where, node, ctx: Context) -> exp.Select:
+    """[NOT] IN (SELECT …) and [NOT] EXISTS (SELECT …)."""
+    parent = node.parent
+    negated = isinstance(parent, exp.Not)
+    anchor = parent if negated else node
+    if not _in_conjunction(anchor, where):
+        raise unsupported("a subquery condition must be a conjunct of WHERE", anchor)
+    if isinstance(node, exp.In):
+        query = node.args["query"]
+        inner = query.this if isinstance(query, exp.Subquery) else query
+        if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
+            raise unsupported("IN (SELECT …) must select one column", node)
+        inner = inner.copy()
+        inner.set("expressions", [exp.alias_(inner.expressions[0].unalias(), "k1")])
+        grouped = is_grouped(inner)
+        if not grouped:
+            inner.set("distinct", exp.Distinct())  # IN never multiplies rows
+        alias = f"in{len(ctx.subqueries) + 1}"
+        name, sub = virtual(ctx, inner, "in_")
+        if grouped and sub.outputs[0].expr not in [Var(v) for v in sub.group_vars]:
+            raise unsupported(
+                "IN (SELECT … GROUP BY …) must select a GROUP BY column", node
+            )
+        if negated:
+            ctx.tests.append(PendingTest("not_in", name, [node.this.copy()], anchor))
+            anchor.replace(exp.true())
+            return select
+        condition = exp.EQ(
+            this=node.this.copy(), expression=exp.column("k1", table=alias)
+        )
+    else:
+        inner, pairs, rest = _decorrelate(node.this)
+        alias = f"exists{len(ctx.subqueries) + 1}"
+        name, _ = virtual(ctx, inner, "exists_")
+        if negated or rest is not None or not pairs:
+            kind = "not_exists" if negated and rest is None else "exists"
+            ctx.tests.append(
+                PendingTest(
+                    kind,
+                    name,
+                    pairs,
+                    anchor,
+                    condition=rest,
+                    negated=negated and kind == "exists",
+                )
+            )
+            anchor.replace(exp.true())
+            return select
+        condition = exp.and_(
+            *[
+                exp.EQ(this=outer, expression=exp.column(f"k{i + 1}", table=alias))
+                for i, outer in enumerate(pairs)
+            ]
+        )
+    select = select.join(exp.table_(name, alias=alias), join_type="cross", copy=False)
+    anchor.replace(condition)
+    return select
+
+
+def _scalar(where: exp.Where, node: exp.Subquery, ctx: Context) -> None:
+    """`x op (SELECT aggregate … [WHERE inner = outer …])`."""
+    anchor = node.parent
+    while isinstance(anchor, exp.Paren):
+        anchor = anchor.parent
+    ops = _COMPARISONS.get(type(anchor))
+    if ops is None or not _in_conjunction(anchor, where):
+        raise unsupported(
+            "a scalar subquery is supported as one side of a comparison that is "
+            "a conjunct of WHERE",
+            node,
+        )
+    left, right = anchor.this, anchor.expression
+    on_right = right.find(exp.Subquery) is node or right is node
+    value, op = (left, ops[0]) if on_right else (right, ops[1])
+    if value.find(exp.Subquery, exp.Select) is not None:
+        raise unsupported("a comparison of two subqueries is not supported", anchor)
+    inner, keys = _decorrelate_scalar(node.this)
+    name, sub = virtual(ctx, inner, "scalar_")
+    ctx.tests.append(
+        PendingTest(
+            "scalar",
+            name,
+            keys,
+            anchor,
+            value=value.copy(),
+            op=op,
+            default=_empty_value(sub, sub.outputs[-1].expr, node),
+        )
+    )
+    anchor.replace(exp.true())
+
+
+def virtual(ctx: Context, inner: exp.Expression, prefix: str) -> tuple[str, Query]:
+    """Compile `inner` as its own query and declare its result as a relation
+    the outer query can join."""
+    query = ctx.compile(inner, ctx.inner())
+    name = ctx.fresh_name(prefix)
+    columns = tuple(o.name for o in query.outputs)
+    if len(set(columns)) != len(columns):
+        raise unsupported(
+            "a subquery's columns need distinct names (use aliases)", inner
+        )
+    types = tuple(t or "float" for t in output_types(query))  # NULL: any type
+    scales = tuple(0 if t == "int" else None for t in types)
+    ctx.relations[name] = Relation(name, columns, types, scales)
+    ctx.subqueries.append((name, query))
+    return name, query
+
+
+def _correlation(inner: exp.Select):
+    """The conjuncts of a subquery's WHERE split into those on its own
+    tables and those that read the outer query, and whether a column is
+    the subquery's own."""
+    local = _aliases(inner)
+
+    def is_inner(col: exp.Column) -> bool:
+        return col.table.lower() in local
+
+    where = inner.args.get("where")
+    conds = []
+    if where is not None:
+        conds = (
+            list(where.this.flatten())
+            if isinstance(where.this, exp.And)
+            else [where.this]
+        )
+    keep, correlated = [], []
+    for cond in conds:
+        if all(is_inner(c) for c in cond.find_all(exp.Column)):
+            keep.append(cond)
+        else:
+            correlated.append(cond)
+    return keep, correlated, is_inner
+
+
+def _equality(cond, is_inner) -> tuple[exp.Column, exp.Column] | None:
+    """`inner column = outer column` as (inner, outer), else None."""
+    if (
+        isinstance(cond, exp.EQ)
+        and isinstance(cond.this, exp.Column)
+        and isinstance(cond.expression, exp.Column)
+        and is_inner(cond.this) != is_inner(cond.expression)
+    ):
+        a, b = cond.this, cond.expression
+        return (a, b) if is_inner(a) else (b, a)
+    return None
+
+
+def _decorrelate(inner: exp.Expression):
+    """EXISTS (SELECT … WHERE inner = outer AND …) -> a SELECT DISTINCT of the
+    inner columns the correlation reads, the outer columns matched with the
+    first of them (equalities), and the rest of the correlation over the outer
+    columns and `__inner.kN` (None when it is all equalities)."""
+    if not isinstance(inner, exp.Select):
+        raise unsupported("EXISTS needs a SELECT", inner)
+    inner = inner.copy()
+    keep, correlated, is_inner = _correlation(inner)
+    pairs, inner_cols, others = [], [], []
+    for cond in correlated:
+        eq = _equality(cond, is_inner)
+        if eq is not None:
+            inner_cols.append(eq[0].copy())
+            pairs.append(eq[1].copy())
+        else:
+            others.append(cond)
+    rest = None
+    if others:
+        extra: list[exp.Column] = []
+        for cond in others:
+            for col in cond.find_all(exp.Column):
+                if is_inner(col) and col not in extra and col not in inner_cols:
+                    extra.append(col.copy())
+        columns = inner_cols + extra
+        rest = exp.and_(*[c.copy() for c in others])
+        for col in list(rest.find_all(exp.Column)):
+            if is_inner(col):
+                col.replace(exp.column(f"k{columns.index(col) + 1}", table=INNER))
+        inner_cols = columns
+    if inner_cols:
+        inner.set(
+            "expressions",
+            [exp.alias_(c, f"k{i + 1}") for i, c in enumerate(inner_cols)],
+        )
+    else:  # uncorrelated: whether the subquery has a row at all
+        inner.set("expressions", [exp.alias_(exp.true(), "k1")])
+    inner.set("distinct", exp.Distinct())
+    inner.set("where", exp.Where(this=exp.and_(*keep)) if keep else None)
+    return inner, pairs, rest
+
+
+def _decorrelate_scalar(inner: exp.Expression):
+    """A scalar subquery -> its query grouped by the inner columns of its
+    correlation (k1, …, then the value), and the outer columns they match."""
+    if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
+        raise unsupported("a scalar subquery must select one value", inner)
+    if not is_grouped(inner) or inner.args.get("group") or inner.args.get("having"):
+        raise unsupported(
+            "a scalar subquery must compute one value with an aggregate "
+            "(without GROUP BY)",
+            inner,
+        )
+    if inner.args.get("distinct") is not None:
+        raise unsupported("SELECT DISTINCT in a scalar subquery", inner)
+    inner = inner.copy()
+    keep, correlated, is_inner = _correlation(inner)
+    inner_cols, outer_cols = [], []
+    for cond in correlated:
+        eq = _equality(cond, is_inner)
+        if eq is None:
+            raise unsupported(
+                "a scalar subquery may refer to the outer query only by "
+                "column = column",
+                cond,
+            )
+        inner_cols.append(eq[0].copy())
+        outer_cols.append(eq[1].copy())
+    value = inner.expressions[0].unalias().copy()
+    inner.set(
+        "expressions",
+        [exp.alias_(c, f"k{i + 1}") for i, c in enumerate(inner_cols)]
+        + [exp.alias_(value, "v")],
+    )
+    inner.set("where", exp.Where(this=exp.and_(*keep)) if keep else None)
+    if inner_cols:
+        inner.set("group", exp.Group(expressions=[c.copy() for c in inner_cols]))
+    return inner, outer_cols
+
+
+def _empty_value(query: Query, expr, node):
+    """The value of a scalar subquery over no rows (COUNT 0, SUM NULL, …)."""
+    if isinstance(expr, Lit):
+        return expr.value
+    if isinstance(expr, AggRef):
+        kind = query.aggregates[expr.index].kind
+        return 0 if kind in ("count", "count_distinct") else None
+    if isinstance(expr, Op) and expr.op in ("add", "sub", "mul", "div", "neg"):
+        args = [_empty_value(query, a, node) for a in expr.args]
+        if None in args:
+            return None
+        if expr.op == "neg":
+            return -args[0]
+        a, b = args
+        if expr.op == "div":
+            return None if b == 0 else a / b
+        return a + b if expr.op == "add" else a - b if expr.op == "sub" else a * b
+    raise unsupported(
+        "a scalar subquery's value must be arithmetic over aggregates and " "constants",
+        node,
+    )
+
+
+def _aliases(select: exp.Select) -> set[str]:
+    """The aliases of the sources in a (qualified) SELECT's FROM."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    items = ([from_.this] if from_ is not None else []) + [
+        j.this for j in select.args.get("joins") or []
+    ]
+    return {(item.alias or item.name).lower() for item in items}
+
+
+def _in_conjunction(node: exp.Expression, where: exp.Where) -> bool:
+    """Whether `node` is reached from WHERE through ANDs (and parentheses) only."""
+    up = node.parent
+    while up is not where:
+        if not isinstance(up, (exp.And, exp.Paren)):
+            return False
+        up = up.parent
+    return True
+
+
+def output_types(query: Query | SetQuery) -> tuple[str, ...]:
+    """The types of a query's output columns (None: a NULL, any type)."""
+    if isinstance(query, SetQuery):
+        return query.types
+    return tuple(output_type(query, o.expr) for o in query.outputs)
+
+
+def output_type(query: Query, expr) -> str:
+    """The type of a subquery's output column, for the relation it becomes."""
+
+    def column_type(atom: Atom, e) -> str | None:
+        rel = query.relation(atom.relation)
+        return rel.types[e.column] if isinstance(e, Ref) else lit_type(e)
+
+    def leaf(e) -> str | None:
+        if isinstance(e, Var):
+            for atom in query.atoms:
+                rel = query.relation(atom.relation)
+                for column, var in enumerate(atom.variables):
+                    if var == e.name:
+                        return rel.types[column]
+                for var, derived in atom.derived:  # EXTRACT(…), SUBSTRING(…)
+                    if var == e.name:
+                        return infer_type(derived, lambda x: column_type(atom, x))
+            return None
+        if isinstance(e, AggRef):
+            agg = query.aggregates[e.index]
+            if agg.kind in ("count", "count_distinct"):
+                return "int"
+            if agg.kind in ("min", "max"):
+                return leaf(Var(agg.arg))
+            scales = [query.channels[c - 1].scale if c else 0 for _, c in agg.terms]
+            exact_ints = all(sc == 0 for sc in scales) and all(
+                isinstance(k, int) for k, _ in agg.terms
+            )
+            return "int" if exact_ints and agg.kind == "sum" else "float"
+        return lit_type(e)
+
+    return infer_type(expr, leaf)

@@ -1,0 +1,257 @@
+"""Statements: the query file's text -> declared tables, views and the one query.
+
+A file holds CREATE TABLE statements (or they come from a separate schema
+text), optionally CREATE VIEW statements (and DROP VIEW of those views, as
+TPC-H Q15 is written), and exactly one query.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError, SqlglotError, TokenError
+
+from ...errors import SqlError, UnsupportedQueryError
+from ..ir import Relation
+from .diagnostics import DIALECT, sql_error, unsupported
+
+# sqlglot warns before falling back to parsing a statement it does not know
+# as a raw command; we refuse such statements with our own one-line error.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+# sqlglot type -> the Python type a row value has (docs/design.md, "The
+# generated module").
+TYPES = {
+    **dict.fromkeys(
+        ["INT", "BIGINT", "SMALLINT", "TINYINT", "UBIGINT", "UINT", "HUGEINT"], "int"
+    ),
+    **dict.fromkeys(["DECIMAL", "DOUBLE", "FLOAT", "REAL", "BIGDECIMAL"], "float"),
+    **dict.fromkeys(["CHAR", "VARCHAR", "TEXT", "NCHAR", "NVARCHAR"], "str"),
+    "DATE": "date",
+}
+
+
+@dataclass
+class Program:
+    """What a query file declares: its tables, its views (name -> the view's
+    query with its column names applied) and the one query to maintain."""
+
+    relations: dict[str, Relation]
+    query: exp.Query
+    views: dict[str, exp.Expression] = field(default_factory=dict)
+
+
+def read_program(sql: str, schema: str | None = None) -> Program:
+    """Split `sql` (and the optional schema text) into a `Program`."""
+    statements = parse_statements(sql, "the query")
+    relations = parse_schema(schema) if schema else {}
+    views: dict[str, exp.Expression] = {}
+    queries = []
+    for stmt in statements:
+        kind = (
+            (stmt.args.get("kind") or "").upper()
+            if isinstance(stmt, (exp.Create, exp.Drop))
+            else ""
+        )
+        if isinstance(stmt, exp.Create) and kind == "TABLE":
+            rel = relation(stmt)
+            if rel.name in relations and relations[rel.name] != rel:
+                raise sql_error(
+                    f"table {rel.name} is declared twice, differently", stmt
+                )
+            relations[rel.name] = rel
+        elif isinstance(stmt, exp.Create) and kind == "VIEW":
+            name, body = _view(stmt)
+            if name in views or name in relations:
+                raise sql_error(f"{name} is declared twice", stmt)
+            views[name] = body
+        elif isinstance(stmt, exp.Drop) and kind == "VIEW":
+            for table in stmt.args.get("tables") or []:
+                name = table.name.lower()
+                if name not in views and not stmt.args.get("exists"):
+                    raise sql_error(
+                        f"DROP VIEW {name}: no such view in this file", stmt
+                    )
+        elif isinstance(stmt, exp.Query):
+            queries.append(stmt)
+        elif is_raw_create(stmt):
+            raise raw_create_error(stmt)
+        else:
+            raise unsupported(
+                "only CREATE TABLE, CREATE VIEW and one query (SELECT) are allowed",
+                stmt,
+            )
+    if not queries:
+        raise SqlError("no SELECT statement found")
+    if len(queries) > 1:
+        raise unsupported(
+            "the file holds several queries; write one SELECT per file", queries[1]
+        )
+    return Program(relations, queries[0], views)
+
+
+def _view(create: exp.Create) -> tuple[str, exp.Expression]:
+    """A CREATE VIEW's name and query, its column list applied as aliases."""
+    target = create.this
+    body = create.args.get("expression")
+    if not isinstance(body, exp.Query):
+        raise unsupported("CREATE VIEW needs AS followed by a query", create)
+    if isinstance(target, exp.Schema):
+        name = target.this.name.lower()
+        columns = [c.name.lower() for c in target.expressions]
+        if not isinstance(body, exp.Select) or len(columns) != len(body.expressions):
+            raise unsupported(
+                f"view {name}: {len(columns)} column names for its query", create
+            )
+        body = body.copy()
+        body.set(
+            "expressions",
+            [
+                exp.alias_(e.unalias() if isinstance(e, exp.Alias) else e, c)
+                for e, c in zip(body.expressions, columns)
+            ],
+        )
+    else:
+        name = target.name.lower()
+    return name, body
+
+
+def parse_statements(text: str, what: str) -> list[exp.Expression]:
+    dialect = Dialect.get_or_raise(DIALECT)
+    try:
+        tokens = dialect.tokenize(text)
+    except TokenError as err:
+        raise token_error(err, text, what) from None
+    # sqlglot skips an empty list item (`a INTEGER,, b INTEGER`); SQL does not.
+    for prev, token in zip(tokens, tokens[1:]):
+        if prev.token_type == token.token_type == sqlglot.TokenType.COMMA:
+            raise SqlError(
+                f"syntax error in {what}: two commas in a row", token.line, token.col
+            )
+    try:
+        return [s for s in dialect.parser().parse(tokens, text) if s is not None]
+    except ParseError as err:
+        first = err.errors[0] if err.errors else {}
+        desc = first.get("description", str(err)).split(". Line")[0]
+        raise SqlError(
+            f"syntax error in {what}: {desc}", first.get("line"), first.get("col")
+        ) from None
+    except SqlglotError as err:
+        raise SqlError(f"cannot parse {what}: {err}") from None
+
+
+def token_error(err: TokenError, text: str, what: str) -> SqlError:
+    """One line with a position: sqlglot's message quotes the text around the
+    fault (over several lines); its cause says "Missing ' from LINE:OFFSET"."""
+    m = re.fullmatch(r"Missing (\S+) from (\d+):(\d+)", str(err.__cause__ or ""))
+    if m is None:
+        return SqlError(f"syntax error in {what}: cannot split it into tokens")
+    quote, line, offset = m.group(1), int(m.group(2)), int(m.group(3))
+    col = offset - text.rfind("\n", 0, offset)
+    return SqlError(f"syntax error in {what}: no closing {quote}", line, col)
+
+
+def relation(create: exp.Create) -> Relation:
+    schema = create.this
+    if not isinstance(schema, exp.Schema) or create.args.get("expression") is not None:
+        raise unsupported(
+            "only CREATE TABLE name (column type, ...) is supported", create
+        )
+    name = schema.this.name.lower()
+    columns, types, scales, notnull = [], [], [], []
+    key_columns: set[str] = set()  # named by a table constraint PRIMARY KEY (...)
+    for col in schema.expressions:
+        if isinstance(col, exp.Identifier):
+            raise sql_error(f"column {name}.{col.name} has no type", col)
+        if not isinstance(col, exp.ColumnDef):
+            # constraints such as [CONSTRAINT c] PRIMARY KEY (...)
+            for key in col.find_all(exp.PrimaryKey):
+                key_columns |= {k.name.lower() for k in key.expressions}
+            continue
+        kind = col.args.get("kind")
+        type_name = kind.this.name if kind is not None else None
+        if type_name not in TYPES:
+            raise unsupported(
+                f"column {name}.{col.name} has type {kind.sql() if kind else 'none'}; "
+                "supported: INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE",
+                col,
+            )
+        columns.append(col.name.lower())
+        types.append(TYPES[type_name])
+        scales.append(_scale(kind))
+        notnull.append(_declared_notnull(col))
+    if not columns:
+        raise sql_error(f"table {name} declares no column", create)
+    if len(set(columns)) != len(columns):
+        raise sql_error(f"table {name} declares a column twice", create)
+    unknown = sorted(key_columns - set(columns))
+    if unknown:
+        raise sql_error(
+            f"PRIMARY KEY names {unknown[0]}, not a column of {name}", create
+        )
+    notnull = [nn or c in key_columns for c, nn in zip(columns, notnull)]
+    return Relation(
+        name,
+        tuple(columns),
+        tuple(types),
+        tuple(scales),
+        tuple(notnull) if any(notnull) else (),
+    )
+
+
+def _declared_notnull(col: exp.ColumnDef) -> bool:
+    """Whether a column definition says NOT NULL or PRIMARY KEY (SQL: a key
+    column is NOT NULL). sqlglot reads a bare `NULL` as a NotNull constraint
+    with allow_null."""
+    for constraint in col.constraints:
+        kind = constraint.kind
+        if isinstance(kind, exp.PrimaryKeyColumnConstraint):
+            return True
+        if isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get(
+            "allow_null"
+        ):
+            return True
+    return False
+
+
+def _scale(kind: exp.DataType) -> int | None:
+    """Digits after the decimal point a column holds exactly (None: inexact)."""
+    name = kind.this.name
+    if TYPES[name] == "int":
+        return 0
+    if name in ("DECIMAL", "BIGDECIMAL"):
+        params = kind.expressions
+        return int(params[1].name) if len(params) > 1 else (3 if not params else 0)
+    return None
+
+
+def parse_schema(text: str) -> dict[str, Relation]:
+    """Relations declared by the CREATE TABLE statements in `text`."""
+    relations: dict[str, Relation] = {}
+    for stmt in parse_statements(text, "the schema"):
+        if isinstance(stmt, exp.Create) and (stmt.kind or "").upper() == "TABLE":
+            rel = relation(stmt)
+            if rel.name in relations:
+                raise sql_error(f"table {rel.name} is declared twice", stmt)
+            relations[rel.name] = rel
+        elif is_raw_create(stmt):
+            raise raw_create_error(stmt)
+    return relations
+
+
+def is_raw_create(stmt: exp.Expression) -> bool:
+    """A CREATE sqlglot could not parse (it keeps such statements as text)."""
+    return isinstance(stmt, exp.Command) and stmt.name.upper() == "CREATE"
+
+
+def raw_create_error(stmt: exp.Command) -> UnsupportedQueryError:
+    text = " ".join(str(stmt.args.get("expression") or "").split())[:40]
+    return UnsupportedQueryError(
+        f"cannot read CREATE {text}: "
+        "only CREATE TABLE name (column type, ...) is supported"
+    )

@@ -1,0 +1,138 @@
+"""Types of IR expressions, checked bottom-up at compile time.
+
+Operands the generated Python would reject at run time (or combine unlike
+SQL: `'1' = 1` never matches) are refused where the query says them. Types
+are "int", "float", "bool", "str", "date"; None is unknown (NULL).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from ...errors import UnsupportedQueryError
+from ..ir import COMPARISONS, INFIX, Lit, Op
+from .diagnostics import sql_error, unsupported
+
+NUMERIC = {"int", "float", "bool"}
+DATE_ARITHMETIC = (
+    "DATE arithmetic is not supported; supported: DATE ± INTERVAL 'n' "
+    "DAY|WEEK|MONTH|YEAR and comparisons of dates"
+)
+
+
+class ExprError(UnsupportedQueryError):
+    """An expression the type check refuses; `typed` adds where it is."""
+
+
+def lit_type(e) -> str | None:
+    if not isinstance(e, Lit) or e.value is None:
+        return None
+    if isinstance(e.value, datetime.date):
+        return "date"
+    return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(e.value))
+
+
+def infer_type(e, leaf: Callable) -> str | None:
+    """The type ("int", "float", "bool", "str", "date"; None: unknown, NULL)
+    of `e`, whose non-operator leaves `leaf` types."""
+    if not isinstance(e, Op):
+        return leaf(e)
+    return op_type(e, [infer_type(a, leaf) for a in e.args])
+
+
+def typed(type_of: Callable, e, node: exp.Expression) -> str | None:
+    """`type_of(e)`, a refusal located at `node`."""
+    try:
+        return type_of(e)
+    except ExprError as err:
+        raise unsupported(str(err), node) from None
+
+
+def check_condition(t: str | None, e, node: exp.Expression) -> None:
+    if t is not None and t not in NUMERIC:
+        raise unsupported(
+            f"type mismatch: {e} ({t}) is not a condition (true or false)", node
+        )
+
+
+def check_comparable(a, ta: str | None, b, tb: str | None) -> None:
+    if ta and tb and ta != tb and not (ta in NUMERIC and tb in NUMERIC):
+        raise ExprError(f"type mismatch: cannot compare {a} ({ta}) with {b} ({tb})")
+
+
+def op_type(e: Op, types: list) -> str | None:
+    """The type of operator `e` over arguments of `types`; `ExprError` for
+    operands that do not fit (DuckDB refuses them, or converts them in ways
+    the generated Python does not)."""
+    op, args = e.op, e.args
+
+    def need(kinds: set, what: str, *positions: int) -> None:
+        for i in positions:
+            if types[i] is not None and types[i] not in kinds:
+                raise ExprError(f"type mismatch: {what}, got {args[i]} ({types[i]})")
+
+    if op in COMPARISONS or op == "in":
+        for b, tb in zip(args[1:], types[1:]):
+            check_comparable(args[0], types[0], b, tb)
+        return "bool"
+    if op in ("add", "sub", "mul", "div", "mod"):
+        if "date" in types:
+            raise ExprError(DATE_ARITHMETIC)
+        need(NUMERIC, f"{INFIX[op]} needs numbers", 0, 1)
+        divisor = args[1]
+        if (
+            op in ("div", "mod")
+            and isinstance(divisor, Lit)
+            and type(divisor.value) in (int, float)
+            and divisor.value == 0
+        ):
+            raise ExprError("division by zero")
+        return "float" if op == "div" or "float" in types else "int"
+    if op in ("neg", "abs"):
+        need(NUMERIC, f"{'ABS' if op == 'abs' else 'unary -'} needs a number", 0)
+        return types[0]
+    if op in ("and", "or", "not"):
+        need(NUMERIC, f"{op.upper()} needs conditions", *range(len(args)))
+        return "bool"
+    if op == "like":
+        need({"str"}, "LIKE needs a string", 0)
+        return "bool"
+    if op in ("year", "month", "day"):
+        need({"date"}, "EXTRACT needs a DATE", 0)
+        return "int"
+    if op in ("substr", "upper", "lower"):
+        need({"str"}, f"{op.upper()} needs a string", 0)
+        return "str"
+    if op == "case":
+        need(NUMERIC, "CASE WHEN needs conditions", *range(0, len(args) - 1, 2))
+        results = [t for t in types[1:-1:2] + types[-1:] if t is not None]
+        if results and all(t in NUMERIC for t in results):
+            return next((t for t in ("float", "int") if t in results), "bool")
+        if len(set(results)) > 1:
+            raise ExprError(
+                "type mismatch: CASE results of different types "
+                f"({', '.join(dict.fromkeys(results))})"
+            )
+        return results[0] if results else None
+    if op in ("add_days", "add_months"):
+        return "date"
+    if op == "isnull":
+        return "bool"
+    if op == "concat":
+        return "str"  # rendered as str(a) + str(b), as DuckDB casts to VARCHAR
+    return "bool"  # anti
+
+
+def coerce_dates(left, right, type_of: Callable, node: exp.Expression):
+    """DuckDB casts a string literal compared with a DATE to a date."""
+    for a, b in ((left, right), (right, left)):
+        if type_of(a) == "date" and isinstance(b, Lit) and isinstance(b.value, str):
+            try:
+                date = Lit(datetime.date.fromisoformat(b.value))
+            except ValueError:
+                raise sql_error(f"invalid date {b.value!r}", node) from None
+            left, right = (date, right) if b is left else (left, date)
+    return left, right
