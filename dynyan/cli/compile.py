@@ -68,8 +68,30 @@ def cmd_explain(args) -> int:
     from ..compiler import explain
 
     sql, schema = read_query(args.query, args.schema)
-    print(explain(sql, schema, read_stats(args.stats)))
+    stats = read_stats(args.stats)
+    print(explain(sql, schema, stats))
+    if args.partitions or args.stream:
+        print()
+        print(explain_partitions(sql, schema, stats, args.stream))
     return 0
+
+
+def explain_partitions(sql, schema, stats, stream_dir: str | None) -> str:
+    """The partition variable and what is split and replicated; event
+    weights from the stream's manifest, else the statistics' row counts."""
+    from ..compiler import compile_query
+    from ..compiler.partition import choose_partitioning, describe
+
+    query = compile_query(sql, schema, stats).query
+    if stream_dir is not None:
+        from ..pipeline.streams import read_manifest
+
+        relations = read_manifest(stream_dir)["relations"]
+        sizes = {r: i["inserts"] + i["deletes"] for r, i in relations.items()}
+        return describe(choose_partitioning(query, sizes, f"events of {stream_dir}"))
+    if stats is not None:
+        return describe(choose_partitioning(query, dict(stats.rows), "rows in --stats"))
+    return describe(choose_partitioning(query))
 
 
 def query_command(sub, name: str, help_: str, func):
@@ -103,9 +125,21 @@ def add_commands(sub) -> None:
         metavar="OUT.py",
         help="default: generated/ mirroring queries/, else generated/<stem>.py",
     )
-    query_command(
+    p = query_command(
         sub,
         "explain",
         "show the query's GCQ, its GJT pair (T, N) and complexity",
         cmd_explain,
+    )
+    p.add_argument(
+        "--partitions",
+        action="store_true",
+        help="also show how `replay --partitions P` splits the query: the partition "
+        "variable, the relations split by it and those replicated",
+    )
+    p.add_argument(
+        "--stream",
+        metavar="DIR",
+        help="with --partitions: weigh relations by this stream's events "
+        "(default: --stats rows, else nominal TPC sizes)",
     )

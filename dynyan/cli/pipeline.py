@@ -210,6 +210,8 @@ def cmd_replay(args) -> int:
     from ..pipeline import replay
     from .compile import read_stats
 
+    if args.partitions is not None:
+        return _replay_partitioned(args)
     summary = replay.replay_query(
         args.query,
         args.stream,
@@ -233,6 +235,44 @@ def cmd_replay(args) -> int:
         n = replay.save_rows(summary.view, args.save_rows)
         print(f"saved {n:,} sorted result rows to {args.save_rows}")
     _show_rows(summary.view, summary, args.show)
+    return 0
+
+
+def _replay_partitioned(args) -> int:
+    """`replay --engine spark --partitions P`: P views inside Spark tasks."""
+    from ..pipeline import partitioned, replay
+    from .compile import read_stats
+
+    if args.engine != "spark":
+        raise PipelineError("--partitions needs --engine spark")
+    if args.rate is not None or args.tracemalloc:
+        raise PipelineError(
+            "--rate and --tracemalloc apply to one view, not to --partitions"
+        )
+    wants_rows = args.save_rows or args.show > 0
+    summary = partitioned.replay_partitioned(
+        args.query,
+        args.stream,
+        args.partitions,
+        schema=args.schema,
+        stats=read_stats(args.stats),
+        push=args.push,
+        batch=args.batch,
+        checkpoint=args.checkpoint,
+        every=args.every,
+        resume=args.resume,
+        limit=args.limit,
+        result="rows" if wants_rows else "none" if args.no_count else "count",
+        log=_say,
+    )
+    try:
+        print(summary)
+        if args.save_rows:
+            n = replay.save_rows(summary.view, args.save_rows)
+            print(f"saved {n:,} sorted result rows to {args.save_rows}")
+        _show_rows(summary.view, summary, args.show)
+    finally:
+        summary.result.close()
     return 0
 
 
@@ -459,6 +499,14 @@ def _add_replay(subparsers) -> None:
         default="arrow",
         help="what reads the Parquet stream: arrow (pyarrow, in this process) or "
         "spark (a local SparkSession); default %(default)s",
+    )
+    r.add_argument(
+        "--partitions",
+        type=positive_int,
+        metavar="P",
+        help="with --engine spark: maintain P views inside Spark tasks, the stream "
+        "split by the partition variable `dynyan explain --partitions` shows "
+        "(checkpoints: one per partition in --checkpoint DIR)",
     )
     r.add_argument("--checkpoint", metavar="DIR", help="write checkpoints into DIR")
     r.add_argument(

@@ -72,8 +72,14 @@ _ROWS_PER_RANGE_PARTITION = 250_000
 # Spark
 
 
+# Attempts per task: a task whose worker dies is retried (a partitioned
+# replay's task then resumes from its partition's checkpoint).
+TASK_ATTEMPTS = 4
+
+
 def spark_session(app: str = "dynyan", driver_memory: str = "4g"):
-    """The pipeline's SparkSession: ``local[2]``, 2 shuffle partitions, no UI.
+    """The pipeline's SparkSession: ``local[2]`` (each task tried up to
+    TASK_ATTEMPTS times), 2 shuffle partitions, no UI.
 
     Reuses a running session. Workers run this interpreter (``PYSPARK_PYTHON``).
     """
@@ -92,7 +98,7 @@ def spark_session(app: str = "dynyan", driver_memory: str = "4g"):
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise PipelineError("Spark needs Java 17+: no `java` on PATH and no JAVA_HOME")
     builder = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(f"local[2,{TASK_ATTEMPTS}]")
         .appName(app)
         .config("spark.sql.shuffle.partitions", "2")
         # tpcgen writes one file per table: read it in 8 MB splits so both
