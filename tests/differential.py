@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import math
 import random
 import re
 from collections import Counter
@@ -88,6 +89,7 @@ class ColumnInfo:
     kind: str  # "int" | "float" | "str" | "date"
     scale: int | None = None  # decimal places for DECIMAL(p, s)
     sql_type: str = ""  # DuckDB's name for the declared type
+    notnull: bool = False  # declared NOT NULL or PRIMARY KEY: never gets a NULL
 
 
 @dataclass
@@ -146,7 +148,9 @@ class QuerySpec:
                 for r in con.execute(f'DESCRIBE "{tname}"').fetchall()
             }
             tables[tname] = [
-                ColumnInfo(c.name, c.kind, c.scale, described[c.name.lower()])
+                ColumnInfo(
+                    c.name, c.kind, c.scale, described[c.name.lower()], c.notnull
+                )
                 for c in cols
             ]
         con.close()
@@ -185,18 +189,29 @@ class QuerySpec:
 def _column_info(coldef: exp.ColumnDef, qname: str) -> ColumnInfo:
     dtype = coldef.args["kind"]
     t = dtype.this
+    name = coldef.name.lower()
+    notnull = any(
+        isinstance(
+            c.kind, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint)
+        )
+        and not (
+            isinstance(c.kind, exp.NotNullColumnConstraint)
+            and c.kind.args.get("allow_null")
+        )
+        for c in coldef.constraints
+    )
     if t in _INT_TYPES:
-        return ColumnInfo(coldef.name.lower(), "int")
+        return ColumnInfo(name, "int", notnull=notnull)
     if t in _FLOAT_TYPES:
         scale = None
         if t == exp.DataType.Type.DECIMAL:
             params = dtype.expressions
             scale = int(params[1].this.this) if len(params) >= 2 else 3
-        return ColumnInfo(coldef.name.lower(), "float", scale)
+        return ColumnInfo(name, "float", scale, notnull=notnull)
     if t in _STR_TYPES:
-        return ColumnInfo(coldef.name.lower(), "str")
+        return ColumnInfo(name, "str", notnull=notnull)
     if t == exp.DataType.Type.DATE:
-        return ColumnInfo(coldef.name.lower(), "date")
+        return ColumnInfo(name, "date", notnull=notnull)
     raise ValueError(
         f"{qname}: unsupported column type {dtype.sql()} for {coldef.name}"
     )
@@ -458,17 +473,48 @@ class Database:
 
 
 class UpdateStream:
-    """Seeded random batches over `spec.relations`, valid by construction."""
+    """Seeded random batches over `spec.relations`, valid by construction.
 
-    def __init__(self, spec: QuerySpec, seed: int, target_rows: int = 14):
+    With `null_rate`, each value of a column that may hold NULL is None with
+    that probability; columns declared NOT NULL and the (relation, column)
+    pairs in `no_null` (where the module's contract allows no NULL, e.g. a
+    column a SELECT expression computes with) never are.
+    """
+
+    def __init__(
+        self,
+        spec: QuerySpec,
+        seed: int,
+        target_rows: int = 14,
+        null_rate: float = 0.0,
+        no_null: Iterable[tuple[str, str]] = (),
+    ):
         self.spec = spec
         self.rng = random.Random(f"{spec.name}/{seed}")
         self.target = target_rows
         self.db = Database(spec.relations)
+        self.null_rate = null_rate
+        blocked = set(no_null)
+        self.nullable = {
+            (rel, c.name)
+            for rel in spec.relations
+            for c in spec.tables[rel]
+            if not c.notnull and (rel, c.name) not in blocked
+        }
 
     def random_row(self, rel: str) -> tuple:
+        rng = self.rng
+        if not self.null_rate:
+            return tuple(
+                rng.choice(self.spec.domains[(rel, c.name)])
+                for c in self.spec.tables[rel]
+            )
         return tuple(
-            self.rng.choice(self.spec.domains[(rel, c.name)])
+            (
+                None
+                if (rel, c.name) in self.nullable and rng.random() < self.null_rate
+                else rng.choice(self.spec.domains[(rel, c.name)])
+            )
             for c in self.spec.tables[rel]
         )
 
@@ -602,6 +648,8 @@ def norm_value(v: Any) -> Any:
     if isinstance(v, float):
         if v != v:
             return "NaN"
+        if v in (math.inf, -math.inf):
+            return v
         r = float(f"{v:.9g}")
         return int(r) if r == int(r) and abs(r) < 2**53 else r
     if isinstance(v, datetime.datetime):
@@ -668,7 +716,18 @@ _ABSENT = {
 
 
 class DifferentialFailure(AssertionError):
-    pass
+    """A view disagreed with DuckDB (or broke the module contract); the
+    message says where. `run_batches` adds `.batches` (those applied, the
+    failing one last) and `.batch_no`."""
+
+    batches: list = []
+    batch_no: int = 0
+
+    @property
+    def what(self) -> str:
+        """The first line's complaint, without the query name and position."""
+        first = str(self).split("\n", 1)[0]
+        return first.split(": ", 1)[1] if ": " in first else first
 
 
 @dataclass
@@ -707,11 +766,19 @@ class ViewChecker:
         self.mult_unsupported: str | None = None
         self.seen_rows: list[tuple] = []
         self.checked_header = False
+        self.last_expected: Counter = Counter()
+
+    def expected(self, ctx: _Context, changed: Iterable[str] | None = None) -> list:
+        """DuckDB's result on the database of `ctx` (raw rows)."""
+        self.mirror.load(ctx.db, changed)
+        try:
+            return self.mirror.query()
+        except duckdb.Error as e:
+            ctx.fail(f"DuckDB refused the query: {e}")
 
     def check(self, ctx: _Context, changed: Iterable[str] | None = None) -> Counter:
-        self.mirror.load(ctx.db, changed)
-        expected_raw = self.mirror.query()
-        expected = norm_bag(expected_raw)
+        expected_raw = self.expected(ctx, changed)
+        expected = self.last_expected = norm_bag(expected_raw)
         try:
             got_raw = list(self.view.rows())
         except Exception as e:  # noqa: BLE001 - report any crash with context
@@ -781,6 +848,8 @@ class ViewChecker:
             if not isinstance(row, tuple):
                 ctx.fail(f"rows() yielded a {type(row).__name__}, not a tuple: {row!r}")
             for i, v in enumerate(row):
+                if v is None:  # SQL NULL: a value of every type
+                    continue
                 want = _expected_pytypes(desc[i][1])
                 bad = not isinstance(v, want) or (
                     want == (int,) and isinstance(v, bool)
@@ -883,32 +952,71 @@ def run_differential(
     n_events: int = 300,
     push: bool = False,
     target_rows: int = 14,
+    null_rate: float = 0.0,
+    no_null: Iterable[tuple[str, str]] = (),
 ) -> dict:
     """Stream `n_events` row changes into a fresh view, checking every batch.
 
-    Returns a few statistics (batches, how many had a non-empty result, the
-    largest result, whether multiplicity() was checked) for the caller to log.
+    Returns a few statistics for the caller to log and assert on: batches,
+    how many checks had a non-empty result (`nonempty_results`: the view's
+    result was not empty) and how many a non-trivial one (`nontrivial`:
+    DuckDB's result differs from the result on the empty database, so a
+    global COUNT's ever-present row does not count), the largest result,
+    whether multiplicity() was checked. A failure (`DifferentialFailure`)
+    carries the batches applied so far (`.batches`), for shrinking.
     """
+    stream = UpdateStream(spec, seed, target_rows, null_rate, no_null)
+    return run_batches(
+        spec, module, stream.batches(n_events), push=push, seed=seed, db=stream.db
+    )
+
+
+def run_batches(
+    spec: QuerySpec,
+    module,
+    batches: Iterable[Batch],
+    push: bool = False,
+    seed: int = 0,
+    db: Database | None = None,
+) -> dict:
+    """Apply `batches` (valid ones) to a fresh view, checking it against DuckDB
+    before the first and after every batch (see `run_differential`). `db` is
+    the database the batches' generator keeps up to date, if any."""
     pushed: Counter | None = Counter() if push else None
     view = make_view(module, pushed)
-    stream = UpdateStream(spec, seed, target_rows)
+    own_db = db is None
+    db = Database(spec.relations) if own_db else db
     checker = ViewChecker(spec, view, seed, pushed)
-    ctx = _Context(spec, seed, 0, None, stream.db)
-    checker.check(ctx)
-    largest = nonempty = 0
-    for i, batch in enumerate(stream.batches(n_events), start=1):
-        ctx.batch_no, ctx.batch = i, batch
-        try:
-            batch.apply(view)
-        except Exception as e:  # noqa: BLE001
-            ctx.fail(f"a valid batch raised {type(e).__name__}: {e}")
-        got = checker.check(ctx, [batch.relation])
-        largest = max(largest, sum(got.values()))
-        nonempty += bool(got)
-    checker.mirror.close()
+    ctx = _Context(spec, seed, 0, None, db)
+    applied: list[Batch] = []
+    try:
+        empty = norm_bag(checker.expected(ctx))
+        checker.check(ctx)
+        largest = nonempty = nontrivial = 0
+        for i, batch in enumerate(batches, start=1):
+            if own_db:
+                db.apply(batch)
+            applied.append(batch)
+            ctx.batch_no, ctx.batch = i, batch
+            try:
+                batch.apply(view)
+            except Exception as e:  # noqa: BLE001
+                ctx.fail(f"a valid batch raised {type(e).__name__}: {e}")
+            got = checker.check(ctx, [batch.relation])
+            largest = max(largest, sum(got.values()))
+            nonempty += bool(got)
+            nontrivial += checker.last_expected != empty
+    except DifferentialFailure as e:
+        e.batches = applied
+        e.batch_no = ctx.batch_no
+        raise
+    finally:
+        checker.mirror.close()
     return {
         "batches": ctx.batch_no,
+        "events": sum(b.events() for b in applied),
         "nonempty_results": nonempty,
+        "nontrivial": nontrivial,
         "largest_result": largest,
         "multiplicity": checker.mult_unsupported or "checked",
     }
