@@ -376,3 +376,40 @@ def test_planner_statistics_reach_the_dynyan_worker(tmp_path):
     assert dyn["check"] == "reference"
     assert "join tree rooted at [l_suppkey]" in " ".join(dyn["notes"])
     assert result(doc, "ivm", "pull", "tpch/fq3")["check"] == "ok"
+
+
+def test_speed_ratios_need_a_passed_check():
+    """A peer's time counts as a speed only when its result passed the check
+    against dynyan's; a peer stopped at its budget is a lower bound."""
+
+    def row(system, check=None, status="ok", **kw):
+        r = {"stream": "s", "query": "q", "system": system, "mode": "pull"}
+        r |= {"status": status, **kw}
+        if check is not None:
+            r["check"] = check
+        return r
+
+    doc = {
+        "streams": [{"label": "s"}],
+        "config": {"budget_s": 60},
+        "results": [
+            row("dynyan", "reference", apply_s=1.0, events_per_s=100),
+            row("ivm", "ok", apply_s=2.0, events_per_s=50),
+            row("recompute", "unchecked", apply_s=4.0, events_per_s=25),
+            row("pydbsp", "mismatch", apply_s=8.0, events_per_s=12),
+            row(
+                "pathway",
+                "unchecked",
+                status="timeout",
+                partial_events_per_s=10,
+                reason="stopped",
+            ),
+        ],
+    }
+    ratios = {r["peer"]: r for r in report.speed_ratios([doc])}
+    assert set(ratios) == {"ivm", "pathway"}
+    assert ratios["ivm"]["x"] == 2.0 and not ratios["ivm"]["bound"]
+    assert ratios["pathway"]["x"] == 10.0 and ratios["pathway"]["bound"]
+    table = report.summary([doc], "pull")
+    assert "(2.0×)" in table and "(check unchecked)" in table
+    assert "(check mismatch)" in table and "4.0×" not in table
