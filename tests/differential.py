@@ -505,7 +505,9 @@ class UpdateStream:
     With `null_rate`, each value of a column that may hold NULL is None with
     that probability; columns declared NOT NULL and the (relation, column)
     pairs in `no_null` (where the module's contract allows no NULL, e.g. a
-    column a SELECT expression computes with) never are.
+    column a SELECT expression computes with) never are. With `warm`, the
+    stream starts with one batch per relation inserting half its target
+    rows (so joins see partners from the first checks on).
     """
 
     def __init__(
@@ -515,8 +517,10 @@ class UpdateStream:
         target_rows: int = 14,
         null_rate: float = 0.0,
         no_null: Iterable[tuple[str, str]] = (),
+        warm: bool = False,
     ):
         self.spec = spec
+        self.warm = list(spec.relations) if warm else []
         self.rng = random.Random(f"{spec.name}/{seed}")
         self.target = target_rows
         self.db = Database(spec.relations)
@@ -564,6 +568,12 @@ class UpdateStream:
 
     def next_batch(self) -> Batch:
         rng = self.rng
+        if self.warm:
+            rel = self.warm.pop(0)
+            rows = [self.random_row(rel) for _ in range(max(1, self.target // 2))]
+            batch = Batch("update", rel, rows, [1] * len(rows))
+            self.db.apply(batch)
+            return batch
         rel = rng.choice(self.spec.relations)
         current = self.db.rels[rel]
         size = sum(current.values())
@@ -996,6 +1006,7 @@ def run_differential(
     null_rate: float = 0.0,
     no_null: Iterable[tuple[str, str]] = (),
     mirror: DuckMirror | None = None,
+    warm: bool = False,
 ) -> dict:
     """Stream `n_events` row changes into a fresh view, checking every batch.
 
@@ -1007,7 +1018,7 @@ def run_differential(
     whether multiplicity() was checked. A failure (`DifferentialFailure`)
     carries the batches applied so far (`.batches`), for shrinking.
     """
-    stream = UpdateStream(spec, seed, target_rows, null_rate, no_null)
+    stream = UpdateStream(spec, seed, target_rows, null_rate, no_null, warm)
     return run_batches(
         spec,
         module,
@@ -1033,13 +1044,16 @@ def run_batches(
     the database the batches' generator keeps up to date, if any; `mirror` a
     DuckDB mirror of `spec` to reuse (it is left open)."""
     pushed: Counter | None = Counter() if push else None
-    view = make_view(module, pushed)
     own_db = db is None
     db = Database(spec.relations) if own_db else db
-    checker = ViewChecker(spec, view, seed, pushed, mirror)
+    checker = ViewChecker(spec, None, seed, pushed, mirror)
     ctx = _Context(spec, seed, 0, None, db)
     applied: list[Batch] = []
     try:
+        try:
+            checker.view = make_view(module, pushed)
+        except Exception as e:  # noqa: BLE001
+            ctx.fail(f"View() raised {type(e).__name__}: {e}")
         empty = norm_bag(checker.expected(ctx))
         checker.check(ctx)
         largest = nonempty = nontrivial = 0
@@ -1049,7 +1063,7 @@ def run_batches(
             applied.append(batch)
             ctx.batch_no, ctx.batch = i, batch
             try:
-                batch.apply(view)
+                batch.apply(checker.view)
             except Exception as e:  # noqa: BLE001
                 ctx.fail(f"a valid batch raised {type(e).__name__}: {e}")
             got = checker.check(ctx, [batch.relation])
