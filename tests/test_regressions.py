@@ -42,6 +42,4 @@ def test_there_are_regression_fixtures():
 def test_regression_fixture(path):
     text = path.read_text()
     assert text.startswith("-- "), f"{path.name}: first line must say what it tests"
-    fx = parse_fixture(text)
-    assert fx["batches"], f"{path.name}: no updates"
     check_fixture(text)
