@@ -184,19 +184,22 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of the query sequence")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument(
-        "--streams", type=int, default=8, help="update streams per compiled query"
+        "--streams",
+        type=int,
+        default=fuzzrun.Config.streams,
+        help="update streams per compiled query",
     )
     ap.add_argument("--events", type=int, default=60, help="row changes per stream")
     ap.add_argument(
         "--target-rows",
         type=int,
-        default=10,
+        default=fuzzrun.Config.target_rows,
         help="rows per relation the streams hover around",
     )
     ap.add_argument(
         "--null-rate",
         type=float,
-        default=0.15,
+        default=fuzzrun.Config.null_rate,
         help="share of NULLs in columns that allow them",
     )
     ap.add_argument(
