@@ -365,6 +365,8 @@ def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
             check = r.get("check", "–")
             if r.get("check_detail") and check != "ok":
                 check += f" ({r['check_detail']})"
+            if r.get("trail_check") == "ok":
+                check += f" at {len(r['trail'])} points"
             if startup is not None:
                 check += f"; startup {startup:.2f} s"
             cells += [lat_s, check]

@@ -65,7 +65,8 @@ def doc(fq4, q16, tmp_path_factory):
         systems=tuple(systems),
         runs=2,
         recompute_batch=40,
-        peer_batch=25,
+        peer_batch=20,
+        chunk=20,  # push-mode checkpoints every 40 events
         budget_s=60,
         mem_budget_mb=2_000,
     )
@@ -129,6 +130,33 @@ def test_peers_agree_with_dynyan(doc, system, mode, query):
         assert r["result_rows"] == dyn["result_rows"] > 0
     else:
         assert r["deltas"] > 0
+
+
+@pytest.mark.parametrize("query", ["tpch/fq4", "tpch/q16"])
+def test_push_results_agree_along_the_stream(doc, query):
+    """In push mode every system's result is compared with dynyan's every
+    40 events (a multiple of every system's chunk and batch), not only at
+    the end; the checkpoints see non-empty results."""
+    dyn = result(doc, "dynyan", "push", query)
+    n = dyn["events"]
+    assert len(dyn["trail"]) == -(-n // 40) and dyn["trail_nonempty"] >= 2
+    for system in ("ivm", "recompute"):
+        r = result(doc, system, "push", query)
+        assert r["check"] == "ok" and r["trail_check"] == "ok", r
+
+
+def test_compare_trails():
+    ref = [[3, 11], [5, 12], [0, 0]]
+    assert bench.compare_trails(ref, [[3, 11], [5, 12], [0, 0]]) is None
+    assert "checkpoint 2 of 3" in bench.compare_trails(ref, [[3, 11], [5, 13], [0, 0]])
+    assert "checkpoints" in bench.compare_trails(ref, [[0, 0]])
+    # rounding: a float sum off in the last bits digests alike
+    a, b = bench.DigestSink(keep=True), bench.DigestSink(keep=True)
+    a(("x", 0.1 + 0.2, 2), 1)
+    b(("x", 0.3, 2.0), 1)
+    a.checkpoint()
+    b.checkpoint()
+    assert a.trail == b.trail
 
 
 def test_dynyan_push_is_measured_or_reported(doc):
