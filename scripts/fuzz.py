@@ -140,6 +140,8 @@ def summarise(out: Path, args, seconds: float) -> dict:
         if r["compiled"]:
             tags.update(r["tags"])
         failures += r["failures"]
+    for f in failures:  # bugs registered since the run count as known
+        f["known"] = f["known"] or fuzzrun.known_bug(f["query"], f["what"])
     new = [f for f in failures if not f["known"]]
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
@@ -171,6 +173,18 @@ def summarise(out: Path, args, seconds: float) -> dict:
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (out / "failures.json").write_text(json.dumps(new, indent=1) + "\n")
     return summary
+
+
+SHOWN = (
+    "queries",
+    "compiled",
+    "pairs",
+    "updates",
+    "checks",
+    "nontrivial_share",
+    "failures",
+    "known_bug_failures",
+)
 
 
 def main(argv=None) -> int:
@@ -208,6 +222,12 @@ def main(argv=None) -> int:
         help="record failures without shrinking them",
     )
     ap.add_argument(
+        "--summarise",
+        action="store_true",
+        help="only write OUT/summary.json from what OUT holds (after a stop, or "
+        "after registering known bugs)",
+    )
+    ap.add_argument(
         "--enable",
         action="append",
         default=[],
@@ -218,6 +238,10 @@ def main(argv=None) -> int:
     fuzzgen.enable(args.enable)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.summarise:
+        summary = summarise(out, args, 0.0)
+        print(json.dumps({k: summary.get(k) for k in SHOWN}))
+        return 1 if summary["failures"] else 0
     already = sum(r["pairs"] for r in _read_done(out.glob("done-*.jsonl")).values())
     progress = multiprocessing.Queue()
     share = -(-args.pairs // args.jobs)
@@ -254,16 +278,7 @@ def main(argv=None) -> int:
         p.join()
     print(file=sys.stderr)
     summary = summarise(out, args, time.monotonic() - t0)
-    keys = (
-        "queries",
-        "compiled",
-        "pairs",
-        "updates",
-        "checks",
-        "nontrivial_share",
-        "failures",
-    )
-    print(json.dumps({k: summary.get(k) for k in keys}))
+    print(json.dumps({k: summary.get(k) for k in SHOWN}))
     return 1 if summary["failures"] else 0
 
 
