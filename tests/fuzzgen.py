@@ -94,6 +94,8 @@ class Query:
     grouped: bool = False  # aggregates or GROUP BY
     distinct: bool = False
     tail: str = ""  # ORDER BY/LIMIT (disabled productions)
+    ctes: list[str] = field(default_factory=list)  # WITH name AS (…) (disabled)
+    union_all: bool = False  # the query UNION ALL itself (disabled)
     tags: list[str] = field(default_factory=list)  # productions used
 
     def select_sql(self) -> str:
@@ -102,15 +104,25 @@ class Query:
             if self.items
             else "*"
         )
-        sql = f"SELECT {'DISTINCT ' if self.distinct else ''}{items} FROM " + ", ".join(
-            a.sql for a in self.atoms
+        # LEFT JOIN binds tighter than a comma: with one, the others are
+        # CROSS JOINs, so that its ON condition sees every earlier atom
+        outer = any(a.sql.startswith("LEFT JOIN") for a in self.atoms)
+        sep = " CROSS JOIN " if outer else ", "
+        from_sql = self.atoms[0].sql + "".join(
+            (" " if a.sql.startswith("LEFT JOIN") else sep) + a.sql
+            for a in self.atoms[1:]
         )
+        sql = f"SELECT {'DISTINCT ' if self.distinct else ''}{items} FROM {from_sql}"
         if self.where:
             sql += " WHERE " + " AND ".join(p.sql for p in self.where)
         if self.group_by:
             sql += " GROUP BY " + ", ".join(p.sql for p in self.group_by)
         if self.having:
             sql += " HAVING " + " AND ".join(p.sql for p in self.having)
+        if self.union_all:
+            sql = f"{sql} UNION ALL {sql}"
+        if self.ctes:
+            sql = "WITH " + ", ".join(self.ctes) + " " + sql
         return sql + self.tail
 
     def text(self) -> str:
@@ -298,6 +310,19 @@ def derived_group(g: Gen, alias: str):
     g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
 
 
+@production("from", weight=1, enabled=False, note="WITH is refused")
+def with_table(g: Gen, alias: str):
+    """WITH walias AS (SELECT * FROM t WHERE …): a common table expression."""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    ref = g.col(inner, ("int",))
+    where = f" WHERE {ref[0]} <> {g.literal('int')}" if ref else ""
+    g.q.ctes.append(f"w{alias} AS (SELECT * FROM {t} {inner.alias}{where})")
+    cols = inner.columns
+    sources = tuple((c, frozenset({(t, c)})) for c, _ in cols)
+    g.q.atoms.append(Atom(alias, None, cols, f"w{alias} {alias}", sources=sources))
+
+
 # --- JOIN: the edges of a random join tree --------------------------------------------
 
 
@@ -384,6 +409,16 @@ def equi_and_not_equal(g, a, b):
 @production("join", weight=1)
 def cartesian(g, a, b):
     return None  # no condition: a cartesian product
+
+
+@production("join", weight=1, enabled=False, note="outer joins are refused")
+def left_join(g, a, b):
+    """`a` LEFT JOINs its parent `b`: the equality goes into ON."""
+    eq = _eq(g, a, b)
+    if eq is None or a is g.q.atoms[0]:
+        return False
+    i = g.q.atoms.index(a)
+    g.q.atoms[i] = replace(a, sql=f"LEFT JOIN {a.sql} ON {eq.sql}")
 
 
 # --- WHERE: local filters on one atom -------------------------------------------------
@@ -881,10 +916,9 @@ def order_by_limit(g):
     g.q.tail = f" ORDER BY {order} LIMIT {g.rng.randint(1, 5)}"
 
 
-# Constructs that need more than one production's change (listed so the
-# generator's coverage can be compared with the README): LEFT JOIN, WITH and
-# UNION are refused today; when they compile, add productions for them here.
-PLANNED = ("left_join", "with_clause", "union_all")
+@production("tail", weight=1, enabled=False, note="UNION is refused")
+def union_all(g):
+    g.q.union_all = True
 
 
 # --- the generator --------------------------------------------------------------------

@@ -112,6 +112,10 @@ def test_disabled_productions_are_still_refused():
                 pytest.fail(f"{p.name} was never drawn")
         finally:
             p.enabled = False
+        con = duckdb.connect()
+        con.execute(SCHEMA)
+        con.execute(q.select_sql()).fetchall()  # valid SQL
+        con.close()
         with pytest.raises(UnsupportedQueryError):
             dynyan.load(q.text())
 
