@@ -22,7 +22,10 @@ import re
 from dynyan.compiler.ir import AggRef, Lit, Op, Ref, Var
 
 _LOCAL = re.compile(r"^[A-Za-z_]\w*(\[\d+\])?$")  # a local, or one subscript of it
-_CONSTANT = re.compile(r"^(-?\d[\d.e+-]*|'[^'\\]*'|\"[^\"\\]*\"|True|False|None)$")
+_CONSTANT = re.compile(
+    r"^(-?\d[\d.e+-]*|'[^'\\]*'|\"[^\"\\]*\"|True|False|None"
+    r"|datetime\.date\(\d+, \d+, \d+\))$"
+)
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _ARITH = {"add": "+", "sub": "-", "mul": "*"}
 
@@ -214,6 +217,12 @@ class SQLPython:
 
     # -- conditions ----------------------------------------------------------------
     def holds(self, e, env) -> str:
+        # TRUE exactly: AND when every operand is TRUE, OR when one is
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            joint = f" {e.op} "
+            return "(" + joint.join(self.holds(a, env) for a in e.args) + ")"
+        if isinstance(e, Op) and e.op == "not":
+            return f"({self.truth(e.args[0], env)} is False)"
         if isinstance(e, Op) and e.op in _COMPARE:  # the common case, directly
             parts = [self.value(e.args[0], env), self.value(e.args[1], env)]
             if "None" in parts:
