@@ -551,13 +551,17 @@ def _rounded(row) -> tuple:
     )
 
 
-def compare_trails(expected: list, got: list) -> str | None:
+def compare_trails(expected: list, got: list, hashes: bool = True) -> str | None:
     """None if two push-mode trails (`DigestSink.trail`) agree at every
-    checkpoint; else which checkpoint differs first."""
+    checkpoint (row counts, and with `hashes` the digests); else which
+    checkpoint differs first. Without `hashes` for a result whose floats
+    differ from dynyan's in the last bits (sums in floats against exact
+    ones), which rounding to 9 digits does not always even out."""
     if len(expected) != len(got):
         return f"{len(got)} checkpoints, dynyan has {len(expected)}"
+    width = 2 if hashes else 1
     for i, (a, b) in enumerate(zip(expected, got)):
-        if a[:2] != b[:2]:
+        if a[:width] != b[:width]:
             return f"result differs from dynyan's at checkpoint {i + 1} of {len(got)}"
     return None
 
@@ -1473,9 +1477,17 @@ def run_bench(
                                 trail = r.get("trail")
                             elif r.get("trail") and trail and r["check"] == "ok":
                                 # the whole run, not only its end
-                                diff = compare_trails(trail, r["trail"])
+                                rounded = (
+                                    r.get("check_detail")
+                                    == "equal up to float rounding"
+                                )
+                                diff = compare_trails(
+                                    trail, r["trail"], hashes=not rounded
+                                )
                                 if diff is None:
                                     r["trail_check"] = "ok"
+                                    if rounded:
+                                        r["trail_detail"] = "row counts only"
                                 elif len(r["trail"]) != len(trail):
                                     r["trail_check"] = f"unchecked ({diff})"
                                 else:

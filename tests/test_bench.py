@@ -150,6 +150,9 @@ def test_compare_trails():
     assert bench.compare_trails(ref, [[3, 11], [5, 12], [0, 0]]) is None
     assert "checkpoint 2 of 3" in bench.compare_trails(ref, [[3, 11], [5, 13], [0, 0]])
     assert "checkpoints" in bench.compare_trails(ref, [[0, 0]])
+    # a result equal only up to float rounding: row counts at every point
+    assert bench.compare_trails(ref, [[3, 1], [5, 2], [0, 0]], hashes=False) is None
+    assert bench.compare_trails(ref, [[3, 1], [4, 2], [0, 0]], hashes=False)
     # rounding: a float sum off in the last bits digests alike
     a, b = bench.DigestSink(keep=True), bench.DigestSink(keep=True)
     a(("x", 0.1 + 0.2, 2), 1)
