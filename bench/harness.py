@@ -15,7 +15,12 @@ the rest. A worker does, in order:
    process's baseline;
 2. an untimed pass computing an order-independent digest of the result bag
    (pull) — the parent compares every peer's digest with dynyan's, and only
-   a matching peer's time counts;
+   a matching peer's time counts; in push mode the first timing run's sink
+   digests the summed deltas, and also the whole result every
+   `check_every` events (between chunks, outside the clock; a multiple of
+   every system's chunk and batch), so the peers are compared with dynyan
+   along the stream (`trail`), not only at its end, where a window stream
+   leaves most join results empty;
 3. a latency run timing every update on its own (per event; engines that
    work in batches report per batch);
 4. a tracemalloc run: peak Python memory of the system's data structures
@@ -491,15 +496,32 @@ class CountingSink:
 class DigestSink:
     """Push-mode sink of the check run: the bag digest of the summed deltas,
     and (for aggregate queries) the summed deltas themselves, so a result
-    whose float aggregates differ in the last bits can still be compared."""
+    whose float aggregates differ in the last bits can still be compared.
 
-    __slots__ = ("calls", "net", "h", "bag")
+    `checkpoint()` (called by the worker every `check_every` events, between
+    chunks, outside the clock) appends the digest of the current result to
+    `trail`: [rows, hash] with floats rounded to 9 significant digits (when
+    the bag is kept; else the exact hash), so the parent compares every
+    system's result at the same points of the stream, not only at its end,
+    where a window stream leaves most join results empty."""
+
+    __slots__ = ("calls", "net", "h", "bag", "trail")
 
     def __init__(self, keep: bool = False):
         self.calls = 0
         self.net = 0
         self.h = 0
         self.bag: dict | None = {} if keep else None
+        self.trail: list = []
+
+    def checkpoint(self) -> None:
+        if self.bag is None:
+            self.trail.append([self.net, self.h % _MOD, "exact"])
+            return
+        h = 0
+        for row, m in self.bag.items():
+            h += m * hash(_rounded(row))
+        self.trail.append([self.net, h % _MOD])
 
     def __call__(self, row, change):
         self.calls += 1
@@ -517,6 +539,31 @@ class DigestSink:
 
     def digest(self) -> dict:
         return {"rows": self.net, "hash": self.h % _MOD}
+
+
+def _rounded(row) -> tuple:
+    """A row with its floats rounded to 9 significant digits and NaN as a
+    string (hash(nan) differs per object): equal up to float rounding,
+    equal hashes (2.0 and 2 hash alike)."""
+    return tuple(
+        ("NaN" if x != x else float(f"{x:.9g}")) if isinstance(x, float) else x
+        for x in row
+    )
+
+
+def compare_trails(expected: list, got: list, hashes: bool = True) -> str | None:
+    """None if two push-mode trails (`DigestSink.trail`) agree at every
+    checkpoint (row counts, and with `hashes` the digests); else which
+    checkpoint differs first. Without `hashes` for a result whose floats
+    differ from dynyan's in the last bits (sums in floats against exact
+    ones), which rounding to 9 digits does not always even out."""
+    if len(expected) != len(got):
+        return f"{len(got)} checkpoints, dynyan has {len(expected)}"
+    width = 2 if hashes else 1
+    for i, (a, b) in enumerate(zip(expected, got)):
+        if a[:width] != b[:width]:
+            return f"result differs from dynyan's at checkpoint {i + 1} of {len(got)}"
+    return None
 
 
 def _number(x) -> bool:
@@ -920,6 +967,7 @@ def _worker(spec_path: str) -> int:
         batch_ns = []
         elapsed = 0.0
         chunks = engine.chunks()
+        every = spec.get("check_every") or n
         try:
             for lo, hi in chunks:
                 t0 = clock()
@@ -931,6 +979,8 @@ def _worker(spec_path: str) -> int:
                 dt = clock() - t0
                 elapsed += dt
                 batch_ns.append(int(dt * 1e9))
+                if digest_now and (hi % every == 0 or hi == n):
+                    sink.checkpoint()  # outside the clock
                 if run == 0 and elapsed > budget and hi < n:
                     raise _Budget("timeout", hi, elapsed)
                 if _rss()[0] - rss_floor > mem_budget:
@@ -960,6 +1010,7 @@ def _worker(spec_path: str) -> int:
             record["net"] = sink.net
             if digest_now:
                 record["digest"] = sink.digest()
+                record["trail"] = sink.trail
                 dump(None if sink.bag is None else sink.bag.items())
         elif run == 0 or not skip_enum:
             t0 = clock()
@@ -1218,6 +1269,9 @@ def _summarise(system: str, mode: str, records: list[dict], events: int) -> dict
             r["rss_delta_mb"] = first["rss_peak_mb"] - first["rss_base_mb"]
         if "digest" in first:
             r["digest"] = first["digest"]
+        if "trail" in first:
+            r["trail"] = first["trail"]
+            r["trail_nonempty"] = sum(1 for rows, *_ in first["trail"] if rows)
         if mode == "pull" and "enum_s" in first:
             r["runs_enum_s"] = [x["enum_s"] for x in runs if "enum_s" in x]
             r["enum_s"] = statistics.median(r["runs_enum_s"])
@@ -1356,6 +1410,7 @@ def run_bench(
                     pickle.dump(events, f, protocol=pickle.HIGHEST_PROTOCOL)
                 del events
                 reference = None
+                trail = None  # dynyan's push-mode trail
                 ref_dump = workdir / "dump-dynyan-pull.pickle"
                 for old in workdir.glob("dump-*.pickle"):
                     old.unlink()
@@ -1393,6 +1448,7 @@ def run_bench(
                             "mem_budget_mb": config.mem_budget_mb,
                             "chunk": config.chunk,
                             "duckdb_threads": config.duckdb_threads,
+                            "check_every": check_every(config),
                             "latency": config.latency,
                             "tracemalloc": config.tracemalloc,
                             "dump": str(workdir / f"dump-{system}-{mode}.pickle"),
@@ -1417,6 +1473,25 @@ def run_bench(
                             r["check"] = _check(
                                 r, reference, ref_dump, Path(spec["dump"])
                             )
+                            if system == "dynyan":
+                                trail = r.get("trail")
+                            elif r.get("trail") and trail and r["check"] == "ok":
+                                # the whole run, not only its end
+                                rounded = (
+                                    r.get("check_detail")
+                                    == "equal up to float rounding"
+                                )
+                                diff = compare_trails(
+                                    trail, r["trail"], hashes=not rounded
+                                )
+                                if diff is None:
+                                    r["trail_check"] = "ok"
+                                    if rounded:
+                                        r["trail_detail"] = "row counts only"
+                                elif len(r["trail"]) != len(trail):
+                                    r["trail_check"] = f"unchecked ({diff})"
+                                else:
+                                    r["check"], r["check_detail"] = "mismatch", diff
                             if r["check"] == "mismatch" and r["status"] == "ok":
                                 r["status"] = "mismatch"
                         doc["results"].append(r)
@@ -1432,6 +1507,15 @@ def run_bench(
     if out is not None:
         _write_json(out, doc)
     return doc
+
+
+def check_every(config: BenchConfig) -> int:
+    """Events between the push-mode checkpoints: a multiple of every
+    system's chunk or batch, so each reaches every checkpoint between two
+    of its own steps."""
+    import math
+
+    return math.lcm(config.chunk, config.recompute_batch, config.peer_batch)
 
 
 def _check(

@@ -46,9 +46,11 @@ PEERS = ("ivm", "recompute", "pathway", "pydbsp")
 
 def speed_ratios(docs: list[dict]) -> list[dict]:
     """Per (stream, query, mode, peer): how many times faster dynyan applied
-    the stream than the peer (peer time ÷ dynyan time). A peer stopped at its
-    budget counts with its rate before it was stopped (a lower bound:
-    ``bound`` is True)."""
+    the stream than the peer (peer time ÷ dynyan time). Only a peer whose
+    result passed the check against dynyan's (``check`` "ok") has a ratio: a
+    time without a passed check is not a speed. A peer stopped at its budget
+    (never checked: it did not finish) counts with its rate before it was
+    stopped, as a lower bound on dynyan's speed-up (``bound`` is True)."""
     out = []
     for stream, rows in _merged(docs).items():
         for mode in MODES:
@@ -62,7 +64,11 @@ def speed_ratios(docs: list[dict]) -> list[dict]:
                     if dyn is None or dyn.get("status") != "ok":
                         continue
                     rec = {"stream": stream, "query": qn, "mode": mode, "peer": peer}
-                    if r["status"] == "ok" and r.get("apply_s"):
+                    if (
+                        r["status"] == "ok"
+                        and r.get("apply_s")
+                        and r.get("check") == "ok"
+                    ):
                         rec |= {"x": r["apply_s"] / dyn["apply_s"], "bound": False}
                     elif r["status"] == "timeout" and r.get("partial_events_per_s"):
                         # (a run stopped by the memory budget has no rate:
@@ -189,7 +195,9 @@ def summary(docs: list[dict], mode: str = "pull") -> str:
     """Compact tables: events/s and memory per stream and query, one column
     per system, with dynyan's speed-up over each peer in parentheses (a peer
     measured in another run is compared with that run's dynyan; "≈" marks a
-    ratio of rates until a budget stopped one of the two)."""
+    ratio of rates until a budget stopped one of the two). A finished peer
+    whose result did not pass the check has no ratio: the cell names its
+    check instead."""
     peers = PEERS
     head = (
         "| stream | query | result rows | dynyan | "
@@ -262,7 +270,9 @@ def summary(docs: list[dict], mode: str = "pull") -> str:
                     )
                     continue
                 cell = _fmt(theirs)
-                if mine and theirs:
+                if r.get("check") != "ok":  # no passed check, no ratio
+                    cell += f" (check {r.get('check', 'missing')})"
+                elif mine and theirs:
                     cell += f" ({'≈' if mine_partial else ''}{mine / theirs:.1f}×)"
                 srow.append(cell)
                 native = p in NATIVE or r.get("traced_peak_mb") is None
@@ -376,6 +386,8 @@ def _table(rows: list[dict], mode: str, floor_rows: dict) -> list[str]:
             check = r.get("check", "–")
             if r.get("check_detail") and check != "ok":
                 check += f" ({r['check_detail']})"
+            if r.get("trail_check") == "ok":
+                check += f" at {len(r['trail'])} points"
             if startup is not None:
                 check += f"; startup {startup:.2f} s"
             cells += [lat_s, check]
@@ -507,6 +519,9 @@ def charts(docs: list[dict], outdir: str | Path, prefix: str = "bench") -> list[
                             continue
                         if pr["status"] != "ok":
                             notes.append((x, pr["status"]))
+                            continue
+                        if metric == "time" and pr.get("check") != "ok":
+                            notes.append((x, f"check {pr.get('check', 'missing')}"))
                             continue
                         if metric == "time":
                             mine, theirs = dyn.get("apply_s"), pr.get("apply_s")

@@ -16,8 +16,10 @@ compares it with DuckDB evaluating the SELECT on the current database:
 * for non-DISTINCT queries the multiplicities from ``view.enumerate()`` sum to
   ``len(rows)``, and, for plain-column SELECTs, ``enumerate`` and ``rows``
   agree tuple by tuple;
-* ``view.multiplicity(row)`` for a few present and absent rows (plain-column
-  SELECTs; for DISTINCT/expression SELECTs a raised exception is accepted);
+* ``view.multiplicity(row)`` for a few present and absent rows (where the
+  README says it is not supported, an ungrouped SELECT with expressions or a
+  grouped one that omits a GROUP BY key, a raised exception with a message
+  is accepted);
 * in push mode, the sum of all ``on_delta`` changes equals ``rows()``.
 
 `check_atomicity` feeds bad input (absent deletes, wrong arity, wrong
@@ -37,6 +39,8 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
+import math
 import random
 import re
 from collections import Counter
@@ -88,6 +92,7 @@ class ColumnInfo:
     kind: str  # "int" | "float" | "str" | "date"
     scale: int | None = None  # decimal places for DECIMAL(p, s)
     sql_type: str = ""  # DuckDB's name for the declared type
+    notnull: bool = False  # declared NOT NULL or PRIMARY KEY: never gets a NULL
 
 
 @dataclass
@@ -103,6 +108,9 @@ class QuerySpec:
     distinct: bool
     plain_columns: bool  # every SELECT item is a bare column (or a star)
     select_aliases: list[str | None]  # explicit alias per item (None if none)
+    # multiplicity() must answer (README): plain columns, or a grouped query
+    # that selects every GROUP BY key
+    multiplicity_required: bool
     domains: dict[tuple[str, str], list[Any]] = field(repr=False)
     view_sql: list[str] = field(default_factory=list)  # CREATE VIEWs, in order
     # ORDER BY: (SELECT position, descending) per item, when every item names
@@ -132,6 +140,8 @@ class QuerySpec:
     @classmethod
     def parse(cls, text: str, name: str = "query") -> "QuerySpec":
         statements = [s.query.strip() for s in duckdb.extract_statements(text)]
+        # whole-line comments go (regression fixtures keep their updates there)
+        statements = [re.sub(r"(?m)^\s*--.*$", "", s).strip() for s in statements]
         statements = [s.rstrip().rstrip(";").strip() for s in statements]
         statements = [s for s in statements if s]
         if not statements:
@@ -165,19 +175,15 @@ class QuerySpec:
         )
 
         # DuckDB's own spelling of every declared type.
-        con = duckdb.connect()
-        for stmt in creates:
-            con.execute(stmt)
+        types = _duckdb_types(tuple(creates))
         for tname, cols in tables.items():
-            described = {
-                r[0].lower(): r[1]
-                for r in con.execute(f'DESCRIBE "{tname}"').fetchall()
-            }
+            described = types[tname]
             tables[tname] = [
-                ColumnInfo(c.name, c.kind, c.scale, described[c.name.lower()])
+                ColumnInfo(
+                    c.name, c.kind, c.scale, described[c.name.lower()], c.notnull
+                )
                 for c in cols
             ]
-        con.close()
 
         relations: list[str] = []
         ctes = {c.alias.lower() for c in whole.find_all(exp.CTE)}
@@ -203,6 +209,12 @@ class QuerySpec:
         )
         aliases = [e.alias if isinstance(e, exp.Alias) else None for e in items]
         distinct = bool(select.args.get("distinct"))
+        group = select.args.get("group")
+        keys = [k.sql() for k in group.expressions] if group else []
+        selected = {(e.this if isinstance(e, exp.Alias) else e).sql() for e in items}
+        # a grouped query that selects every GROUP BY key
+        grouped = bool(keys) or any(e.find(exp.AggFunc) is not None for e in items)
+        keyed = grouped and all(k in selected for k in keys)
         domains = _domains(whole, tables, relations)
         order, limit, offset = _ordering(query, select)
         return cls(
@@ -214,6 +226,7 @@ class QuerySpec:
             relations=relations,
             distinct=distinct,
             plain_columns=plain and not distinct,
+            multiplicity_required=plain or keyed,
             select_aliases=aliases,
             domains=domains,
             view_sql=views,
@@ -252,21 +265,50 @@ def _ordering(query: exp.Query, select: exp.Select):
     return positions, count(limit), count(offset) or 0
 
 
+@functools.lru_cache(maxsize=64)
+def _duckdb_types(creates: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """table -> column -> DuckDB's name of its declared type."""
+    con = duckdb.connect()
+    try:
+        for stmt in creates:
+            con.execute(stmt)
+        tables = [r[0] for r in con.execute("SHOW TABLES").fetchall()]
+        return {
+            t.lower(): {
+                r[0].lower(): r[1] for r in con.execute(f'DESCRIBE "{t}"').fetchall()
+            }
+            for t in tables
+        }
+    finally:
+        con.close()
+
+
 def _column_info(coldef: exp.ColumnDef, qname: str) -> ColumnInfo:
     dtype = coldef.args["kind"]
     t = dtype.this
+    name = coldef.name.lower()
+    notnull = any(
+        isinstance(
+            c.kind, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint)
+        )
+        and not (
+            isinstance(c.kind, exp.NotNullColumnConstraint)
+            and c.kind.args.get("allow_null")
+        )
+        for c in coldef.constraints
+    )
     if t in _INT_TYPES:
-        return ColumnInfo(coldef.name.lower(), "int")
+        return ColumnInfo(name, "int", notnull=notnull)
     if t in _FLOAT_TYPES:
         scale = None
         if t == exp.DataType.Type.DECIMAL:
             params = dtype.expressions
             scale = int(params[1].this.this) if len(params) >= 2 else 3
-        return ColumnInfo(coldef.name.lower(), "float", scale)
+        return ColumnInfo(name, "float", scale, notnull=notnull)
     if t in _STR_TYPES:
-        return ColumnInfo(coldef.name.lower(), "str")
+        return ColumnInfo(name, "str", notnull=notnull)
     if t == exp.DataType.Type.DATE:
-        return ColumnInfo(coldef.name.lower(), "date")
+        return ColumnInfo(name, "date", notnull=notnull)
     raise ValueError(
         f"{qname}: unsupported column type {dtype.sql()} for {coldef.name}"
     )
@@ -528,17 +570,52 @@ class Database:
 
 
 class UpdateStream:
-    """Seeded random batches over `spec.relations`, valid by construction."""
+    """Seeded random batches over `spec.relations`, valid by construction.
 
-    def __init__(self, spec: QuerySpec, seed: int, target_rows: int = 14):
+    With `null_rate`, each value of a column that may hold NULL is None with
+    that probability; columns declared NOT NULL and the (relation, column)
+    pairs in `no_null` (where the module's contract allows no NULL, e.g. a
+    column a SELECT expression computes with) never are. With `warm`, the
+    stream starts with one batch per relation inserting half its target
+    rows (so joins see partners from the first checks on).
+    """
+
+    def __init__(
+        self,
+        spec: QuerySpec,
+        seed: int,
+        target_rows: int = 14,
+        null_rate: float = 0.0,
+        no_null: Iterable[tuple[str, str]] = (),
+        warm: bool = False,
+    ):
         self.spec = spec
+        self.warm = list(spec.relations) if warm else []
         self.rng = random.Random(f"{spec.name}/{seed}")
         self.target = target_rows
         self.db = Database(spec.relations)
+        self.null_rate = null_rate
+        blocked = set(no_null)
+        self.nullable = {
+            (rel, c.name)
+            for rel in spec.relations
+            for c in spec.tables[rel]
+            if not c.notnull and (rel, c.name) not in blocked
+        }
 
     def random_row(self, rel: str) -> tuple:
+        rng = self.rng
+        if not self.null_rate:
+            return tuple(
+                rng.choice(self.spec.domains[(rel, c.name)])
+                for c in self.spec.tables[rel]
+            )
         return tuple(
-            self.rng.choice(self.spec.domains[(rel, c.name)])
+            (
+                None
+                if (rel, c.name) in self.nullable and rng.random() < self.null_rate
+                else rng.choice(self.spec.domains[(rel, c.name)])
+            )
             for c in self.spec.tables[rel]
         )
 
@@ -561,6 +638,12 @@ class UpdateStream:
 
     def next_batch(self) -> Batch:
         rng = self.rng
+        if self.warm:
+            rel = self.warm.pop(0)
+            rows = [self.random_row(rel) for _ in range(max(1, self.target // 2))]
+            batch = Batch("update", rel, rows, [1] * len(rows))
+            self.db.apply(batch)
+            return batch
         rel = rng.choice(self.spec.relations)
         current = self.db.rels[rel]
         size = sum(current.values())
@@ -625,8 +708,10 @@ class DuckMirror:
 
     def __init__(self, spec: QuerySpec):
         self.spec = spec
-        self.con = duckdb.connect()
-        for tname, cols in spec.tables.items():
+        # one thread: the databases are tiny, and planning is most of the cost
+        self.con = duckdb.connect(config={"threads": 1})
+        for tname in spec.relations:
+            cols = spec.tables[tname]
             self._register(tname, [])
             casts = ", ".join(
                 f'CAST("{c.name}" AS {c.sql_type}) AS "{c.name}"' for c in cols
@@ -677,6 +762,8 @@ def norm_value(v: Any) -> Any:
     if isinstance(v, float):
         if v != v:
             return "NaN"
+        if v in (math.inf, -math.inf):
+            return v
         r = float(f"{v:.9g}")
         return int(r) if r == int(r) and abs(r) < 2**53 else r
     if isinstance(v, datetime.datetime):
@@ -770,7 +857,18 @@ _ABSENT = {
 
 
 class DifferentialFailure(AssertionError):
-    pass
+    """A view disagreed with DuckDB (or broke the module contract); the
+    message says where. `run_batches` adds `.batches` (those applied, the
+    failing one last) and `.batch_no`."""
+
+    batches: list = []
+    batch_no: int = 0
+
+    @property
+    def what(self) -> str:
+        """The first line's complaint, without the query name and position."""
+        first = str(self).split("\n", 1)[0]
+        return first.split(": ", 1)[1] if ": " in first else first
 
 
 @dataclass
@@ -799,21 +897,36 @@ class _Context:
 class ViewChecker:
     """All per-batch checks of one view against the DuckDB mirror."""
 
-    def __init__(self, spec: QuerySpec, view, seed: int, push: Counter | None = None):
+    def __init__(
+        self,
+        spec: QuerySpec,
+        view,
+        seed: int,
+        push: Counter | None = None,
+        mirror: DuckMirror | None = None,
+    ):
         self.spec = spec
         self.view = view
         self.seed = seed
         self.push = push
-        self.mirror = DuckMirror(spec)
+        self.mirror = mirror or DuckMirror(spec)
         self.rng = random.Random(f"check/{spec.name}/{seed}")
         self.mult_unsupported: str | None = None
         self.seen_rows: list[tuple] = []
         self.checked_header = False
+        self.last_expected: Counter = Counter()
+
+    def expected(self, ctx: _Context, changed: Iterable[str] | None = None) -> list:
+        """DuckDB's result on the database of `ctx` (raw rows)."""
+        self.mirror.load(ctx.db, changed)
+        try:
+            return self.mirror.query()
+        except duckdb.Error as e:
+            ctx.fail(f"DuckDB refused the query: {e}")
 
     def check(self, ctx: _Context, changed: Iterable[str] | None = None) -> Counter:
-        self.mirror.load(ctx.db, changed)
-        expected_raw = self.mirror.query()
-        expected = norm_bag(expected_raw)
+        expected_raw = self.expected(ctx, changed)
+        expected = self.last_expected = norm_bag(expected_raw)
         try:
             got_raw = list(self.view.rows())
         except Exception as e:  # noqa: BLE001 - report any crash with context
@@ -840,7 +953,12 @@ class ViewChecker:
         self._check_multiplicity(ctx, got_raw)
         if self.push is not None:
             pushed = norm_counter(self.push)
-            neg = {r: m for r, m in self.push.items() if m < 0}
+            # rows compared by value: a NaN retracted is the NaN reported
+            # (another float object: NaN != NaN in Python)
+            by_value: Counter = Counter()
+            for r, m in self.push.items():
+                by_value[norm_row(r)] += m
+            neg = {r: m for r, m in by_value.items() if m < 0}
             if neg:
                 ctx.fail(
                     "push deltas sum to a negative multiplicity", _fmt_bag(Counter(neg))
@@ -931,6 +1049,8 @@ class ViewChecker:
             if not isinstance(row, tuple):
                 ctx.fail(f"rows() yielded a {type(row).__name__}, not a tuple: {row!r}")
             for i, v in enumerate(row):
+                if v is None:  # SQL NULL: a value of every type
+                    continue
                 want = _expected_pytypes(desc[i][1])
                 bad = not isinstance(v, want) or (
                     want == (int,) and isinstance(v, bool)
@@ -996,7 +1116,7 @@ class ViewChecker:
             try:
                 m = self.view.multiplicity(row)
             except Exception as e:  # noqa: BLE001
-                if self.spec.plain_columns:
+                if self.spec.multiplicity_required:
                     ctx.fail(f"multiplicity({row!r}) raised {type(e).__name__}: {e}")
                 if not str(e):
                     ctx.fail(
@@ -1035,32 +1155,85 @@ def run_differential(
     n_events: int = 300,
     push: bool = False,
     target_rows: int = 14,
+    null_rate: float = 0.0,
+    no_null: Iterable[tuple[str, str]] = (),
+    mirror: DuckMirror | None = None,
+    warm: bool = False,
 ) -> dict:
     """Stream `n_events` row changes into a fresh view, checking every batch.
 
-    Returns a few statistics (batches, how many had a non-empty result, the
-    largest result, whether multiplicity() was checked) for the caller to log.
+    Returns a few statistics for the caller to log and assert on: batches,
+    how many checks had a non-empty result (`nonempty_results`: the view's
+    result was not empty) and how many a non-trivial one (`nontrivial`:
+    DuckDB's result differs from the result on the empty database, so a
+    global COUNT's ever-present row does not count), the largest result,
+    whether multiplicity() was checked. A failure (`DifferentialFailure`)
+    carries the batches applied so far (`.batches`), for shrinking.
     """
+    stream = UpdateStream(spec, seed, target_rows, null_rate, no_null, warm)
+    return run_batches(
+        spec,
+        module,
+        stream.batches(n_events),
+        push=push,
+        seed=seed,
+        db=stream.db,
+        mirror=mirror,
+    )
+
+
+def run_batches(
+    spec: QuerySpec,
+    module,
+    batches: Iterable[Batch],
+    push: bool = False,
+    seed: int = 0,
+    db: Database | None = None,
+    mirror: DuckMirror | None = None,
+) -> dict:
+    """Apply `batches` (valid ones) to a fresh view, checking it against DuckDB
+    before the first and after every batch (see `run_differential`). `db` is
+    the database the batches' generator keeps up to date, if any; `mirror` a
+    DuckDB mirror of `spec` to reuse (it is left open)."""
     pushed: Counter | None = Counter() if push else None
-    view = make_view(module, pushed)
-    stream = UpdateStream(spec, seed, target_rows)
-    checker = ViewChecker(spec, view, seed, pushed)
-    ctx = _Context(spec, seed, 0, None, stream.db)
-    checker.check(ctx)
-    largest = nonempty = 0
-    for i, batch in enumerate(stream.batches(n_events), start=1):
-        ctx.batch_no, ctx.batch = i, batch
+    own_db = db is None
+    db = Database(spec.relations) if own_db else db
+    checker = ViewChecker(spec, None, seed, pushed, mirror)
+    ctx = _Context(spec, seed, 0, None, db)
+    applied: list[Batch] = []
+    try:
         try:
-            batch.apply(view)
+            checker.view = make_view(module, pushed)
         except Exception as e:  # noqa: BLE001
-            ctx.fail(f"a valid batch raised {type(e).__name__}: {e}")
-        got = checker.check(ctx, [batch.relation])
-        largest = max(largest, sum(got.values()))
-        nonempty += bool(got)
-    checker.mirror.close()
+            ctx.fail(f"View() raised {type(e).__name__}: {e}")
+        empty = norm_bag(checker.expected(ctx))
+        checker.check(ctx)
+        largest = nonempty = nontrivial = 0
+        for i, batch in enumerate(batches, start=1):
+            if own_db:
+                db.apply(batch)
+            applied.append(batch)
+            ctx.batch_no, ctx.batch = i, batch
+            try:
+                batch.apply(checker.view)
+            except Exception as e:  # noqa: BLE001
+                ctx.fail(f"a valid batch raised {type(e).__name__}: {e}")
+            got = checker.check(ctx, [batch.relation])
+            largest = max(largest, sum(got.values()))
+            nonempty += bool(got)
+            nontrivial += checker.last_expected != empty
+    except DifferentialFailure as e:
+        e.batches = applied
+        e.batch_no = ctx.batch_no
+        raise
+    finally:
+        if mirror is None:
+            checker.mirror.close()
     return {
         "batches": ctx.batch_no,
+        "events": sum(b.events() for b in applied),
         "nonempty_results": nonempty,
+        "nontrivial": nontrivial,
         "largest_result": largest,
         "multiplicity": checker.mult_unsupported or "checked",
     }

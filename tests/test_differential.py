@@ -29,6 +29,8 @@ CORPUS_DIR = Path(__file__).parent / "fixtures" / "spj"
 CORPUS = sorted(CORPUS_DIR.glob("*.sql"))
 IDS = [p.stem for p in CORPUS]
 SEEDS = [0, 1, 2]
+PUSH_SEED = 101
+MIN_NONTRIVIAL = 0.15  # share of checks with a non-trivial result, per query
 N_EVENTS = 200  # row changes per stream
 N_ATOMIC = 40  # row changes before and after the bad calls
 
@@ -69,7 +71,10 @@ def test_query_against_duckdb(path):
     * pull mode, seeds 0-2: rows(), enumerate(), multiplicity() after every batch;
     * push mode: the on_delta changes sum to rows() after every batch;
     * bad input (absent deletes, wrong arity, unknown relation) raises and
-      changes nothing, in pull and in push mode.
+      changes nothing, in pull and in push mode;
+    * the checks see results: every stream has a non-trivial result (one that
+      differs from the result on the empty database) at some check, and at
+      least MIN_NONTRIVIAL of all checks of the query do.
 
     Every part runs even if an earlier one fails; the failure lists them all.
     """
@@ -85,7 +90,9 @@ def test_query_against_duckdb(path):
         ),
         (
             "push",
-            functools.partial(run_differential, seed=100, n_events=N_EVENTS, push=True),
+            functools.partial(
+                run_differential, seed=PUSH_SEED, n_events=N_EVENTS, push=True
+            ),
         ),
         ("bad input", functools.partial(check_atomicity, seed=7, n_events=N_ATOMIC)),
         (
@@ -94,13 +101,27 @@ def test_query_against_duckdb(path):
         ),
     ]
     failures = []
+    checks = nontrivial = 0
     for label, run in parts:
         try:
-            run(spec, module)
+            stats = run(spec, module)
+            if isinstance(stats, dict):  # a stream (not the bad-input part)
+                checks += stats["batches"] + 1
+                nontrivial += stats["nontrivial"]
+                if not stats["nontrivial"]:
+                    failures.append(
+                        f"--- {label} ---\nthe result was empty (or as on the "
+                        f"empty database) at all {stats['batches'] + 1} checks"
+                    )
         except DifferentialFailure as e:
             failures.append(f"--- {label} ---\n{e}")
         except Exception:  # noqa: BLE001 - a harness-level crash is a failure too
             failures.append(f"--- {label} ---\n{traceback.format_exc(limit=-6)}")
+    if checks and nontrivial < MIN_NONTRIVIAL * checks:
+        failures.append(
+            f"--- all streams ---\nonly {nontrivial} of {checks} checks saw a "
+            f"non-trivial result (at least {MIN_NONTRIVIAL:.0%} wanted)"
+        )
     if failures:
         pytest.fail(
             f"{len(failures)} of {len(parts)} checks failed for {spec.name}\n"

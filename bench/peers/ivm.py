@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import datetime
-import re
 from collections.abc import Callable, Iterator
 
 from dynyan.compiler.ir import Op, Query, Var
-from dynyan.compiler.render import Expressions, py, targets, tuple_literal
 
-from . import sqlfuncs
+from . import sqlexpr
 from .common import base_relations, has_anti
 
 _EMPTY: dict = {}
@@ -17,7 +14,9 @@ _EMPTY: dict = {}
 
 class _Source:
     """Python source built line by line with indentation (generated names only;
-    SQL values enter through `dynyan.compiler.render.py`/`Expressions`)."""
+    SQL values enter through `sqlexpr`, the baselines' own expression
+    renderer: the IVM shares no code with dynyan's code generator, so a bug
+    there is not repeated here)."""
 
     def __init__(self):
         self.lines: list[str] = []
@@ -28,6 +27,20 @@ class _Source:
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
+
+
+def py(value) -> str:
+    return sqlexpr.literal(value)
+
+
+def tuple_literal(items: list[str]) -> str:
+    """A tuple display: `()`, `(x,)` or `(a, b)`."""
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def targets(items: list[str]) -> str:
+    """An assignment target list unpacking a tuple of len(items)."""
+    return f"({items[0]},)" if len(items) == 1 else ", ".join(items)
 
 
 def _key(items: list[str]) -> str:
@@ -238,7 +251,7 @@ _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!=", "eq": "=="}
 def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
     """Source and namespace of the IVM's per-relation apply functions."""
     atoms = query.atoms
-    expressions = Expressions()
+    expressions = sqlexpr.SQLPython()
     for name in antis:
         expressions.anti[name] = f"keysets[{py(name)}]"
     src = _Source()
@@ -307,7 +320,7 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
                 src.add(f"{var_names[v]} = {rowname}[{c}]")
                 bound.add(v)
         for v, e in atom.derived:
-            value = expressions.render(e, refenv)
+            value = expressions.value(e, refenv)
             if v in bound:
                 src.add(f"if {var_names[v]} != {value}:")
                 src.add("    continue" if j != -1 else "    return")
@@ -316,16 +329,12 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
                 bound.add(v)
 
     def dynamic_filters(j: int, refenv: dict) -> str | None:
-        conds = [
-            expressions.condition(f, refenv) for f in atoms[j].filters if has_anti(f)
-        ]
+        conds = [expressions.holds(f, refenv) for f in atoms[j].filters if has_anti(f)]
         return " and ".join(conds) if conds else None
 
     def static_filters(j: int, refenv: dict) -> str | None:
         conds = [
-            expressions.condition(f, refenv)
-            for f in atoms[j].filters
-            if not has_anti(f)
+            expressions.holds(f, refenv) for f in atoms[j].filters if not has_anti(f)
         ]
         guard = [
             f"{refenv[(j, atoms[j].variables.index(v))]} is not None"
@@ -360,7 +369,7 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
                 src.add(f"{var_names[v]} = row[{c}]")
                 bound.add(v)
         for v, e in atom.derived:
-            src.add(f"{var_names[v]} = {expressions.render(e, refenv)}")
+            src.add(f"{var_names[v]} = {expressions.value(e, refenv)}")
             bound.add(v)
         placed = set()
         mults = ["d"]
@@ -381,8 +390,8 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
                     continue
                 placed.add(p)
                 env = {v: var_names[v] for v in bound}
-                left = expressions.render(Var(p.left), env)
-                right = expressions.render(Var(p.right), env)
+                left = expressions.value(Var(p.left), env)
+                right = expressions.value(Var(p.right), env)
                 offset = f" + {py(p.offset)}" if getattr(p, "offset", 0) else ""
                 src.add(f"if not ({left} {_CMP[p.op]} {right}{offset}):")
                 src.add("    continue")
@@ -390,13 +399,13 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
         stop = "continue" if plans[k] else "return delta" if collect else "return"
         for p in query.predicates:  # predicates within the delta atom alone
             if p not in placed:
-                left = expressions.render(Var(p.left), env)
-                right = expressions.render(Var(p.right), env)
+                left = expressions.value(Var(p.left), env)
+                right = expressions.value(Var(p.right), env)
                 offset = f" + {py(p.offset)}" if getattr(p, "offset", 0) else ""
                 src.add(f"if not ({left} {_CMP[p.op]} {right}{offset}):")
                 src.add(f"    {stop}")
         for cond in residual:
-            src.add(f"if not {expressions.condition(cond, env)}:")
+            src.add(f"if not {expressions.holds(cond, env)}:")
             src.add(f"    {stop}")
         mult = " * ".join(mults)
         if grouped:
@@ -410,13 +419,13 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
             src.add("p[0] += m")
             for i, ch in enumerate(query.channels):
                 factors = " * ".join(
-                    f"({expressions.render(e, refenv)})" for _, e in ch.factors
+                    f"({expressions.value(e, refenv)})" for _, e in ch.factors
                 )
                 step = f"p[{i + 1}] += m * {factors or '1'}"
                 if ch.guards:  # SQL: a row whose argument is NULL adds nothing
                     nn = " and ".join(
                         dict.fromkeys(
-                            expressions.nonnull(e, refenv)
+                            f"{expressions.value(e, refenv)} is not None"
                             for _, es in ch.guards
                             for e in es
                         )
@@ -432,7 +441,7 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
                 src.add("    else:")
                 src.add(f"        del s[{var_names[arg]}]")
         else:
-            outs = [expressions.render(o.expr, env) for o in query.outputs]
+            outs = [expressions.value(o.expr, env) for o in query.outputs]
             src.add(f"out = {tuple_literal(outs)}")
             if collect:
                 src.add(f"delta[out] = delta.get(out, 0) + {mult}")
@@ -585,23 +594,18 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
             env[("agg", i)] = f"a{i}"
         if query.having is not None:
             # a comparison with a NULL aggregate is not TRUE (three-valued)
-            cond = expressions.condition(query.having, env)
+            cond = expressions.holds(query.having, env)
             src.add(f"if not ({cond}):")
             src.add("    return None")
-        outs = [expressions.render(o.expr, env) for o in query.outputs]
+        outs = [expressions.value(o.expr, env) for o in query.outputs]
         src.add(f"return {tuple_literal(outs)}")
         src.depth = 0
     namespace = {
         "_EMPTY": _EMPTY,
-        "_div": sqlfuncs.div,
-        "_mod": sqlfuncs.mod,
-        "_add_months": sqlfuncs.add_months,
-        "datetime": datetime,
-        "re": re,
+        **sqlexpr.HELPERS,
+        **expressions.constants,  # compiled LIKE patterns
         "INDEXES": sorted(indexes.values()),
     }
-    for name, value_source in expressions.constants:
-        namespace[name] = eval(value_source, namespace)  # re.compile(<literal>)
     text = src.text()
     exec(compile(text, "<dynyan first-order IVM>", "exec"), namespace)
     return text, namespace

@@ -1,0 +1,291 @@
+"""SQL expressions as Python, written for the baselines independently of the
+code generator (`dynyan.compiler.render`).
+
+The first-order IVM is the benchmark's second opinion on dynyan's results:
+if it rendered expressions with dynyan's own renderer, a bug there (say,
+LIKE always true) would be made twice and the two would still agree. This
+module evaluates the same IR another way: every value expression is SQL
+three-valued (None is NULL and propagates through each operator), every
+condition evaluates to True, False or None and holds only when it is True;
+LIKE always goes through a regular expression, division and remainder
+follow DuckDB (x / 0 is ±inf, 0 / 0 NaN, x % 0 an error). The rendered
+Python names only the environment's locals, `datetime` and this module's
+helpers, and holds SQL values only as literals (`literal`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+
+from dynyan.compiler.ir import AggRef, Lit, Op, Ref, Var
+
+_LOCAL = re.compile(r"^[A-Za-z_]\w*(\[\d+\])?$")  # a local, or one subscript of it
+_CONSTANT = re.compile(
+    r"^(-?\d[\d.e+-]*|'[^'\\]*'|\"[^\"\\]*\"|True|False|None"
+    r"|datetime\.date\(\d+, \d+, \d+\))$"
+)
+_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_ARITH = {"add": "+", "sub": "-", "mul": "*"}
+
+
+def literal(value) -> str:
+    """Python source for a parsed SQL constant (refuses anything else)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return f"datetime.date({value.year}, {value.month}, {value.day})"
+    raise ValueError(f"no literal for {value!r}")
+
+
+def like_regex(pattern: str) -> re.Pattern:
+    """SQL LIKE as a regular expression: % any run, _ one character."""
+    out = []
+    for ch in pattern:
+        out.append({"%": ".*", "_": "."}.get(ch) or re.escape(ch))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def sql_div(a, b):
+    """a / b as DuckDB computes it (NULL in, NULL out)."""
+    if a is None or b is None:
+        return None
+    if b == 0:
+        if a == 0 or a != a:
+            return math.nan
+        return math.inf if (a > 0) == (math.copysign(1.0, b) > 0) else -math.inf
+    return a / b
+
+
+def sql_mod(a, b):
+    """a % b with the sign of a; by zero an error, as in DuckDB."""
+    if a is None or b is None:
+        return None
+    if b == 0:
+        raise ZeroDivisionError("remainder by zero")
+    return (
+        math.fmod(a, b)
+        if isinstance(a, float) or isinstance(b, float)
+        else (abs(a) % abs(b) * (-1 if a < 0 else 1))
+    )
+
+
+def sql_add_months(d, months):
+    """date + INTERVAL n MONTH: the same day, or the month's last day."""
+    if d is None:
+        return None
+    month0 = d.month - 1 + months
+    year = d.year + month0 // 12
+    month = month0 % 12 + 1
+    if month == 12:
+        last = 31
+    else:
+        last = (datetime.date(year, month + 1, 1) - datetime.timedelta(days=1)).day
+    return datetime.date(year, month, min(d.day, last))
+
+
+def sql_substr(s, start, length=None):
+    """SUBSTRING(s, start[, length]) as DuckDB: 1-based; a start below 1
+    counts from the end when negative, and eats into the length at 0."""
+    if s is None:
+        return None
+    n = len(s)
+    if start > 0:
+        begin = start - 1
+    elif start == 0:
+        begin = -1
+    else:
+        begin = n + start
+    end = n if length is None else begin + length
+    return s[max(begin, 0) : max(end, 0)]
+
+
+HELPERS = {
+    "datetime": datetime,
+    "_sql_div": sql_div,
+    "_sql_mod": sql_mod,
+    "_sql_add_months": sql_add_months,
+    "_sql_substr": sql_substr,
+}
+
+
+class SQLPython:
+    """Renders IR expressions over an environment of local names.
+
+    `value(e, env)` is Python for e's SQL value (None for NULL);
+    `truth(e, env)` for a condition's truth value (True, False or None);
+    `holds(e, env)` is true exactly when the condition is TRUE. `constants`
+    maps the names of compiled LIKE patterns to their regex objects, to be
+    put into the namespace the rendered code runs in (with `HELPERS`);
+    `anti` maps a NOT IN / NOT EXISTS subquery's virtual relation to the
+    Python expression of its current key set.
+    """
+
+    def __init__(self):
+        self.constants: dict[str, re.Pattern] = {}
+        self.anti: dict[str, str] = {}
+        self._temps = 0
+
+    def _tmp(self) -> str:
+        self._temps += 1
+        return f"_t{self._temps}"
+
+    # -- values ------------------------------------------------------------------
+    def value(self, e, env) -> str:
+        if isinstance(e, Ref):
+            return env[(e.atom, e.column)]
+        if isinstance(e, Var):
+            return env[e.name]
+        if isinstance(e, AggRef):
+            return env[("agg", e.index)]
+        if isinstance(e, Lit):
+            return literal(e.value)
+        op, args = e.op, e.args
+        if op in _COMPARE or op in ("and", "or", "not", "like", "in", "anti"):
+            return self.truth(e, env)
+        if op in _ARITH:
+            return self._strict(
+                [self.value(a, env) for a in args], f" {_ARITH[op]} ".join
+            )
+        if op == "div":
+            return f"_sql_div({self.value(args[0], env)}, {self.value(args[1], env)})"
+        if op == "mod":
+            return f"_sql_mod({self.value(args[0], env)}, {self.value(args[1], env)})"
+        if op == "neg":
+            return self._strict([self.value(args[0], env)], lambda t: f"-{t[0]}")
+        if op == "concat":
+            return self._strict(
+                [self.value(a, env) for a in args],
+                lambda t: " + ".join(f"str({x})" for x in t),
+            )
+        if op == "case":
+            out = self.value(args[-1], env)
+            pairs = list(zip(args[:-1:2], args[1:-1:2]))
+            for cond, val in reversed(pairs):
+                out = f"({self.value(val, env)} if {self.holds(cond, env)} else {out})"
+            return out
+        if op == "add_days":
+            days = literal(args[1].value)
+            return self._strict(
+                [self.value(args[0], env)],
+                lambda t: f"{t[0]} + datetime.timedelta(days={days})",
+            )
+        if op == "add_months":
+            return (
+                f"_sql_add_months({self.value(args[0], env)}, "
+                f"{literal(args[1].value)})"
+            )
+        if op in ("year", "month", "day"):
+            return self._strict([self.value(args[0], env)], lambda t: f"{t[0]}.{op}")
+        if op == "substr":
+            rest = ", ".join(literal(a.value) for a in args[1:])
+            return f"_sql_substr({self.value(args[0], env)}, {rest})"
+        if op in ("upper", "lower"):
+            return self._strict([self.value(args[0], env)], lambda t: f"{t[0]}.{op}()")
+        if op == "abs":
+            return self._strict([self.value(args[0], env)], lambda t: f"abs({t[0]})")
+        raise NotImplementedError(f"operator {op} in the IVM baseline")
+
+    def _operands(self, parts: list[str], test: str = "is None"):
+        """(names to use, a `test` per operand that may be NULL): a local or
+        a constant is used as it is; anything else is computed once, into a
+        temporary."""
+        names, tests = [], []
+        for p in parts:
+            if _CONSTANT.match(p) and p != "None":
+                names.append(p)
+            elif _LOCAL.match(p):
+                names.append(p)
+                tests.append(f"{p} {test}")
+            else:
+                n = self._tmp()
+                names.append(n)
+                tests.append(f"({n} := {p}) {test}")
+        return names, tests
+
+    def _strict(self, parts: list[str], combine) -> str:
+        """NULL if any operand is NULL, else combine(operands)."""
+        if "None" in parts:
+            return "None"
+        names, tests = self._operands(parts)
+        if not tests:
+            return f"({combine(names)})"
+        return f"(None if {' or '.join(tests)} else ({combine(names)}))"
+
+    # -- conditions ----------------------------------------------------------------
+    def holds(self, e, env) -> str:
+        # TRUE exactly: AND when every operand is TRUE, OR when one is
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            joint = f" {e.op} "
+            return "(" + joint.join(self.holds(a, env) for a in e.args) + ")"
+        if isinstance(e, Op) and e.op == "not":
+            return f"({self.truth(e.args[0], env)} is False)"
+        if isinstance(e, Op) and e.op in _COMPARE:  # the common case, directly
+            parts = [self.value(e.args[0], env), self.value(e.args[1], env)]
+            if "None" in parts:
+                return "False"
+            names, nonnull = self._operands(parts, "is not None")
+            cmp = f"{names[0]} {_COMPARE[e.op]} {names[1]}"
+            return "(" + " and ".join([*nonnull, cmp]) + ")"
+        return f"({self.truth(e, env)} is True)"
+
+    def truth(self, e, env) -> str:
+        if not isinstance(e, Op):  # a column or constant used as a condition
+            return self._strict([self.value(e, env)], lambda t: f"bool({t[0]})")
+        op, args = e.op, e.args
+        if op in _COMPARE:
+            return self._strict(
+                [self.value(args[0], env), self.value(args[1], env)],
+                lambda t: f"{t[0]} {_COMPARE[op]} {t[1]}",
+            )
+        if op == "not":
+            return self._strict([self.truth(args[0], env)], lambda t: f"not {t[0]}")
+        if op in ("and", "or"):
+            # SQL: AND is FALSE if any side is, OR TRUE if any side is;
+            # otherwise NULL if any side is NULL
+            decisive = "False" if op == "and" else "True"
+            names = [self._tmp() for _ in args]
+            first = " or ".join(
+                f"({n} := {self.truth(a, env)}) is {decisive}"
+                for n, a in zip(names, args)
+            )
+            unknown = " or ".join(f"{n} is None" for n in names)
+            other = "True" if op == "and" else "False"
+            # (the walrus names of skipped operands are not read: once one
+            # is decisive the answer is known)
+            return f"({decisive} if {first} else (None if {unknown} else {other}))"
+        if op == "like":
+            name = f"_LIKE{len(self.constants)}"
+            self.constants[name] = like_regex(args[1].value)
+            return self._strict(
+                [self.value(args[0], env)],
+                lambda t: f"{name}.fullmatch({t[0]}) is not None",
+            )
+        if op == "in":
+            items = ", ".join(self.value(a, env) for a in args[1:])
+            return self._strict(
+                [self.value(args[0], env)], lambda t: f"{t[0]} in ({items},)"
+            )
+        if op == "anti":
+            keys = self.anti[args[0].value]
+            cols = [self.value(a, env) for a in args[1:]]
+            if args[0].value.startswith("in_"):
+                # x NOT IN (subquery): TRUE on an empty subquery; NULL when x
+                # is NULL or the subquery holds a NULL; else x not among them
+                (x,) = cols
+                t = self._tmp()
+                return (
+                    f"(True if not {keys} else (None if ({t} := {x}) is None or "
+                    f"None in {keys} else {t} not in {keys}))"
+                )
+            # NOT EXISTS (… WHERE inner = outer …): a NULL outer key matches
+            # no inner row
+            key = cols[0] if len(cols) == 1 else "(" + ", ".join(cols) + ")"
+            nulls = " or ".join(f"{c} is None" for c in cols)
+            return f"({nulls} or {key} not in {keys})"
+        # a value used as a condition (CASE, arithmetic): TRUE when non-zero
+        value = self.value(e, env)
+        return self._strict([value], lambda t: f"bool({t[0]})")

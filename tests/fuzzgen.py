@@ -1,0 +1,953 @@
+"""The differential fuzzer's query generator: SQL drawn from small productions.
+
+A query is built in phases, each a list of *productions* (small functions
+that add one construct to a `Query`): FROM (atoms: tables, derived tables),
+JOIN (an edge of a random join tree between two atoms: equality, several
+equalities, inequality, band, `<>` on the edge, none = a cartesian product),
+WHERE (local filters of every supported form, cross-table conditions,
+IN/EXISTS/NOT IN/NOT EXISTS subqueries) and SELECT (`*`, columns,
+expressions, DISTINCT, GROUP BY with every aggregate, HAVING, arithmetic
+over aggregates). A production is picked by weight among the enabled ones
+of its phase; a construct the compiler learns is one more production.
+Productions for constructs that do not compile yet (ORDER BY/LIMIT, WITH,
+scalar subqueries, outer joins, UNION, IS NULL, COALESCE, ILIKE) are listed
+with ``enabled=False``; `enable()` (or ``scripts/fuzz.py --enable NAME``)
+switches them on once they compile.
+
+Queries are structured (`Query`: atoms, conjuncts, SELECT items, GROUP BY
+keys, HAVING conjuncts), so the shrinker (tests/fuzzrun.py) can drop parts.
+Every part records the atom aliases it mentions and the columns where the
+module contract allows no NULL (a column an expression in SELECT or GROUP BY
+computes with: README, docs/robustness.md); the update stream puts NULLs
+everywhere else.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+# table -> [(column, kind, NOT NULL?)]; kinds: int, dec (DECIMAL), dbl
+# (DOUBLE), str, date
+TABLES: dict[str, list[tuple[str, str, bool]]] = {
+    "r1": [("x", "int", False), ("y", "int", False), ("z", "int", False)],
+    "r2": [("x", "int", False), ("y", "int", False), ("w", "dbl", False)],
+    "r3": [("y", "int", False), ("v", "int", False), ("amt", "dec", False)],
+    "r4": [("x", "int", False), ("v", "int", False), ("tag", "str", False)],
+    "r5": [("k", "int", True), ("x", "int", True), ("p", "dec", True)],
+    "r6": [("y", "int", False), ("d", "date", False), ("tag", "str", False)],
+}
+SQL_TYPES = {
+    "int": "INTEGER",
+    "dec": "DECIMAL(6, 2)",
+    "dbl": "DOUBLE",
+    "str": "VARCHAR",
+    "date": "DATE",
+}
+SCHEMA = "\n".join(
+    f"CREATE TABLE {t} ("
+    + ", ".join(f"{c} {SQL_TYPES[k]}{' NOT NULL' if nn else ''}" for c, k, nn in cols)
+    + ");"
+    for t, cols in TABLES.items()
+)
+NUMERIC = ("int", "dec", "dbl")
+DATES = ["1995-01-01", "1995-01-03", "1995-01-05"]
+STRINGS = ["a", "b", "ab"]
+LIKE_PATTERNS = ["a%", "%b", "_", "ab", "%a%", "a_"]
+
+
+# --- the query ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Part:
+    """A piece of SQL: the aliases of the outer atoms it mentions and the
+    (table, column) pairs that must not hold NULL while it is in the query."""
+
+    sql: str
+    aliases: frozenset = frozenset()
+    no_null: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class Atom:
+    """A FROM item: a table, or a derived table exporting `columns`."""
+
+    alias: str
+    table: str | None  # None: a derived table
+    columns: tuple  # ((name, kind), ...)
+    sql: str  # as it appears in FROM
+    no_null: frozenset = frozenset()
+    # derived table: column -> the stored (table, column) pairs it comes from
+    sources: tuple = ()
+
+
+@dataclass
+class Query:
+    atoms: list[Atom] = field(default_factory=list)
+    where: list[Part] = field(default_factory=list)
+    items: list[Part] = field(default_factory=list)  # SELECT list ([] = *)
+    group_by: list[Part] = field(default_factory=list)
+    having: list[Part] = field(default_factory=list)
+    grouped: bool = False  # aggregates or GROUP BY
+    distinct: bool = False
+    tail: str = ""  # ORDER BY/LIMIT (disabled productions)
+    ctes: list[str] = field(default_factory=list)  # WITH name AS (…) (disabled)
+    union_all: bool = False  # the query UNION ALL itself (disabled)
+    tags: list[str] = field(default_factory=list)  # productions used
+
+    def select_sql(self) -> str:
+        items = (
+            ", ".join(f"{p.sql} AS o{i}" for i, p in enumerate(self.items))
+            if self.items
+            else "*"
+        )
+        # LEFT JOIN binds tighter than a comma: with one, the others are
+        # CROSS JOINs, so that its ON condition sees every earlier atom
+        outer = any(a.sql.startswith("LEFT JOIN") for a in self.atoms)
+        sep = " CROSS JOIN " if outer else ", "
+        from_sql = self.atoms[0].sql + "".join(
+            (" " if a.sql.startswith("LEFT JOIN") else sep) + a.sql
+            for a in self.atoms[1:]
+        )
+        sql = f"SELECT {'DISTINCT ' if self.distinct else ''}{items} FROM {from_sql}"
+        if self.where:
+            sql += " WHERE " + " AND ".join(p.sql for p in self.where)
+        if self.group_by:
+            sql += " GROUP BY " + ", ".join(p.sql for p in self.group_by)
+        if self.having:
+            sql += " HAVING " + " AND ".join(p.sql for p in self.having)
+        if self.union_all:
+            sql = f"{sql} UNION ALL {sql}"
+        if self.ctes:
+            sql = "WITH " + ", ".join(self.ctes) + " " + sql
+        return sql + self.tail
+
+    def text(self) -> str:
+        """The whole query file: the schema, then the SELECT."""
+        return SCHEMA + "\n" + self.select_sql() + ";\n"
+
+    def no_null(self) -> set[tuple[str, str]]:
+        out: set = set()
+        for a in self.atoms:
+            out |= a.no_null
+        for p in (*self.where, *self.items, *self.group_by, *self.having):
+            out |= p.no_null
+        return out
+
+    def without_atom(self, alias: str) -> "Query | None":
+        """The query without one atom and every part that mentions it."""
+        if len(self.atoms) < 2:
+            return None
+
+        def keep(parts):
+            return [p for p in parts if alias not in p.aliases]
+
+        q = replace(
+            self,
+            atoms=[a for a in self.atoms if a.alias != alias],
+            where=keep(self.where),
+            items=keep(self.items),
+            group_by=keep(self.group_by),
+            having=keep(self.having),
+        )
+        if self.items and not q.items:
+            return None
+        return q
+
+
+# --- generation context ---------------------------------------------------------------
+
+
+class Gen:
+    """Random choices for one query, and helpers the productions share."""
+
+    def __init__(self, rng: random.Random, query: Query, enabled: set[str]):
+        self.rng = rng
+        self.q = query
+        self.enabled = enabled
+        self.n_sub = 0
+
+    def choice(self, xs):
+        return self.rng.choice(list(xs))
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def cols(self, atom: Atom, kinds=None) -> list[tuple[str, str]]:
+        return [(c, k) for c, k in atom.columns if kinds is None or k in kinds]
+
+    def col(self, atom: Atom, kinds=None) -> tuple[str, str] | None:
+        """A random column reference `alias.c` of `atom` and its kind."""
+        cs = self.cols(atom, kinds)
+        if not cs:
+            return None
+        c, k = self.choice(cs)
+        return f"{atom.alias}.{c}", k
+
+    def base(self, atom: Atom, ref: str) -> frozenset:
+        """The stored (table, column) pairs a column reference reads."""
+        column = ref.split(".", 1)[1]
+        if atom.table is None:
+            return frozenset(dict(atom.sources).get(column, ()))
+        return frozenset({(atom.table, column)})
+
+    def literal(self, kind: str) -> str:
+        if kind == "int":
+            return str(self.rng.randint(0, 4))
+        if kind == "dec":
+            return self.choice(["1.00", "2.50", "0.75"])
+        if kind == "dbl":
+            return self.choice(["1.0", "2.5", "0.5"])
+        if kind == "str":
+            return f"'{self.choice(STRINGS)}'"
+        return f"DATE '{self.choice(DATES)}'"
+
+    def sub_alias(self) -> str:
+        self.n_sub += 1
+        return f"s{self.n_sub}"
+
+
+@dataclass
+class Production:
+    name: str
+    phase: str  # "from" | "join" | "filter" | "cross" | "subquery" | "select" | "tail"
+    weight: float
+    make: Callable  # (gen, *args) -> bool (False: not applicable here)
+    enabled: bool = True
+    note: str = ""
+
+
+PRODUCTIONS: list[Production] = []
+
+
+def production(phase: str, weight: float = 1.0, enabled: bool = True, note: str = ""):
+    def register(fn):
+        PRODUCTIONS.append(Production(fn.__name__, phase, weight, fn, enabled, note))
+        return fn
+
+    return register
+
+
+def enable(names) -> None:
+    """Switch productions on by name (e.g. once the compiler supports them)."""
+    known = {p.name for p in PRODUCTIONS}
+    unknown = set(names) - known
+    if unknown:
+        raise ValueError(
+            f"unknown production(s) {', '.join(sorted(unknown))}; "
+            f"known: {', '.join(sorted(known))}"
+        )
+    for p in PRODUCTIONS:
+        if p.name in names:
+            p.enabled = True
+
+
+def _pick(g: Gen, phase: str, *args) -> str | None:
+    """Run one enabled production of `phase` (by weight; on False, another)."""
+    options = [p for p in PRODUCTIONS if p.phase == phase and p.enabled]
+    while options:
+        p = g.rng.choices(options, [o.weight for o in options])[0]
+        if p.make(g, *args) is not False:
+            g.q.tags.append(p.name)
+            return p.name
+        options.remove(p)
+    return None
+
+
+# --- FROM -------------------------------------------------------------------------------
+
+
+def _table_atom(table: str, alias: str) -> Atom:
+    cols = tuple((c, k) for c, k, _ in TABLES[table])
+    return Atom(alias, table, cols, f"{table} {alias}")
+
+
+@production("from", weight=8)
+def table(g: Gen, alias: str):
+    g.q.atoms.append(_table_atom(g.choice(sorted(TABLES)), alias))
+
+
+@production("from", weight=1)
+def derived_select(g: Gen, alias: str):
+    """(SELECT t.a AS a, t.b AS b FROM t WHERE …) alias"""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(2, 3)))
+    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c, _ in cols)
+    where = ""
+    ref = g.col(inner, ("int",))
+    if ref and g.chance(0.6):
+        where = f" WHERE {ref[0]} {g.choice(['<', '>=', '<>'])} {g.literal('int')}"
+    sql = f"(SELECT {items} FROM {t} {inner.alias}{where}) {alias}"
+    sources = tuple((c, frozenset({(t, c)})) for c, _ in cols)
+    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+
+
+@production("from", weight=1)
+def derived_group(g: Gen, alias: str):
+    """(SELECT t.k AS k, COUNT(*) AS n, SUM(t.m) AS s FROM t GROUP BY t.k [HAVING]) alias"""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    key = g.col(inner, ("int", "str"))
+    num = g.col(inner, NUMERIC)
+    if key is None or num is None:
+        return False
+    items = [f"{key[0]} AS k", "COUNT(*) AS n"]
+    cols = [("k", key[1]), ("n", "int")]
+    agg = g.choice(["SUM", "MIN", "MAX"])
+    items.append(f"{agg}({num[0]}) AS m")
+    cols.append(("m", "int" if num[1] == "int" else num[1]))
+    having = f" HAVING COUNT(*) > {g.rng.randint(0, 1)}" if g.chance(0.3) else ""
+    sql = (
+        f"(SELECT {', '.join(items)} FROM {t} {inner.alias} "
+        f"GROUP BY {key[0]}{having}) {alias}"
+    )
+    base = lambda ref: frozenset({(t, ref.split(".", 1)[1])})  # noqa: E731
+    sources = (("k", base(key[0])), ("m", base(num[0])))
+    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+
+
+@production("from", weight=1, enabled=False, note="WITH is refused")
+def with_table(g: Gen, alias: str):
+    """WITH walias AS (SELECT * FROM t WHERE …): a common table expression."""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    ref = g.col(inner, ("int",))
+    where = f" WHERE {ref[0]} <> {g.literal('int')}" if ref else ""
+    g.q.ctes.append(f"w{alias} AS (SELECT * FROM {t} {inner.alias}{where})")
+    cols = inner.columns
+    sources = tuple((c, frozenset({(t, c)})) for c, _ in cols)
+    g.q.atoms.append(Atom(alias, None, cols, f"w{alias} {alias}", sources=sources))
+
+
+# --- JOIN: the edges of a random join tree --------------------------------------------
+
+
+def _eq(g: Gen, a: Atom, b: Atom) -> Part | None:
+    kinds = {k for _, k in a.columns} & {k for _, k in b.columns}
+    kinds &= {"int", "str", "date"}
+    if not kinds:
+        return None
+    kind = g.choice(sorted(kinds))
+    x, y = g.col(a, (kind,)), g.col(b, (kind,))
+    return Part(f"{x[0]} = {y[0]}", frozenset({a.alias, b.alias}))
+
+
+def _ineq(
+    g: Gen, a: Atom, b: Atom, ops=("<", "<=", ">", ">="), besides: Part | None = None
+) -> Part | None:
+    """An inequality between an int column of `a` and one of `b`; `besides`:
+    an equality on the same edge, whose pair of columns it avoids (x = y AND
+    x < y is never true: a test that sees only empty results)."""
+    x, y = g.col(a, ("int",)), g.col(b, ("int",))
+    if x is None or y is None:
+        return None
+    for _ in range(4):
+        if besides is None or not {x[0], y[0]} <= set(
+            re.findall(r"[\w.]+", besides.sql)
+        ):
+            break
+        x, y = g.col(a, ("int",)), g.col(b, ("int",))
+    else:
+        return None
+    k = g.choice([0, 0, 1, -1, 2])
+    shift = "" if k == 0 else (f" + {k}" if k > 0 else f" - {-k}")
+    return Part(f"{x[0]} {g.choice(ops)} {y[0]}{shift}", frozenset({a.alias, b.alias}))
+
+
+def _add(g: Gen, *parts) -> bool:
+    if any(p is None for p in parts):
+        return False
+    g.q.where.extend(parts)
+    return True
+
+
+@production("join", weight=6)
+def equi_join(g, a, b):
+    return _add(g, _eq(g, a, b))
+
+
+@production("join", weight=1.5)
+def two_equalities(g, a, b):
+    first, second = _eq(g, a, b), _eq(g, a, b)
+    return _add(g, first, second if second != first else None)
+
+
+@production("join", weight=2)
+def inequality_join(g, a, b):
+    return _add(g, _ineq(g, a, b))
+
+
+@production("join", weight=1.5)
+def equi_and_inequality(g, a, b):
+    eq = _eq(g, a, b)
+    return _add(g, eq, eq and _ineq(g, a, b, besides=eq))
+
+
+@production("join", weight=1)
+def band_join(g, a, b):
+    x, y = g.col(a, ("int",)), g.col(b, ("int",))
+    if x is None or y is None:
+        return False
+    lo, hi = g.rng.randint(0, 2), g.rng.randint(0, 2)
+    al = frozenset({a.alias, b.alias})
+    return _add(
+        g, Part(f"{x[0]} >= {y[0]} - {lo}", al), Part(f"{x[0]} <= {y[0]} + {hi}", al)
+    )
+
+
+@production("join", weight=1)
+def equi_and_not_equal(g, a, b):
+    """`<>` on a tree edge (a filter on the edge)."""
+    eq = _eq(g, a, b)
+    return _add(g, eq, eq and _ineq(g, a, b, ops=("<>",), besides=eq))
+
+
+@production("join", weight=1)
+def cartesian(g, a, b):
+    return None  # no condition: a cartesian product
+
+
+@production("join", weight=1, enabled=False, note="outer joins are refused")
+def left_join(g, a, b):
+    """`a` LEFT JOINs its parent `b`: the equality goes into ON."""
+    eq = _eq(g, a, b)
+    if eq is None or a is g.q.atoms[0]:
+        return False
+    i = g.q.atoms.index(a)
+    g.q.atoms[i] = replace(a, sql=f"LEFT JOIN {a.sql} ON {eq.sql}")
+
+
+# --- WHERE: local filters on one atom -------------------------------------------------
+
+
+def _local(g: Gen, atom: Atom, sql: str) -> bool:
+    g.q.where.append(Part(sql, frozenset({atom.alias})))
+    return True
+
+
+@production("filter", weight=3)
+def compare_literal(g, atom):
+    kinds = ("int", "dec", "dbl", "date", "str")
+    ref = g.col(atom, kinds)
+    op = g.choice(["=", "<>", "<", "<=", ">", ">="])
+    return _local(g, atom, f"{ref[0]} {op} {g.literal(ref[1])}")
+
+
+@production("filter")
+def between(g, atom):
+    ref = g.col(atom, ("int", "dec", "date"))
+    if ref is None:
+        return False
+    if ref[1] == "date":
+        lo, hi = sorted(g.rng.sample(DATES, 2))
+        return _local(g, atom, f"{ref[0]} BETWEEN DATE '{lo}' AND DATE '{hi}'")
+    lo = g.rng.randint(0, 3)
+    return _local(g, atom, f"{ref[0]} BETWEEN {lo} AND {lo + g.rng.randint(0, 2)}")
+
+
+@production("filter")
+def in_list(g, atom):
+    ref = g.col(atom, ("int", "str"))
+    vals = {g.literal(ref[1]) for _ in range(g.rng.randint(1, 3))}
+    neg = "NOT " if g.chance(0.3) else ""
+    return _local(g, atom, f"{ref[0]} {neg}IN ({', '.join(sorted(vals))})")
+
+
+@production("filter")
+def like(g, atom):
+    ref = g.col(atom, ("str",))
+    if ref is None:
+        return False
+    neg = "NOT " if g.chance(0.3) else ""
+    return _local(g, atom, f"{ref[0]} {neg}LIKE '{g.choice(LIKE_PATTERNS)}'")
+
+
+@production("filter")
+def or_of_comparisons(g, atom):
+    ints = g.cols(atom, ("int",))
+    if len(ints) < 2:
+        return False
+    (a, _), (b, _) = g.rng.sample(ints, 2)
+    a, b = f"{atom.alias}.{a}", f"{atom.alias}.{b}"
+    return _local(g, atom, f"({a} < {b} OR {a} = {g.literal('int')})")
+
+
+@production("filter", weight=0.7)
+def not_condition(g, atom):
+    a = g.col(atom, ("int", "dec"))
+    if a is None:
+        return False
+    return _local(
+        g, atom, f"NOT ({a[0]} > {g.literal(a[1])} AND {a[0]} <> {g.literal(a[1])})"
+    )
+
+
+@production("filter")
+def arithmetic_filter(g, atom):
+    a, b = g.col(atom, ("int",)), g.col(atom, NUMERIC)
+    if a is None:
+        return False
+    op = g.choice(["+", "-", "*"])
+    return _local(
+        g, atom, f"{a[0]} {op} {b[0]} {g.choice(['<', '>='])} {g.rng.randint(0, 5)}"
+    )
+
+
+@production("filter", weight=0.7)
+def modulo_filter(g, atom):
+    a = g.col(atom, ("int",))
+    if a is None:
+        return False
+    return _local(g, atom, f"{a[0]} % 2 = {g.rng.randint(0, 1)}")
+
+
+@production("filter", weight=0.7)
+def case_filter(g, atom):
+    a, b = g.col(atom, ("int",)), g.col(atom, ("int",))
+    if a is None:
+        return False
+    return _local(
+        g,
+        atom,
+        f"CASE WHEN {a[0]} > {g.literal('int')} THEN {b[0]} ELSE 0 END "
+        f"{g.choice(['>', '<=', '='])} {g.literal('int')}",
+    )
+
+
+@production("filter", weight=0.7)
+def date_filter(g, atom):
+    ref = g.col(atom, ("date",))
+    if ref is None:
+        return False
+    form = g.rng.randint(0, 2)
+    if form == 0:
+        n = g.rng.randint(1, 3)
+        unit = g.choice(["DAY", "MONTH"])
+        return _local(
+            g,
+            atom,
+            f"{ref[0]} {g.choice(['<', '>='])} DATE '{g.choice(DATES)}' "
+            f"+ INTERVAL '{n}' {unit}",
+        )
+    if form == 1:
+        return _local(
+            g, atom, f"EXTRACT(DAY FROM {ref[0]}) {g.choice(['<', '>', '='])} 3"
+        )
+    return _local(
+        g,
+        atom,
+        f"{ref[0]} - INTERVAL '1' DAY {g.choice(['<', '>='])} DATE '1995-01-02'",
+    )
+
+
+@production("filter", weight=0.7)
+def string_function_filter(g, atom):
+    ref = g.col(atom, ("str",))
+    if ref is None:
+        return False
+    f = g.choice(
+        [
+            f"SUBSTRING({ref[0]}, 1, 1) = 'a'",
+            f"UPPER({ref[0]}) = 'AB'",
+            f"LOWER({ref[0]}) <> 'b'",
+            f"{ref[0]} || 'x' = 'ax'",
+        ]
+    )
+    return _local(g, atom, f)
+
+
+@production("filter", weight=0.5)
+def abs_filter(g, atom):
+    a, b = g.col(atom, ("int",)), g.col(atom, ("int",))
+    if a is None:
+        return False
+    return _local(g, atom, f"ABS({a[0]} - {b[0]}) <= 1")
+
+
+@production("filter", weight=0.5, enabled=False, note="IS [NOT] NULL is refused")
+def is_null(g, atom):
+    ref = g.col(atom)
+    return _local(g, atom, f"{ref[0]} IS {g.choice(['', 'NOT '])}NULL")
+
+
+@production("filter", weight=0.5, enabled=False, note="COALESCE/NULLIF are refused")
+def coalesce_filter(g, atom):
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    return _local(g, atom, f"COALESCE({ref[0]}, 0) >= {g.literal('int')}")
+
+
+@production("filter", weight=0.5, enabled=False, note="ILIKE is refused")
+def ilike(g, atom):
+    ref = g.col(atom, ("str",))
+    if ref is None:
+        return False
+    return _local(g, atom, f"{ref[0]} ILIKE 'A%'")
+
+
+# --- WHERE: conditions across atoms that fit no tree edge ------------------------------
+
+
+@production("cross", weight=2)
+def extra_inequality(g, a, b):
+    """One more inequality between two atoms (may make the query cyclic)."""
+    return _add(g, _ineq(g, a, b))
+
+
+@production("cross", weight=1)
+def residual_or(g, a, b):
+    x, y = g.col(a, ("int",)), g.col(b, ("int",))
+    if x is None or y is None:
+        return False
+    al = frozenset({a.alias, b.alias})
+    return _add(g, Part(f"({x[0]} <> {y[0]} OR {x[0]} + {y[0]} < 3)", al))
+
+
+@production("cross", weight=1)
+def residual_arithmetic(g, a, b):
+    x, y = g.col(a, ("int",)), g.col(b, ("int",))
+    if x is None or y is None:
+        return False
+    al = frozenset({a.alias, b.alias})
+    return _add(g, Part(f"{x[0]} + {y[0]} <> {g.rng.randint(1, 4)}", al))
+
+
+# --- WHERE: subqueries --------------------------------------------------------------
+
+
+def _inner(g: Gen, outer: Atom, kind: str = "int"):
+    """A table for a subquery, its alias and a column of `kind`."""
+    t = g.choice(
+        [t for t, cols in TABLES.items() if any(k == kind for _, k, _ in cols)]
+    )
+    s = _table_atom(t, g.sub_alias())
+    return t, s, g.col(s, (kind,))
+
+
+def _inner_filter(g: Gen, s: Atom) -> str:
+    ref = g.col(s, ("int",))
+    if g.chance(0.5):
+        return f" AND {ref[0]} {g.choice(['<', '>', '<>'])} {g.literal('int')}"
+    return ""
+
+
+@production("subquery", weight=2)
+def in_subquery(g, atom):
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    where = _inner_filter(g, s)
+    where = f" WHERE {where[5:]}" if where else ""
+    neg = "NOT " if g.chance(0.35) else ""
+    g.q.where.append(
+        Part(
+            f"{ref[0]} {neg}IN (SELECT {inner[0]} FROM {t} {s.alias}{where})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
+@production("subquery", weight=1)
+def in_grouped_subquery(g, atom):
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    g.q.where.append(
+        Part(
+            f"{ref[0]} IN (SELECT {inner[0]} FROM {t} {s.alias} GROUP BY {inner[0]} "
+            f"HAVING COUNT(*) > {g.rng.randint(0, 2)})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
+@production("subquery", weight=2)
+def exists_subquery(g, atom):
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    neg = "NOT " if g.chance(0.4) else ""
+    g.q.where.append(
+        Part(
+            f"{neg}EXISTS (SELECT * FROM {t} {s.alias} WHERE {inner[0]} = {ref[0]}"
+            f"{_inner_filter(g, s)})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
+@production("subquery", weight=1, enabled=False, note="scalar subqueries are refused")
+def scalar_subquery(g, atom):
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    g.q.where.append(
+        Part(
+            f"{ref[0]} >= (SELECT MAX({inner[0]}) FROM {t} {s.alias})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
+# --- SELECT ---------------------------------------------------------------------------
+
+
+def _everything(g: Gen) -> list[tuple[str, str, Atom]]:
+    return [(f"{a.alias}.{c}", k, a) for a in g.q.atoms for c, k in a.columns]
+
+
+def _pick_columns(g: Gen, n_max: int = 4) -> list[Part]:
+    every = _everything(g)
+    picked = g.rng.sample(every, min(len(every), g.rng.randint(1, n_max)))
+    return [Part(ref, frozenset({a.alias})) for ref, _, a in picked]
+
+
+def _expression(g: Gen) -> Part | None:
+    """A scalar expression over one or two atoms (never given NULLs: README)."""
+    every = _everything(g)
+    nums = [e for e in every if e[1] in ("int", "dec")]
+    strs = [e for e in every if e[1] == "str"]
+    forms = ["sum", "case"] + (["upper"] if strs else [])
+    form = g.choice(forms)
+    if form == "upper":
+        ref, _, a = g.choice(strs)
+        used = [(ref, a)]
+        sql = g.choice([f"UPPER({ref})", f"SUBSTRING({ref}, 1, 1)", f"{ref} || '!'"])
+    elif form == "case":
+        (x, _, a), (y, _, b) = g.choice(nums), g.choice(nums)
+        used = [(x, a), (y, b)]
+        sql = f"CASE WHEN {x} > {y} THEN {x} ELSE {y} END"
+    else:
+        (x, _, a), (y, _, b) = g.choice(nums), g.choice(nums)
+        used = [(x, a), (y, b)]
+        sql = f"{x} {g.choice(['+', '-', '*'])} 2 * {y}"
+    return Part(
+        sql,
+        frozenset(a.alias for _, a in used),
+        frozenset().union(*(g.base(a, ref) for ref, a in used)),
+    )
+
+
+def _nan_expression(g: Gen) -> Part | None:
+    """An expression that is ±inf or NaN on some rows: a division by a
+    column that can be 0 (DuckDB: x / 0 is ±inf, 0 / 0 NaN)."""
+    every = _everything(g)
+    nums = [e for e in every if e[1] in ("int", "dbl")]
+    if not nums:
+        return None
+    (x, _, a), (y, _, b) = g.choice(nums), g.choice(nums)
+    return Part(
+        f"{x} / {y}",
+        frozenset({a.alias, b.alias}),
+        g.base(a, x) | g.base(b, y),
+    )
+
+
+@production("select", weight=1)
+def select_star(g):
+    g.q.items = []
+
+
+@production("select", weight=3)
+def select_columns(g):
+    g.q.items = _pick_columns(g)
+
+
+@production("select", weight=1.5)
+def select_expressions(g):
+    g.q.items = _pick_columns(g, 2) + [_expression(g)]
+
+
+@production("select", weight=0.7)
+def select_nan_producing(g):
+    """x / y over columns that can be 0: ±inf and NaN in the result."""
+    e = _nan_expression(g)
+    if e is None:
+        return False
+    g.q.items = _pick_columns(g, 2) + [e]
+
+
+@production("select", weight=1.5)
+def select_distinct(g):
+    g.q.items = _pick_columns(g, 3)
+    g.q.distinct = True
+
+
+def _aggregate(g: Gen) -> Part:
+    every = _everything(g)
+    nums = [e for e in every if e[1] in NUMERIC]
+    kind = g.choice(
+        ["COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX", "COUNT DISTINCT", "SUM2"]
+    )
+    if kind == "COUNT(*)" or not nums:
+        return Part("COUNT(*)")
+    if kind == "SUM2":  # a sum of a product (of one or two atoms)
+        (x, _, a), (y, _, b) = g.choice(nums), g.choice(nums)
+        return Part(f"SUM({x} * {y})", frozenset({a.alias, b.alias}))
+    ref, _, a = g.choice(
+        every if kind in ("MIN", "MAX", "COUNT", "COUNT DISTINCT") else nums
+    )
+    if kind == "COUNT DISTINCT":
+        return Part(f"COUNT(DISTINCT {ref})", frozenset({a.alias}))
+    return Part(f"{kind}({ref})", frozenset({a.alias}))
+
+
+def _group(g: Gen, keys: list[Part]) -> None:
+    g.q.grouped = True
+    g.q.group_by = list(keys)
+    aggs = [_aggregate(g) for _ in range(g.rng.randint(1, 3))]
+    # the keys are selected (or, sometimes, one is left out)
+    shown = list(keys)
+    if shown and g.chance(0.15):
+        shown.pop(g.rng.randrange(len(shown)))
+    g.q.items = shown + aggs
+
+
+@production("select", weight=4)
+def group_by_columns(g):
+    every = _everything(g)
+    picked = g.rng.sample(every, min(len(every), g.rng.randint(1, 2)))
+    _group(g, [Part(ref, frozenset({a.alias})) for ref, _, a in picked])
+
+
+@production("select", weight=1)
+def group_by_expression(g):
+    every = _everything(g)
+    ints = [e for e in every if e[1] == "int"]
+    dates = [e for e in every if e[1] == "date"]
+    strs = [e for e in every if e[1] == "str"]
+    forms = []
+    if ints:
+        forms += ["mod", "case"]
+    if dates:
+        forms.append("extract")
+    if strs:
+        forms.append("substr")
+    if not forms:
+        return False
+    form = g.choice(forms)
+    if form == "mod":
+        ref, _, a = g.choice(ints)
+        sql = f"{ref} % 2"
+    elif form == "case":
+        ref, _, a = g.choice(ints)
+        sql = f"CASE WHEN {ref} > 1 THEN 'hi' ELSE 'lo' END"
+    elif form == "extract":
+        ref, _, a = g.choice(dates)
+        sql = f"EXTRACT(DAY FROM {ref})"
+    else:
+        ref, _, a = g.choice(strs)
+        sql = f"SUBSTRING({ref}, 1, 1)"
+    _group(g, [Part(sql, frozenset({a.alias}), g.base(a, ref))])
+
+
+@production("select", weight=2)
+def global_aggregates(g):
+    _group(g, [])
+
+
+@production("select", weight=0.7)
+def aggregate_arithmetic(g):
+    """Arithmetic over aggregates (SUM(x) + COUNT(*), SUM(x) / COUNT(*))."""
+    nums = [e for e in _everything(g) if e[1] in ("int", "dec")]
+    if not nums:
+        return False
+    ref, _, a = g.choice(nums)
+    keys = [Part(ref, frozenset({a.alias}))] if g.chance(0.6) else []
+    g.q.grouped = True
+    g.q.group_by = keys
+    x, _, b = g.choice(nums)
+    op = g.choice(["+", "-", "*", "/"])
+    g.q.items = keys + [Part(f"SUM({x}) {op} COUNT(*)", frozenset({b.alias}))]
+
+
+@production("select", weight=0.7)
+def aggregate_of_nan_producing(g):
+    """SUM/AVG/MIN/MAX of x / y: ±inf and NaN entering and leaving a sum."""
+    e = _nan_expression(g)
+    if e is None:
+        return False
+    g.q.grouped = True
+    every = _everything(g)
+    ref, _, a = g.choice(every)
+    keys = [Part(ref, frozenset({a.alias}))] if g.chance(0.6) else []
+    g.q.group_by = keys
+    agg = g.choice(["SUM", "AVG", "MIN", "MAX"])
+    g.q.items = keys + [Part(f"{agg}({e.sql})", e.aliases), Part("COUNT(*)")]
+
+
+# --- HAVING and DISTINCT over groups (applied to grouped queries) -------------------
+
+
+def _having(g: Gen) -> None:
+    nums = [e for e in _everything(g) if e[1] in NUMERIC]
+    forms = [f"COUNT(*) > {g.rng.randint(0, 2)}"]
+    al: frozenset = frozenset()
+    if nums:
+        ref, _, a = g.choice(nums)
+        al = frozenset({a.alias})
+        forms += [
+            f"SUM({ref}) >= {g.rng.randint(0, 4)}",
+            f"(MIN({ref}) < {g.rng.randint(1, 3)} OR COUNT(*) = 1)",
+            f"AVG({ref}) > 1",
+            f"COUNT({ref}) < COUNT(*)",
+        ]
+    sql = g.choice(forms)
+    g.q.having.append(Part(sql, frozenset() if sql == forms[0] else al))
+    g.q.tags.append("having")
+
+
+# --- tails (disabled) ----------------------------------------------------------------
+
+
+@production("tail", weight=1, enabled=False, note="ORDER BY/LIMIT are refused")
+def order_by_limit(g):
+    n = len(g.q.items) or sum(len(a.columns) for a in g.q.atoms)
+    order = ", ".join(str(i + 1) for i in range(n))
+    g.q.tail = f" ORDER BY {order} LIMIT {g.rng.randint(1, 5)}"
+
+
+@production("tail", weight=1, enabled=False, note="UNION is refused")
+def union_all(g):
+    g.q.union_all = True
+
+
+# --- the generator --------------------------------------------------------------------
+
+
+def generate(rng: random.Random) -> Query:
+    """One random query (it may still be refused: cyclic, not supported)."""
+    q = Query()
+    g = Gen(rng, q, {p.name for p in PRODUCTIONS if p.enabled})
+    n = rng.choices([1, 2, 3, 4], [3, 4, 2.5, 1])[0]
+    for i in range(n):
+        _pick(g, "from", f"a{i}")
+    # a random join tree: atom i hangs below an earlier atom
+    for i in range(1, n):
+        _pick(g, "join", q.atoms[i], q.atoms[rng.randrange(i)])
+    if n >= 2 and rng.random() < 0.2:
+        i, j = rng.sample(range(n), 2)
+        _pick(g, "cross", q.atoms[i], q.atoms[j])
+    for atom in q.atoms:
+        if rng.random() < 0.25:
+            _pick(g, "filter", atom)
+    if rng.random() < 0.25:
+        _pick(g, "subquery", rng.choice([a for a in q.atoms if a.table] or q.atoms))
+    _pick(g, "select")
+    if q.grouped and rng.random() < 0.3:
+        _having(g)
+    if q.grouped and q.items and rng.random() < 0.1:
+        q.distinct = True
+        q.tags.append("distinct_over_groups")
+    if rng.random() < 0.1:
+        _pick(g, "tail")
+    return q
