@@ -37,6 +37,7 @@ import jinja2
 
 from ..errors import DynyanError, UnsupportedQueryError
 from ..resources import resource_text
+from ..runtime import inline
 from .ir import FLIPPED, AggRef, Lit, Op, Ref, Var, var_refs
 from .planner import Plan, complexity
 
@@ -1443,6 +1444,7 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
             for a in query.aggregates
         ),
         "helpers": sorted(expressions.helpers),
+        "runtime": _runtime_source(layout, ring, expressions, relations),
         "uses_datetime": expressions.uses_datetime
         or any("date" in kinds for kinds in class_sets.values()),
         "uses_re": expressions.uses_re,
@@ -1481,6 +1483,23 @@ def render_module(plan: Plan, source: str = "<string>", inner: bool = False) -> 
             f"generated code is invalid ({err}); this is a dynyan bug"
         ) from err
     return formatted
+
+
+def _runtime_source(layout, ring, expressions, relations) -> str:
+    """The runtime helpers the module uses (dynyan.runtime), as source
+    specialised to its payloads."""
+    kinds = {s.kind for s in layout.structures()}
+    steps = {
+        step["kind"]
+        for r in relations
+        for leaf in r["leaves"]
+        for step in leaf["steps"]
+    }
+    used = {"_SortedGroup"} if "sorted" in kinds else set()
+    used |= {"_RangeSum"} if "rangesum" in kinds else set()
+    used |= {"_psum"} if "scanweight" in steps else set()
+    used |= {f"_{name}" for name in expressions.helpers}
+    return inline.helper_source(used, ring)
 
 
 # Bump when the meaning of a snapshot's parts changes in a way the layout
