@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from dynyan.errors import DynyanError
+from dynyan.pipeline.gcpolicy import FREEZE_EVERY
 
 QUICK = {
     "sf": [0.01],
@@ -63,6 +64,7 @@ def cmd_bench(args) -> int:
         runs=runs,
         recompute_batch=args.recompute_batch,
         chunk=args.chunk,
+        gc_freeze_every=args.gc_freeze_every,
         peer_batch=args.peer_batch,
         pathway_max_events=(
             bench.PATHWAY_MAX_EVENTS
@@ -401,6 +403,15 @@ def add_commands(subparsers) -> None:
         metavar="N",
         help="events between budget checks of the per-event systems (default "
         "5000; smaller for streams where one event can take seconds)",
+    )
+    p.add_argument(
+        "--gc-freeze-every",
+        type=int,
+        default=FREEZE_EVERY,
+        metavar="N",
+        help="GC policy for every Python system: gc.freeze() the surviving heap "
+        "every N events of a timing run, so full collections skip the state "
+        "(default %(default)s; 0: CPython's default collector)",
     )
     p.add_argument(
         "--pathway-max-events",

@@ -52,6 +52,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dynyan.errors import DynyanError, PipelineError
+from dynyan.pipeline.gcpolicy import FREEZE_EVERY, GCPolicy
 
 SYSTEMS = ("store", "dynyan", "ivm", "recompute", "pathway", "pyflink", "pydbsp")
 DEFAULT_SYSTEMS = (
@@ -851,6 +852,23 @@ def _percentiles(ns: list[int]) -> dict:
     }
 
 
+MILLION = 1_000_000
+
+
+def rates_per_million(marks: list[tuple[int, float]]) -> list[float]:
+    """Events/s of each million events of a run (and of the last part, if
+    at least 100,000 events), from (events applied, seconds) at chunk ends:
+    a flat list means no slowdown as the state grows."""
+    rates, start = [], (0, 0.0)
+    for done, seconds in marks:
+        last = done == marks[-1][0]
+        if done - start[0] >= MILLION or (last and done - start[0] >= MILLION // 10):
+            if seconds > start[1]:
+                rates.append((done - start[0]) / (seconds - start[1]))
+            start = (done, seconds)
+    return rates
+
+
 def _worker(spec_path: str) -> int:
     """Entry point of a worker process: prints one JSON object per line."""
     spec = json.loads(Path(spec_path).read_text())
@@ -945,7 +963,8 @@ def _worker(spec_path: str) -> int:
             with open(spec["dump"], "wb") as f:
                 pickle.dump(list(pairs), f, protocol=pickle.HIGHEST_PROTOCOL)
 
-    # 1. timing runs
+    # 1. timing runs, under one GC policy for every Python system
+    collector = GCPolicy(spec.get("gc_freeze_every", FREEZE_EVERY))
     skip_enum = False
     for run in range(spec["runs"]):
         gc.collect()
@@ -965,9 +984,11 @@ def _worker(spec_path: str) -> int:
         peak_ok = _reset_peak_rss()
         clock = time.perf_counter
         batch_ns = []
+        marks = []  # (events applied, apply seconds) after each chunk
         elapsed = 0.0
         chunks = engine.chunks()
         every = spec.get("check_every") or n
+        collector.start()
         try:
             for lo, hi in chunks:
                 t0 = clock()
@@ -981,6 +1002,8 @@ def _worker(spec_path: str) -> int:
                 batch_ns.append(int(dt * 1e9))
                 if digest_now and (hi % every == 0 or hi == n):
                     sink.checkpoint()  # outside the clock
+                marks.append((hi, elapsed))
+                collector.step(hi)
                 if run == 0 and elapsed > budget and hi < n:
                     raise _Budget("timeout", hi, elapsed)
                 if _rss()[0] - rss_floor > mem_budget:
@@ -992,6 +1015,7 @@ def _worker(spec_path: str) -> int:
                 events_done=b.done,
                 seconds=b.seconds,
                 rss_mb=_rss()[0] / 2**20,
+                rates_per_million=rates_per_million(marks),
             )
             return 0
         if capped:
@@ -1005,6 +1029,8 @@ def _worker(spec_path: str) -> int:
             )
             return 0
         record = {"phase": "run", "run": run, "apply_s": elapsed}
+        if run == 0 and n >= MILLION:
+            record["rates_per_million"] = rates_per_million(marks)
         if push:
             record["deltas"] = sink.calls
             record["net"] = sink.net
@@ -1063,6 +1089,7 @@ def _worker(spec_path: str) -> int:
                     dump(keep)
         say(**record)
         del engine
+        collector.release()  # the engine's cycles (a View and its appliers)
         spent += elapsed
         first_s = first_s or elapsed
         if spent > budget:
@@ -1238,6 +1265,8 @@ def _summarise(system: str, mode: str, records: list[dict], events: int) -> dict
                 )
             r["events_done"] = x["events_done"]
             r["partial_events_per_s"] = x["events_done"] / max(x["seconds"], 1e-9)
+            if x.get("rates_per_million"):
+                r["rates_per_million"] = x["rates_per_million"]
         elif ph == "killed" and r["status"] == "ok":
             r["status"] = x["status"]
             r["reason"] = (
@@ -1262,7 +1291,14 @@ def _summarise(system: str, mode: str, records: list[dict], events: int) -> dict
         r["apply_s"] = statistics.median(r["runs_apply_s"])
         r["events_per_s"] = events / r["apply_s"] if r["apply_s"] > 0 else None
         first = runs[0]
-        for k in ("rss_base_mb", "rss_peak_mb", "rss_end_mb", "native_mb", "latency"):
+        for k in (
+            "rss_base_mb",
+            "rss_peak_mb",
+            "rss_end_mb",
+            "native_mb",
+            "latency",
+            "rates_per_million",
+        ):
             if k in first:
                 r[k] = first[k]
         if "rss_peak_mb" in first:
@@ -1337,6 +1373,9 @@ class BenchConfig:
     budget_s: float = 180.0
     mem_budget_mb: int = 8_000
     chunk: int = 5_000
+    # the GC policy of every Python system (dynyan.pipeline.gcpolicy): freeze
+    # the surviving heap every N events of a timing run (0: CPython's default)
+    gc_freeze_every: int = FREEZE_EVERY
     duckdb_threads: int = 1
     latency: bool = True
     tracemalloc: bool = True
@@ -1447,6 +1486,7 @@ def run_bench(
                             "budget_s": config.budget_s,
                             "mem_budget_mb": config.mem_budget_mb,
                             "chunk": config.chunk,
+                            "gc_freeze_every": config.gc_freeze_every,
                             "duckdb_threads": config.duckdb_threads,
                             "check_every": check_every(config),
                             "latency": config.latency,
@@ -1556,11 +1596,21 @@ def _check(
     return "mismatch"
 
 
+def _per_million(r: dict) -> str:
+    rates = r.get("rates_per_million")
+    if not rates or len(rates) < 2:
+        return ""
+    return " (per million events: " + " ".join(f"{x / 1000:,.0f}k" for x in rates) + ")"
+
+
 def _one_line(r: dict) -> str:
     head = f"{r['system']:>9} {r['mode']:<4}"
     if r["status"] != "ok":
-        return f"{head} {r['status']}: {r.get('reason', '')}"
-    parts = [f"{r['events_per_s']:,.0f} ev/s" if r.get("events_per_s") else "-"]
+        return f"{head} {r['status']}: {r.get('reason', '')}{_per_million(r)}"
+    parts = [
+        (f"{r['events_per_s']:,.0f} ev/s" if r.get("events_per_s") else "-")
+        + _per_million(r)
+    ]
     if "enum_s" in r:
         parts.append(f"enum {r['enum_s']:.2f} s ({r['result_rows']:,} rows)")
     if "deltas" in r and r["mode"] == "push":

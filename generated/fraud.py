@@ -209,8 +209,14 @@ class _RangeSum:
             node = node.kids[i]
 
     def range(self, lo, lo_incl, hi, hi_incl):
-        """Total payload at lo <(=) value <(=) hi; None is unbounded."""
-        total = sum(self.root.sums) if hi is None else self.below(hi, hi_incl)
+        """Total payload at lo <(=) value <(=) hi; None is unbounded. An
+        empty range (hi below lo: `c > d + 3 AND c < d + 1`) totals nothing."""
+        if hi is None:
+            total = sum(self.root.sums)
+        elif lo is not None and (hi < lo or (hi == lo and not (lo_incl and hi_incl))):
+            return _ZERO
+        else:
+            total = self.below(hi, hi_incl)
         if lo is not None:
             low = self.below(lo, not lo_incl)
             total = total - low
@@ -241,7 +247,7 @@ class View:
     RELATIONS = {"transactions": ("ts", "acc", "amnt")}
     COLUMNS = ("acc", "ts1", "ts2", "ts3", "amnt")
     QUERY_ID = "510101ad13c93e8a"
-    LAYOUT_ID = "908a77bf9141c625"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2ed1eb18d18de680"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.transactions_rows = {}  # input rows: row -> multiplicity

@@ -3,6 +3,7 @@ work measures for the enumeration and update tests)."""
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Callable
 
@@ -38,10 +39,17 @@ def count_lines(
             return local
         return None
 
+    # Earlier garbage (a suspended generator of a generated module) must not
+    # be finalised inside the count: its lines would be counted.
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
     old = sys.gettrace()
     sys.settrace(global_)
     try:
         result = fn()
     finally:
         sys.settrace(old)
+        if enabled:
+            gc.enable()
     return count, result

@@ -40,18 +40,17 @@ imports pydbsp runs in the worker under ``.venv-dbsp``.
 
 from __future__ import annotations
 
-import datetime
+import functools
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from dynyan.compiler.ir import Op, Query, Var
+from dynyan.compiler import functions
 from dynyan.compiler.render import Expressions, py, tuple_literal
 
-from . import sqlfuncs
 from .common import base_relations, has_anti
 
 PYDBSP_VERSION = "2.1.0"  # also pinned in pyproject.toml, extra "dbsp"
@@ -233,17 +232,8 @@ def _no_null_key(key, value):
 
 
 def _namespace(expressions: Expressions) -> dict:
-    ns = {
-        "_div": sqlfuncs.div,
-        "_mod": sqlfuncs.mod,
-        "_add_months": sqlfuncs.add_months,
-        "datetime": datetime,
-        "re": re,
-        "SENT": SENTINEL,
-        "_no_null_key": _no_null_key,
-    }
-    for name, source in expressions.constants:
-        ns[name] = eval(source, ns)  # re.compile(<literal>)
+    ns = functions.peer_namespace(expressions.constants)
+    ns.update({"SENT": SENTINEL, "_no_null_key": _no_null_key})
     return ns
 
 
@@ -575,32 +565,31 @@ class DBSPEngine:
             lines.append(f"    e{i} = [v for v, c in d{i}.items() if c > 0]")
         for i, a in enumerate(q.aggregates):
             nonnull = f"s{a.nonnull}" if a.nonnull else "n"
+            value = functools.partial(functions.aggregate_value, a.kind, nonnull)
             if a.kind == "count":
-                value = nonnull
+                value = value()
             elif a.kind in ("min", "max", "count_distinct") and a.arg in genv:
-                value = (
-                    f"(0 if n == 0 or {genv[a.arg]} is None else 1)"
-                    if a.kind == "count_distinct"
-                    else f"(None if n == 0 else {genv[a.arg]})"
+                g = genv[a.arg]  # a group variable: constant in its group
+                value = value(
+                    extreme=g,
+                    distinct=f"(0 if n == 0 or {g} is None else 1)",
+                    empty="n == 0",
                 )
-            elif a.kind in ("min", "max"):
+            elif a.kind in ("min", "max", "count_distinct"):
                 e = f"e{extras.index(a.arg)}"
-                value = f"({a.kind}({e}) if {e} else None)"
-            elif a.kind == "count_distinct":
-                value = f"len(e{extras.index(a.arg)})"
+                value = value(
+                    extreme=f"{a.kind}({e})", distinct=f"len({e})", empty=f"not {e}"
+                )
             elif a.kind in ("sum", "avg"):
-                terms = []
-                for coef, ch in a.terms:
-                    term = "n" if ch == 0 else f"s{ch}"
-                    term = term if coef == 1 else f"{py(coef)} * {term}"
-                    scale = 0 if ch == 0 else q.channels[ch - 1].scale
-                    if scale:
-                        term = f"{term} / {10**scale}"
-                    terms.append(term)
-                total = "(" + (" + ".join(terms) or "0") + ")"
-                if a.kind == "avg":
-                    total = f"{total} / {nonnull}"
-                value = f"(None if {nonnull} == 0 else {total})"
+                terms = [
+                    (
+                        coef,
+                        "n" if ch == 0 else f"s{ch}",
+                        0 if ch == 0 else q.channels[ch - 1].scale,
+                    )
+                    for coef, ch in a.terms
+                ]
+                value = value(total=functions.linear_total(terms))
             else:
                 raise NotImplementedError(f"aggregate {a.kind} (pydbsp adapter)")
             lines.append(f"    a{i} = {value}")

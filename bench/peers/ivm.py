@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from dynyan.compiler import functions
 from dynyan.compiler.ir import Op, Query, Var
 
 from . import sqlexpr
@@ -570,26 +571,21 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
             src.add(f"{targets(gnames)} = key")
         env = dict(zip(query.group_vars, gnames))
         for i, a in enumerate(query.aggregates):
-            lin = (
-                " + ".join(
-                    f"{py(coef)} * p[{ch}]" if coef != 1 else f"p[{ch}]"
-                    for coef, ch in a.terms
-                )
-                or "0"
-            )
-            if a.kind == "count":
-                value = lin
-            elif a.kind == "sum":  # NULL when no argument is not NULL
-                value = f"None if p[{a.nonnull}] == 0 else ({lin})"
-            elif a.kind == "avg":
-                value = f"None if p[{a.nonnull}] == 0 else ({lin}) / p[{a.nonnull}]"
-            elif a.kind in ("min", "max"):
+            nonnull = f"p[{a.nonnull}]"
+            if a.kind in ("min", "max", "count_distinct"):
                 s = f"p[{ms_pos[a.arg]}]"
-                value = f"{a.kind}({s}) if {s} else None"
-            elif a.kind == "count_distinct":
-                value = f"len(p[{ms_pos[a.arg]}])"
-            else:
-                raise NotImplementedError(f"aggregate {a.kind}")
+                value = functions.aggregate_value(
+                    a.kind,
+                    f"len({s})",
+                    extreme=f"{a.kind}({s})",
+                    distinct=f"len({s})",
+                    empty=f"not {s}",
+                )
+            else:  # running sums of the channels (floats: see the class doc)
+                total = functions.linear_total(
+                    [(coef, f"p[{ch}]", 0) for coef, ch in a.terms]
+                )
+                value = functions.aggregate_value(a.kind, nonnull, total=total)
             src.add(f"a{i} = {value}")
             env[("agg", i)] = f"a{i}"
         if query.having is not None:

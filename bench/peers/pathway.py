@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterator
 
 from dynyan.compiler.ir import AggRef, Lit, Op, Query, Ref, Var, refs, var_refs
+from dynyan.compiler import functions
 from dynyan.compiler.render import Expressions
 
-from . import sqlfuncs
 from .common import base_relations, has_anti
 
 
@@ -296,6 +296,8 @@ class PathwayEngine:
             if a.kind in ("min", "max", "count_distinct"):
                 aggs[f"agg{i}"] = pw.this[f"_x{i}"]
                 continue
+            # The total as a Pathway expression; the SQL value from it by
+            # the registry's rule (NULL of no rows, AVG's division).
             lin = None
             for coef, ch in a.terms:
                 term = pw.this._n if ch == 0 else pw.this[f"_s{ch}"]
@@ -305,7 +307,20 @@ class PathwayEngine:
                 term = term if coef == 1 else coef * term
                 lin = term if lin is None else lin + term
             lin = lin if lin is not None else 0
-            aggs[f"agg{i}"] = lin / pw.this._n if a.kind == "avg" else lin
+            if a.kind == "count":
+                aggs[f"agg{i}"] = lin
+            else:  # NULLs in aggregated columns are refused above: nonnull = _n
+                exact = all(
+                    isinstance(coef, int)
+                    and (ch == 0 or set(q.channels[ch - 1].factor_scales) <= {0})
+                    for coef, ch in a.terms
+                )
+                aggs[f"agg{i}"] = pw.apply_with_type(
+                    functions.aggregate_function(a.kind),
+                    int if exact and a.kind == "sum" else float,
+                    pw.this._n,
+                    lin,
+                )
         grouped = grouped.with_columns(**aggs)
         for i in range(len(q.aggregates)):
             env[f"__agg{i}"] = f"agg{i}"
@@ -514,15 +529,7 @@ def _udf(e, env, types, condition: bool = False):
     with a NULL is not)."""
     expressions = Expressions()
     body = expressions.condition(e, env) if condition else expressions.render(e, env)
-    namespace = {
-        "_div": sqlfuncs.div,
-        "_mod": sqlfuncs.mod,
-        "_add_months": sqlfuncs.add_months,
-        "datetime": datetime,
-        "re": re,
-    }
-    for name, value_source in expressions.constants:
-        namespace[name] = eval(value_source, namespace)
+    namespace = functions.peer_namespace(expressions.constants)
     exec(compile(f"def _f(a):\n    return {body}\n", "<dynyan udf>", "exec"), namespace)
     inner = namespace["_f"]
     dates = [i for i, t in enumerate(types) if t == "date"]

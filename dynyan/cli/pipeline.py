@@ -15,7 +15,13 @@ from pathlib import Path
 
 from ..errors import PipelineError
 from ..resources import CHECKOUT
-from .options import chunk_events_option, data_dir_option, positive_float, positive_int
+from .options import (
+    chunk_events_option,
+    data_dir_option,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 
 DEMO_SF = 0.01
 DEMO_WINDOW = 10_000
@@ -228,6 +234,7 @@ def cmd_replay(args) -> int:
         limit=args.limit,
         count_result=not args.no_count,
         trace_memory=args.tracemalloc,
+        gc_freeze_every=args.gc_freeze_every,
         log=_say,
     )
     print(summary)
@@ -454,6 +461,7 @@ def _add_stream(subparsers) -> None:
 
 
 def _add_replay(subparsers) -> None:
+    from ..pipeline.gcpolicy import FREEZE_EVERY
     from ..pipeline.replay import DEFAULT_BATCH, ENGINES
 
     r = subparsers.add_parser(
@@ -548,6 +556,15 @@ def _add_replay(subparsers) -> None:
         "--tracemalloc",
         action="store_true",
         help="also measure the Python heap peak (slower)",
+    )
+    r.add_argument(
+        "--gc-freeze-every",
+        type=non_negative_int,
+        default=FREEZE_EVERY,
+        metavar="N",
+        help="GC policy: gc.freeze() the surviving heap every N events, so full "
+        "collections skip the view's state (default %(default)s; 0: CPython's "
+        "default collector)",
     )
     r.set_defaults(func=cmd_replay)
 

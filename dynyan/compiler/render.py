@@ -37,6 +37,8 @@ import jinja2
 
 from ..errors import DynyanError, UnsupportedQueryError
 from ..resources import resource_text
+from ..runtime import inline
+from . import functions
 from .ir import (
     FLIPPED,
     AggRef,
@@ -252,18 +254,14 @@ class Expressions:
         op = e.op
         if op in _INFIX_PY:
             return "(" + f" {_INFIX_PY[op]} ".join(a) + ")"
-        if op == "div":
-            self.helpers.add("div")
-            return f"_div({a[0]}, {a[1]})"
-        if op == "mod":
-            self.helpers.add("mod")
-            return f"_mod({a[0]}, {a[1]})"
-        if op == "neg":
-            return f"(-{a[0]})"
+        scalar = functions.SCALARS.get(op)
+        if scalar is not None:  # SQL functions: one registry (functions.py)
+            if scalar.helper:
+                self.helpers.add(scalar.helper.removeprefix("_"))
+            self.uses_datetime |= scalar.uses_datetime
+            return scalar.render(a)
         if op == "not":
             return f"(not {a[0]})"
-        if op == "concat":
-            return f"(str({a[0]}) + str({a[1]}))"
         if op == "in":
             return f"({a[0]} in ({', '.join(a[1:])},))"
         if op == "case":  # a WHEN that is NULL is not TRUE
@@ -271,23 +269,10 @@ class Expressions:
             for cond, val in reversed(list(zip(e.args[:-1:2], a[1:-1:2]))):
                 out = f"({val} if {self.condition(cond, env)} else {out})"
             return out
-        if op == "add_days":
-            self.uses_datetime = True
-            return f"({a[0]} + datetime.timedelta(days={a[1]}))"
-        if op == "add_months":
-            self.helpers.add("add_months")
-            self.uses_datetime = True
-            return f"_add_months({a[0]}, {a[1]})"
-        if op in ("year", "month", "day"):
-            return f"{a[0]}.{op}"
         if op == "substr":  # SQL positions are 1-based; a start below 1 eats length
             start = e.args[1].value
             stop = "" if len(a) < 3 else str(max(0, start - 1 + e.args[2].value))
             return f"{a[0]}[{max(0, start - 1)}:{stop}]"
-        if op in ("upper", "lower"):
-            return f"{a[0]}.{op}()"
-        if op == "abs":
-            return f"abs({a[0]})"
         if op == "like":
             return self._like(a[0], e.args[1].value)
         if op == "isnull":
@@ -1382,7 +1367,7 @@ def _group_slots(query, expressions: Expressions) -> dict:
 def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[str]:
     """Each aggregate's value from a group's payload and, for MIN/MAX/COUNT
     DISTINCT and computed arguments, the group's entry `e` (`_group_slots`;
-    SQL NULL for SUM/AVG/MIN/MAX of no rows)."""
+    SQL semantics: functions.py)."""
     count = ring.count(payload)
     values = []
     extras = list(query.extra_vars)
@@ -1391,45 +1376,48 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
             total, n = f"e[{slots['slot'][i]}][0]", f"e[{slots['slot'][i]}][1]"
             if agg.scale:
                 total = f"{total} / {10 ** agg.scale}"
-            value = {"count": n, "sum": total, "avg": f"{total} / {n}"}[agg.kind]
-            empty = "0" if agg.kind == "count" else "None"
-            values.append(f"({empty} if e is None or not {n} else {value})")
+            empty = f"e is None or not {n}"
+            values.append(
+                f"(0 if {empty} else {n})"
+                if agg.kind == "count"
+                else functions.aggregate_value(agg.kind, n, total=total, empty=empty)
+            )
             continue
         # the rows whose argument is not NULL (all rows when it never is)
         nonnull = f"{payload}[{agg.nonnull}]" if agg.nonnull else count
+        value = functools.partial(functions.aggregate_value, agg.kind, nonnull)
         if agg.kind == "count":
-            values.append(nonnull)
-            continue
-        if agg.arg is not None or agg.computed is not None:
-            if agg.computed is None and agg.arg not in extras:  # a group variable
-                local = layout.var_local[agg.arg]
-                values.append(
-                    f"(0 if {count} == 0 or {local} is None else 1)"
-                    if agg.kind == "count_distinct"
-                    else f"(None if {count} == 0 else {local})"
+            values.append(value())
+        elif agg.computed is None and agg.arg is not None and agg.arg not in extras:
+            # a group variable: constant in its group
+            local = layout.var_local[agg.arg]
+            values.append(
+                value(
+                    extreme=local,
+                    distinct=f"(0 if {count} == 0 or {local} is None else 1)",
+                    empty=f"{count} == 0",
                 )
-                continue
+            )
+        elif agg.arg is not None or agg.computed is not None:
             ms = f"e[{slots['slot'][i]}]"
-            if agg.kind == "count_distinct":
-                values.append(f"(0 if e is None else len({ms}))")
-            else:
-                end = 0 if agg.kind == "min" else -1
-                values.append(
-                    f"(None if e is None or not {ms} else {ms}.peekitem({end})[0])"
+            end = 0 if agg.kind == "min" else -1
+            values.append(
+                value(
+                    extreme=f"{ms}.peekitem({end})[0]",
+                    distinct=f"(0 if e is None else len({ms}))",
+                    empty=f"e is None or not {ms}",
                 )
-            continue
-        terms = []
-        for coef, channel in agg.terms:
-            value = ring.count(payload) if channel == 0 else f"{payload}[{channel}]"
-            scale = 0 if channel == 0 else query.channels[channel - 1].scale
-            term = value if coef == 1 else f"{py(coef)} * {value}"
-            if scale:
-                term = f"{term} / {10 ** scale}"
-            terms.append(term)
-        total = "(" + " + ".join(terms) + ")"
-        if agg.kind == "avg":
-            total = f"{total} / {nonnull}"
-        values.append(f"(None if {nonnull} == 0 else {total})")
+            )
+        else:
+            terms = [
+                (
+                    coef,
+                    count if channel == 0 else f"{payload}[{channel}]",
+                    0 if channel == 0 else query.channels[channel - 1].scale,
+                )
+                for coef, channel in agg.terms
+            ]
+            values.append(value(total=functions.linear_total(terms)))
     return values
 
 
@@ -1616,6 +1604,7 @@ def render_module(
             if used
         ],
         "helpers": sorted(expressions.helpers),
+        "runtime": _runtime_source(layout, ring, expressions, relations),
         "uses_datetime": expressions.uses_datetime
         or any("date" in kinds for kinds in class_sets.values()),
         "uses_re": expressions.uses_re,
@@ -1680,6 +1669,23 @@ def render_module(
             f"generated code is invalid ({err}); this is a dynyan bug"
         ) from err
     return module
+
+
+def _runtime_source(layout, ring, expressions, relations) -> str:
+    """The runtime helpers the module uses (dynyan.runtime), as source
+    specialised to its payloads."""
+    kinds = {s.kind for s in layout.structures()}
+    steps = {
+        step["kind"]
+        for r in relations
+        for leaf in r["leaves"]
+        for step in leaf["steps"]
+    }
+    used = {"_SortedGroup"} if "sorted" in kinds else set()
+    used |= {"_RangeSum"} if "rangesum" in kinds else set()
+    used |= {"_psum"} if "scanweight" in steps else set()
+    used |= {f"_{name}" for name in expressions.helpers}
+    return inline.helper_source(used, ring)
 
 
 # Bump when the meaning of a snapshot's parts changes in a way the layout

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from . import checkpoint as _ckpt
+from .gcpolicy import FREEZE_EVERY, GCPolicy
 from ..errors import PipelineError
 from ..resources import resource_text
 from .streams import Stream, to_python
@@ -316,6 +317,7 @@ def replay(
     limit: int | None = None,
     count_result: bool = True,
     trace_memory: bool = False,
+    gc_freeze_every: int = FREEZE_EVERY,
     spark=None,
     log: Callable[[str], None] | None = None,
 ) -> ReplaySummary:
@@ -327,6 +329,8 @@ def replay(
     checkpoint then lets a later ``resume`` continue from there). With
     ``resume`` the view must be fresh; its state is restored from the
     checkpoint (the summary's ``view`` is the view that holds the result).
+    ``gc_freeze_every``: the GC policy (`gcpolicy.GCPolicy`; 0: CPython's
+    default collector).
     """
     log = log or (lambda msg: None)
     if engine not in ENGINES:
@@ -410,6 +414,8 @@ def replay(
     events = summary.events_before
     next_ckpt = (events // every + 1) * every if every else None
     pending_bar = 0
+    collector = GCPolicy(gc_freeze_every)
+    collector.start()
     t0 = time.perf_counter()
     try:
         for n, first, last, parts in merge_batches(sources, batch):
@@ -427,6 +433,7 @@ def replay(
             if summary.first_seq is None:
                 summary.first_seq = first
             summary.events += n
+            collector.step(summary.events)
             summary.batches += 1
             summary.last_seq = last
             events += n
@@ -453,6 +460,7 @@ def replay(
             summary.checkpoints += 1
         summary.seconds = time.perf_counter() - t0
     finally:
+        collector.release()
         bar.update(pending_bar)
         bar.close()
         if trace_memory:

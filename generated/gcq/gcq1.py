@@ -212,8 +212,14 @@ class _RangeSum:
             node = node.kids[i]
 
     def range(self, lo, lo_incl, hi, hi_incl):
-        """Total payload at lo <(=) value <(=) hi; None is unbounded."""
-        total = sum(self.root.sums) if hi is None else self.below(hi, hi_incl)
+        """Total payload at lo <(=) value <(=) hi; None is unbounded. An
+        empty range (hi below lo: `c > d + 3 AND c < d + 1`) totals nothing."""
+        if hi is None:
+            total = sum(self.root.sums)
+        elif lo is not None and (hi < lo or (hi == lo and not (lo_incl and hi_incl))):
+            return _ZERO
+        else:
+            total = self.below(hi, hi_incl)
         if lo is not None:
             low = self.below(lo, not lo_incl)
             total = total - low
@@ -248,7 +254,7 @@ class View:
     }
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "ca963736c816576f"
-    LAYOUT_ID = "914b8815a0193aa3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "58578ddca98f6533"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

@@ -204,8 +204,14 @@ class _RangeSum:
             node = node.kids[i]
 
     def range(self, lo, lo_incl, hi, hi_incl):
-        """Total payload at lo <(=) value <(=) hi; None is unbounded."""
-        total = sum(self.root.sums) if hi is None else self.below(hi, hi_incl)
+        """Total payload at lo <(=) value <(=) hi; None is unbounded. An
+        empty range (hi below lo: `c > d + 3 AND c < d + 1`) totals nothing."""
+        if hi is None:
+            total = sum(self.root.sums)
+        elif lo is not None and (hi < lo or (hi == lo and not (lo_incl and hi_incl))):
+            return _ZERO
+        else:
+            total = self.below(hi, hi_incl)
         if lo is not None:
             low = self.below(lo, not lo_incl)
             total = total - low
@@ -236,7 +242,7 @@ class View:
     RELATIONS = {"r": ("a", "b", "c"), "s": ("d", "e", "f", "k")}
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k")
     QUERY_ID = "86adb69a14aceca2"
-    LAYOUT_ID = "528bab30c5b464d0"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "fc7c3060623dd65b"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

@@ -203,8 +203,14 @@ class _RangeSum:
             node = node.kids[i]
 
     def range(self, lo, lo_incl, hi, hi_incl):
-        """Total payload at lo <(=) value <(=) hi; None is unbounded."""
-        total = sum(self.root.sums) if hi is None else self.below(hi, hi_incl)
+        """Total payload at lo <(=) value <(=) hi; None is unbounded. An
+        empty range (hi below lo: `c > d + 3 AND c < d + 1`) totals nothing."""
+        if hi is None:
+            total = sum(self.root.sums)
+        elif lo is not None and (hi < lo or (hi == lo and not (lo_incl and hi_incl))):
+            return _ZERO
+        else:
+            total = self.below(hi, hi_incl)
         if lo is not None:
             low = self.below(lo, not lo_incl)
             total = total - low
@@ -239,7 +245,7 @@ class View:
     }
     COLUMNS = ("a", "b", "d", "e")
     QUERY_ID = "eb1859e669db803e"
-    LAYOUT_ID = "0c9c75b41c2f7674"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "24416c708db07c8d"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.r_rows = {}  # input rows: row -> multiplicity

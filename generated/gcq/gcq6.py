@@ -201,8 +201,14 @@ class _RangeSum:
             node = node.kids[i]
 
     def range(self, lo, lo_incl, hi, hi_incl):
-        """Total payload at lo <(=) value <(=) hi; None is unbounded."""
-        total = sum(self.root.sums) if hi is None else self.below(hi, hi_incl)
+        """Total payload at lo <(=) value <(=) hi; None is unbounded. An
+        empty range (hi below lo: `c > d + 3 AND c < d + 1`) totals nothing."""
+        if hi is None:
+            total = sum(self.root.sums)
+        elif lo is not None and (hi < lo or (hi == lo and not (lo_incl and hi_incl))):
+            return _ZERO
+        else:
+            total = self.below(hi, hi_incl)
         if lo is not None:
             low = self.below(lo, not lo_incl)
             total = total - low
@@ -233,7 +239,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "e", "f", "k")
     QUERY_ID = "74c76a978541f8be"
-    LAYOUT_ID = "23dd895540bda508"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "8f1a3c940530caeb"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.s_rows = {}  # input rows: row -> multiplicity

@@ -199,8 +199,14 @@ class _RangeSum:
             node = node.kids[i]
 
     def range(self, lo, lo_incl, hi, hi_incl):
-        """Total payload at lo <(=) value <(=) hi; None is unbounded."""
-        total = sum(self.root.sums) if hi is None else self.below(hi, hi_incl)
+        """Total payload at lo <(=) value <(=) hi; None is unbounded. An
+        empty range (hi below lo: `c > d + 3 AND c < d + 1`) totals nothing."""
+        if hi is None:
+            total = sum(self.root.sums)
+        elif lo is not None and (hi < lo or (hi == lo and not (lo_incl and hi_incl))):
+            return _ZERO
+        else:
+            total = self.below(hi, hi_incl)
         if lo is not None:
             low = self.below(lo, not lo_incl)
             total = total - low
@@ -231,7 +237,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "g")
     QUERY_ID = "dbc2a4e39443017a"
-    LAYOUT_ID = "4d2fff313712948c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b5e1478f1f622a2a"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.s_rows = {}  # input rows: row -> multiplicity

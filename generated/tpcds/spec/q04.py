@@ -233,18 +233,6 @@ def _null_error(relation, row, spec):
     return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
-def _div(a, b):
-    """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
-    infinity with the sign of a / b (NaN for 0 / 0)."""
-    if a is None or b is None:
-        return None
-    if b == 0:
-        if a == 0 or a != a:
-            return float("nan")
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
 def _asc(v):
     """ORDER BY … ASC: values, then NaN, then NULL."""
     return (2,) if v is None else (1,) if v != v else (0, v)
@@ -321,6 +309,18 @@ class _Ordered:
     def __setstate__(self, state):
         self.counts, self.shown = state
         self.order = SortedKeyList(self.counts, key=_sort_key)
+
+
+def _div(a, b):
+    """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
+    infinity with the sign of a / b (NaN for 0 / 0)."""
+    if a is None or b is None:
+        return None
+    if b == 0:
+        if a == 0 or a != a:
+            return float("nan")
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
 
 
 def _make_derived1():
@@ -424,6 +424,15 @@ def _make_derived1():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -434,15 +443,6 @@ def _make_derived1():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -1662,6 +1662,15 @@ def _make_derived1():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -1672,15 +1681,6 @@ def _make_derived1():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -2977,6 +2977,15 @@ def _make_derived1():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
             infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -2987,15 +2996,6 @@ def _make_derived1():
                     return float("nan")
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
-
-        def _same(a, b):
-            """Whether two result rows (or None) are the same, NaN equal to NaN (an
-            aggregate's 0/0) as in SQL."""
-            if a is None or b is None:
-                return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -4240,6 +4240,15 @@ def _make_derived2():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -4250,15 +4259,6 @@ def _make_derived2():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -5478,6 +5478,15 @@ def _make_derived2():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -5488,15 +5497,6 @@ def _make_derived2():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -6793,6 +6793,15 @@ def _make_derived2():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
             infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -6803,15 +6812,6 @@ def _make_derived2():
                     return float("nan")
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
-
-        def _same(a, b):
-            """Whether two result rows (or None) are the same, NaN equal to NaN (an
-            aggregate's 0/0) as in SQL."""
-            if a is None or b is None:
-                return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -8056,6 +8056,15 @@ def _make_derived3():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -8066,15 +8075,6 @@ def _make_derived3():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -9294,6 +9294,15 @@ def _make_derived3():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -9304,15 +9313,6 @@ def _make_derived3():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -10609,6 +10609,15 @@ def _make_derived3():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
             infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -10619,15 +10628,6 @@ def _make_derived3():
                     return float("nan")
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
-
-        def _same(a, b):
-            """Whether two result rows (or None) are the same, NaN equal to NaN (an
-            aggregate's 0/0) as in SQL."""
-            if a is None or b is None:
-                return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -11872,6 +11872,15 @@ def _make_derived4():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -11882,15 +11891,6 @@ def _make_derived4():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -13110,6 +13110,15 @@ def _make_derived4():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -13120,15 +13129,6 @@ def _make_derived4():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -14425,6 +14425,15 @@ def _make_derived4():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
             infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -14435,15 +14444,6 @@ def _make_derived4():
                     return float("nan")
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
-
-        def _same(a, b):
-            """Whether two result rows (or None) are the same, NaN equal to NaN (an
-            aggregate's 0/0) as in SQL."""
-            if a is None or b is None:
-                return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -15688,6 +15688,15 @@ def _make_derived5():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -15698,15 +15707,6 @@ def _make_derived5():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -16926,6 +16926,15 @@ def _make_derived5():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -16936,15 +16945,6 @@ def _make_derived5():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -18241,6 +18241,15 @@ def _make_derived5():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
             infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -18251,15 +18260,6 @@ def _make_derived5():
                     return float("nan")
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
-
-        def _same(a, b):
-            """Whether two result rows (or None) are the same, NaN equal to NaN (an
-            aggregate's 0/0) as in SQL."""
-            if a is None or b is None:
-                return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -19504,6 +19504,15 @@ def _make_derived6():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -19514,15 +19523,6 @@ def _make_derived6():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -20742,6 +20742,15 @@ def _make_derived6():
                         )
                 return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+            def _same(a, b):
+                """Whether two result rows (or None) are the same, NaN equal to NaN (an
+                aggregate's 0/0) as in SQL."""
+                if a is None or b is None:
+                    return a is b
+                return len(a) == len(b) and all(
+                    x == y or (x != x and y != y) for x, y in zip(a, b)
+                )
+
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
                 infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -20752,15 +20761,6 @@ def _make_derived6():
                         return float("nan")
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
-
-            def _same(a, b):
-                """Whether two result rows (or None) are the same, NaN equal to NaN (an
-                aggregate's 0/0) as in SQL."""
-                if a is None or b is None:
-                    return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -22057,6 +22057,15 @@ def _make_derived6():
                     )
             return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
+        def _same(a, b):
+            """Whether two result rows (or None) are the same, NaN equal to NaN (an
+            aggregate's 0/0) as in SQL."""
+            if a is None or b is None:
+                return a is b
+            return len(a) == len(b) and all(
+                x == y or (x != x and y != y) for x, y in zip(a, b)
+            )
+
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
             infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -22067,15 +22076,6 @@ def _make_derived6():
                     return float("nan")
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
-
-        def _same(a, b):
-            """Whether two result rows (or None) are the same, NaN equal to NaN (an
-            aggregate's 0/0) as in SQL."""
-            if a is None or b is None:
-                return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.

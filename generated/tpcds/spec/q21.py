@@ -55,18 +55,6 @@ def _absent_message(relation, row):
     )
 
 
-def _div(a, b):
-    """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
-    infinity with the sign of a / b (NaN for 0 / 0)."""
-    if a is None or b is None:
-        return None
-    if b == 0:
-        if a == 0 or a != a:
-            return float("nan")
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
 def _asc(v):
     """ORDER BY … ASC: values, then NaN, then NULL."""
     return (2,) if v is None else (1,) if v != v else (0, v)
@@ -143,6 +131,18 @@ class _Ordered:
     def __setstate__(self, state):
         self.counts, self.shown = state
         self.order = SortedKeyList(self.counts, key=_sort_key)
+
+
+def _div(a, b):
+    """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
+    infinity with the sign of a / b (NaN for 0 / 0)."""
+    if a is None or b is None:
+        return None
+    if b == 0:
+        if a == 0 or a != a:
+            return float("nan")
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
 
 
 def _make_derived1():

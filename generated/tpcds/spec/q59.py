@@ -74,18 +74,6 @@ def _null_error(relation, row, spec):
     return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
-def _div(a, b):
-    """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
-    infinity with the sign of a / b (NaN for 0 / 0)."""
-    if a is None or b is None:
-        return None
-    if b == 0:
-        if a == 0 or a != a:
-            return float("nan")
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
 def _asc(v):
     """ORDER BY … ASC: values, then NaN, then NULL."""
     return (2,) if v is None else (1,) if v != v else (0, v)
@@ -162,6 +150,18 @@ class _Ordered:
     def __setstate__(self, state):
         self.counts, self.shown = state
         self.order = SortedKeyList(self.counts, key=_sort_key)
+
+
+def _div(a, b):
+    """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
+    infinity with the sign of a / b (NaN for 0 / 0)."""
+    if a is None or b is None:
+        return None
+    if b == 0:
+        if a == 0 or a != a:
+            return float("nan")
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
 
 
 def _make_derived1():

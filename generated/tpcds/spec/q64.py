@@ -173,6 +173,65 @@ def _null_error(relation, row, spec):
     return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
+def _asc(v):
+    """ORDER BY … ASC: values, then NaN, then NULL."""
+    return (2,) if v is None else (1,) if v != v else (0, v)
+
+
+def _sort_key(row):
+    """The ORDER BY key of a result row."""
+    return (_asc(row[0]), _asc(row[1]), _asc(row[20]), _asc(row[13]), _asc(row[16]))
+
+
+class _Ordered:
+    """The result in ORDER BY order: each row (its sort-only columns after
+    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
+    in push mode the rows LIMIT/OFFSET show."""
+
+    __slots__ = ("counts", "order", "shown")
+
+    def __init__(self):
+        self.counts = {}
+        self.order = SortedKeyList(key=_sort_key)
+        self.shown = {}
+
+    def apply(self, changes, report):
+        """Apply the result's row changes; return the changes of what the
+        query shows (when `report`)."""
+        counts, order = self.counts, self.order
+        for row, change in changes:
+            old = counts.get(row, 0)
+            new = old + change
+            if new:
+                counts[row] = new
+                if not old:
+                    order.add(row)
+            else:
+                del counts[row]
+                order.remove(row)
+        if not report:
+            return []
+        return changes
+
+    def items(self):
+        """(row, multiplicity) in ORDER BY order."""
+        counts = self.counts
+        for row in self.order:
+            m = counts[row]
+            yield row, m
+
+    def multiplicity(self, row):
+        """How often the query shows `row`."""
+        return self.counts.get(row, 0)
+
+    def __getstate__(self):
+        return (self.counts, self.shown)
+
+    def __setstate__(self, state):
+        self.counts, self.shown = state
+        self.order = SortedKeyList(self.counts, key=_sort_key)
+
+
 class _SortedGroup:
     """Tuples with payloads, ordered on one variable for range scans (an
     index on an inequality edge)."""
@@ -309,8 +368,14 @@ class _RangeSum:
             node = node.kids[i]
 
     def range(self, lo, lo_incl, hi, hi_incl):
-        """Total payload at lo <(=) value <(=) hi; None is unbounded."""
-        total = sum(self.root.sums) if hi is None else self.below(hi, hi_incl)
+        """Total payload at lo <(=) value <(=) hi; None is unbounded. An
+        empty range (hi below lo: `c > d + 3 AND c < d + 1`) totals nothing."""
+        if hi is None:
+            total = sum(self.root.sums)
+        elif lo is not None and (hi < lo or (hi == lo and not (lo_incl and hi_incl))):
+            return _ZERO
+        else:
+            total = self.below(hi, hi_incl)
         if lo is not None:
             low = self.below(lo, not lo_incl)
             total = total - low
@@ -327,65 +392,6 @@ class _RangeSum:
 
     def __setstate__(self, root):
         self.root = root
-
-
-def _asc(v):
-    """ORDER BY … ASC: values, then NaN, then NULL."""
-    return (2,) if v is None else (1,) if v != v else (0, v)
-
-
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_asc(row[0]), _asc(row[1]), _asc(row[20]), _asc(row[13]), _asc(row[16]))
-
-
-class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
-
-    __slots__ = ("counts", "order", "shown")
-
-    def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
-        self.shown = {}
-
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
-        return changes
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order."""
-        counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return self.counts.get(row, 0)
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _make_derived1():
@@ -46747,7 +46753,7 @@ class View:
         "cnt",
     )
     QUERY_ID = "cc47118bdc62c4b6"
-    LAYOUT_ID = "6d455937630aafb5"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "31bf754d0b30e9c0"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

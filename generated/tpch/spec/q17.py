@@ -66,6 +66,14 @@ def _null_error(relation, row, spec):
     return ViewError(f"None in a NOT NULL column of {relation}: {row!r}")
 
 
+def _same(a, b):
+    """Whether two result rows (or None) are the same, NaN equal to NaN (an
+    aggregate's 0/0) as in SQL."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
 def _div(a, b):
     """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
     infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -76,14 +84,6 @@ def _div(a, b):
             return float("nan")
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
-
-
-def _same(a, b):
-    """Whether two result rows (or None) are the same, NaN equal to NaN (an
-    aggregate's 0/0) as in SQL."""
-    if a is None or b is None:
-        return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
 
 
 def _make_scalar_1():

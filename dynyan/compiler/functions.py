@@ -1,0 +1,139 @@
+"""The one registry of SQL scalar functions and aggregate semantics.
+
+Generated modules (`render.Expressions`) and every benchmark peer
+(bench/peers: the first-order IVM, pydbsp and Pathway adapters) turn SQL
+functions and aggregates into Python through this module, so they compute
+the same values by construction:
+
+- `SCALARS`: per IR operator, the Python expression over rendered operands,
+  and the runtime helper (`dynyan.runtime.sqlfuncs`) it calls when one
+  expression is not enough. Generated modules get the helper inlined; a
+  peer evaluates rendered code in `peer_namespace`.
+- `aggregate_value`: an aggregate's SQL value from what a system keeps per
+  group (non-NULL argument count, running sum, extreme, distinct count).
+
+The semantics are DuckDB's (tests/test_functions.py runs every entry
+through the generated code, each peer and DuckDB): NULL in, NULL out; `/`
+is true division, by zero an IEEE infinity (NaN for 0 / 0); `%` takes the
+dividend's sign and is an error by zero; `+ INTERVAL n MONTH` clamps to the
+end of the month; SUM, AVG, MIN and MAX of no non-NULL value are NULL,
+COUNT of none is 0.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..runtime import sqlfuncs
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """One SQL function or operator on values."""
+
+    op: str  # the IR operator (dynyan.compiler.ir.Op.op)
+    python: str  # Python over the operands {0}, {1}, … (rendered, atomic)
+    helper: str | None = None  # the dynyan.runtime.sqlfuncs function it calls
+    uses_datetime: bool = False
+
+    def render(self, args: list[str]) -> str:
+        return self.python.format(*args)
+
+
+SCALARS = {
+    s.op: s
+    for s in (
+        Scalar("div", "_div({0}, {1})", helper="_div"),
+        Scalar("mod", "_mod({0}, {1})", helper="_mod"),
+        Scalar(
+            "add_months",
+            "_add_months({0}, {1})",
+            helper="_add_months",
+            uses_datetime=True,
+        ),
+        Scalar(
+            "add_days",
+            "({0} + datetime.timedelta(days={1}))",
+            uses_datetime=True,
+        ),
+        Scalar("year", "{0}.year"),
+        Scalar("month", "{0}.month"),
+        Scalar("day", "{0}.day"),
+        Scalar("upper", "{0}.upper()"),
+        Scalar("lower", "{0}.lower()"),
+        Scalar("abs", "abs({0})"),
+        Scalar("neg", "(-{0})"),
+        Scalar("concat", "(str({0}) + str({1}))"),
+    )
+}
+
+#: The runtime helpers by name, as peers call them.
+HELPERS: dict[str, Callable] = {
+    s.helper: getattr(sqlfuncs, s.helper) for s in SCALARS.values() if s.helper
+}
+
+
+def peer_namespace(constants=()) -> dict:
+    """Globals for code a peer renders with `render.Expressions`: the
+    helpers, the modules rendered code names, and the expressions'
+    `constants` ((name, source) pairs: compiled LIKE patterns)."""
+    ns = {**HELPERS, "datetime": datetime, "re": re}
+    for name, source in constants:
+        ns[name] = eval(source, ns)  # re.compile(<literal>), see Expressions._like
+    return ns
+
+
+# --- aggregates ----------------------------------------------------------------------
+
+AGGREGATES = ("count", "sum", "avg", "min", "max", "count_distinct")
+
+
+def aggregate_value(
+    kind: str,
+    nonnull: str,
+    total: str = "None",
+    extreme: str = "None",
+    distinct: str = "0",
+    empty: str | None = None,
+) -> str:
+    """Python for aggregate `kind`'s SQL value in one group, from Python
+    expressions for: the number of rows whose argument is not NULL
+    (`nonnull`; COUNT(*): all rows), the sum of those arguments (`total`),
+    their MIN or MAX (`extreme`, read only when there is one) and the number
+    of distinct ones (`distinct`). `empty`: a cheaper test that there is no
+    non-NULL argument, if the system has one (default `nonnull == 0`)."""
+    empty = empty or f"{nonnull} == 0"
+    if kind == "count":
+        return nonnull
+    if kind == "count_distinct":
+        return distinct
+    if kind == "sum":
+        return f"(None if {empty} else {total})"
+    if kind == "avg":
+        return f"(None if {empty} else {total} / {nonnull})"
+    if kind in ("min", "max"):
+        return f"(None if {empty} else {extreme})"
+    raise NotImplementedError(f"aggregate {kind}")
+
+
+def linear_total(terms) -> str:
+    """Python for Σ coef * value of (coef, value expression, decimal scale)
+    `terms`: a channel kept as an integer scaled by 10^scale (exact DECIMAL
+    sums) is divided back once, here."""
+    parts = []
+    for coef, value, scale in terms:
+        term = value if coef == 1 else f"{coef!r} * {value}"
+        if scale:
+            term = f"{term} / {10 ** scale}"
+        parts.append(term)
+    return "(" + (" + ".join(parts) or "0") + ")"
+
+
+def aggregate_function(kind: str) -> Callable:
+    """`aggregate_value` as a Python function f(nonnull, total, extreme,
+    distinct), for engines that apply a function per group (Pathway)."""
+    body = aggregate_value(kind, "n", "total", "extreme", "distinct")
+    return eval(f"lambda n, total=None, extreme=None, distinct=0: {body}")

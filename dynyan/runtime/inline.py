@@ -1,0 +1,214 @@
+"""Copy runtime helpers into a generated module, specialised to its payloads.
+
+A generated module imports only the standard library and sortedcontainers,
+so the renderer pastes the source of the helpers it uses (`helper_source`)
+instead of importing them. Payload arithmetic in a helper is written as
+calls of `payload._padd`, `_psub`, `_pcount` and `_psum`; each call is
+replaced by the expression the module's `Ring` gives for those operands
+(`a + b` for int payloads, `(a[0] + b[0], a[1] + b[1])` for pairs), so the
+inlined code is what one would write by hand for that width. The output
+depends only on the helpers' source and the ring: deterministic.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from dataclasses import dataclass
+from functools import cache
+
+
+@dataclass(frozen=True)
+class Helper:
+    """One top-level definition a generated module may include."""
+
+    name: str  # its name in the generated module
+    module: str  # the dynyan.runtime module defining it
+    source_name: str  # its name there
+    tuples_only: bool = False  # only where payloads are tuples (width > 1)
+
+
+# In the order a module defines them (each after what it uses at import).
+HELPERS = (
+    Helper("_SortedGroup", "sortedgroup", "_SortedGroup"),
+    Helper("_psum", "payload", "_psum_tuples", tuples_only=True),
+    Helper("_RangeNode", "rangesum", "_RangeNode"),
+    Helper("_RangeSum", "rangesum", "_RangeSum"),
+    Helper("_div", "sqlfuncs", "_div"),
+    Helper("_mod", "sqlfuncs", "_mod"),
+    Helper("_add_months", "sqlfuncs", "_add_months"),
+)
+BY_NAME = {h.name: h for h in HELPERS}
+
+#: Global names a helper may use that the generated module provides (its
+#: imports, its constants); tests/test_runtime_lib.py checks the helpers
+#: use nothing else.
+MODULE_GLOBALS = frozenset(
+    {
+        "_ZERO",
+        "SortedKeyList",
+        "itemgetter",
+        "bisect_left",
+        "bisect_right",
+        "math",
+        "datetime",
+    }
+)
+
+_PAYLOAD_CALLS = ("_padd", "_psub", "_pcount", "_psum")
+
+
+def helper_source(names, ring) -> str:
+    """The source of the helpers `names` and of the helpers they use, in
+    `HELPERS` order, specialised to `ring` (`dynyan.compiler.render.Ring`,
+    or anything with its `width`, `add`, `sub` and `count`); "" for none."""
+    wanted = closure(names, ring.width)
+    parts = [_specialise(h, ring) for h in HELPERS if h.name in wanted]
+    return "\n\n".join(parts) + ("\n" if parts else "")
+
+
+def closure(names, width: int) -> set[str]:
+    """`names` and the helpers they use (at any depth)."""
+    todo, out = list(names), set()
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        helper = BY_NAME[name]  # KeyError: not a runtime helper
+        if helper.tuples_only and width == 1:
+            continue  # int payloads: `_psum` is the builtin sum
+        out.add(name)
+        node = _definition(helper.module, helper.source_name)[1]
+        todo += sorted(_used_names(node) & set(BY_NAME) - out)
+    return out
+
+
+def namespace(names, ring) -> dict:
+    """The helpers `names` executed as a generated module would hold them
+    (with its imports and `_ZERO`): for tests of the specialised code."""
+    import bisect
+    import datetime
+    import math
+    import operator
+
+    from sortedcontainers import SortedKeyList
+
+    ns = {
+        "_ZERO": 0 if ring.width == 1 else (0,) * ring.width,
+        "SortedKeyList": SortedKeyList,
+        "itemgetter": operator.itemgetter,
+        "bisect_left": bisect.bisect_left,
+        "bisect_right": bisect.bisect_right,
+        "math": math,
+        "datetime": datetime,
+    }
+    exec(compile(helper_source(names, ring), "<dynyan runtime>", "exec"), ns)
+    return ns
+
+
+# --- reading and specialising the source -----------------------------------------
+
+
+@cache
+def _module_source(module: str) -> tuple[str, ast.Module]:
+    spec = importlib.util.find_spec(f"{__package__}.{module}")
+    text = spec.loader.get_source(spec.name)
+    return text, ast.parse(text)
+
+
+def _definition(module: str, name: str):
+    """(module source, the top-level def or class `name` in it)."""
+    text, tree = _module_source(module)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return text, node
+    raise LookupError(f"dynyan.runtime.{module} defines no {name}")
+
+
+def _used_names(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _specialise(helper: Helper, ring) -> str:
+    """The helper's definition with payload calls replaced for `ring`."""
+    text, node = _definition(helper.module, helper.source_name)
+    data = text.encode()
+    starts = [0]
+    for line in data.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(lineno, col):  # ast columns count UTF-8 bytes
+        return starts[lineno - 1] + col
+
+    parents = {
+        child: parent
+        for parent in ast.walk(node)
+        for child in ast.iter_child_nodes(parent)
+    }
+
+    def segment(n) -> str:
+        lo, hi = offset(n.lineno, n.col_offset), offset(n.end_lineno, n.end_col_offset)
+        return render(n, lo, hi)
+
+    def render(n, lo, hi) -> str:
+        """Source of data[lo:hi] (node n) with its outermost payload calls replaced."""
+        if _payload_call(n):
+            return call(n)
+        out, pos = [], lo
+        for sub in _outermost_calls(n):
+            s, e = offset(sub.lineno, sub.col_offset), offset(
+                sub.end_lineno, sub.end_col_offset
+            )
+            out += [data[pos:s].decode(), call(sub)]
+            pos = e
+        out.append(data[pos:hi].decode())
+        return "".join(out)
+
+    def operand(n) -> str:
+        atomic = isinstance(
+            n, (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)
+        )
+        text = segment(n)
+        return text if atomic and not _payload_call(n) else f"({text})"
+
+    def call(n) -> str:
+        fn = n.func.id
+        if len(n.args) != (2 if fn in ("_padd", "_psub") else 1) or n.keywords:
+            raise ValueError(f"{helper.name}: {fn} takes plain positional operands")
+        args = [operand(a) for a in n.args]
+        if fn == "_pcount":
+            return ring.count(args[0])
+        if fn == "_psum":
+            return f"{'sum' if ring.width == 1 else '_psum'}({segment(n.args[0])})"
+        expr = ring.add(*args) if fn == "_padd" else ring.sub(*args)
+        bare = isinstance(parents.get(n), (ast.Assign, ast.Return))
+        return expr if bare or expr.startswith("(") else f"({expr})"
+
+    source = segment(node)
+    if helper.source_name != helper.name:
+        head = "class " if isinstance(node, ast.ClassDef) else "def "
+        source = source.replace(head + helper.source_name, head + helper.name, 1)
+    return source
+
+
+def _payload_call(n) -> bool:
+    return (
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id in _PAYLOAD_CALLS
+    )
+
+
+def _outermost_calls(node):
+    """The payload calls inside `node` not nested in another one, in order."""
+    found = []
+
+    def walk(n):
+        for child in ast.iter_child_nodes(n):
+            if _payload_call(child):
+                found.append(child)
+            else:
+                walk(child)
+
+    walk(node)
+    return sorted(found, key=lambda c: (c.lineno, c.col_offset))

@@ -1,0 +1,389 @@
+"""The runtime helpers (dynyan/runtime) on their own: the range-sum B-tree,
+the sorted group and the SQL functions against naive models, both as
+ordinary modules (int payloads) and as inlined into a generated module
+(specialised to tuple payloads), and the inliner itself."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import calendar
+import datetime
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dynyan
+from dynyan.compiler.render import Ring
+from dynyan.runtime import inline, payload, rangesum, sortedgroup, sqlfuncs
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = sorted((ROOT / "generated").rglob("*.py"))
+
+# --- payload models ------------------------------------------------------------------
+
+WIDTHS = [1, 3]
+
+
+def pay(width: int, k: int, x: int):
+    """A payload of count k whose channels are k times a value (so they
+    vanish with the count, as in a view)."""
+    return k if width == 1 else (k, k * x, k * (x % 7 - 3))
+
+
+def padd(width, a, b):
+    return a + b if width == 1 else tuple(p + q for p, q in zip(a, b))
+
+
+def zero(width):
+    return 0 if width == 1 else (0,) * width
+
+
+def classes(width: int, fanout: int):
+    """(_RangeSum with a small FANOUT to exercise splits, _SortedGroup) as a
+    generated module with payloads of `width` holds them."""
+    if width == 1:  # the ordinary modules
+        base, group = rangesum._RangeSum, sortedgroup._SortedGroup
+    else:
+        ns = inline.namespace(["_RangeSum", "_SortedGroup"], Ring(width))
+        base, group = ns["_RangeSum"], ns["_SortedGroup"]
+    return type("SmallRangeSum", (base,), {"FANOUT": fanout}), group
+
+
+# one operation: (value, count change k >= 1, delete one instead?); the
+# channels of a value's payload are multiples of the value itself
+OPS = st.lists(
+    st.tuples(st.integers(-20, 20), st.integers(1, 3), st.booleans()), max_size=150
+)
+
+
+def check_tree(rs, model, width):
+    """B-tree invariants: sorted keys, every inner key the largest value
+    below it, every inner sum its child's total, nodes not overfull."""
+    leaves = []
+
+    def walk(node, depth):
+        assert node.keys == sorted(node.keys)
+        assert len(node.keys) <= 2 * rs.FANOUT
+        assert len(node.keys) == len(node.sums)
+        if node.kids is None:
+            leaves.append(depth)
+            return list(zip(node.keys, node.sums))
+        items = []
+        for key, total, kid in zip(node.keys, node.sums, node.kids):
+            below = walk(kid, depth + 1)
+            assert below and below[-1][0] == key
+            acc = zero(width)
+            for _, p in below:
+                acc = padd(width, acc, p)
+            assert acc == total
+            items += below
+        return items
+
+    items = walk(rs.root, 0)
+    assert len(set(leaves)) <= 1, "leaves at different depths"
+    assert dict(items) == {v: p for v, p in model.items()}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@settings(max_examples=60, deadline=None)
+@given(ops=OPS, probes=st.lists(st.integers(-22, 22), min_size=1, max_size=6))
+def test_range_sum_matches_a_dict(width, ops, probes):
+    RangeSum, _ = classes(width, fanout=2)
+    rs, model = RangeSum(), {}
+    for value, k, delete in ops:
+        d = pay(width, -1 if delete and value in model else k, value)
+        left = rs.add(value, d)
+        new = padd(width, model.get(value, zero(width)), d)
+        if (new if width == 1 else new[0]) == 0:
+            model.pop(value, None)
+        else:
+            model[value] = new
+        assert left == bool(model)
+    check_tree(rs, model, width)
+
+    def total(pred):
+        acc = zero(width)
+        for v, p in model.items():
+            if pred(v):
+                acc = padd(width, acc, p)
+        return acc
+
+    for p in probes:
+        assert rs.below(p, False) == total(lambda v: v < p)
+        assert rs.below(p, True) == total(lambda v: v <= p)
+        assert rs.besides(p) == total(lambda v: v != p)
+        for q in probes:
+            for lo_incl in (False, True):
+                for hi_incl in (False, True):
+                    expected = total(
+                        lambda v: (v > p or (lo_incl and v == p))
+                        and (v < q or (hi_incl and v == q))
+                    )
+                    assert rs.range(p, lo_incl, q, hi_incl) == expected
+            assert rs.range(None, True, q, False) == total(lambda v: v < q)
+            assert rs.range(p, False, None, True) == total(lambda v: v > p)
+        assert rs.range(None, True, None, True) == total(lambda v: True)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_range_sum_grows_and_empties(width):
+    """Thousands of values at the real fanout: several levels, then every
+    value deleted again leaves an empty tree."""
+    RangeSum = classes(width, fanout=rangesum._RangeSum.FANOUT)[0]
+    rs, model = RangeSum(), {}
+    values = [(i * 7919) % 20011 for i in range(20000)]
+    for v in values:
+        rs.add(v, pay(width, 1, v))
+        model[v] = pay(width, 1, v)
+    assert rs.root.kids is not None and rs.root.kids[0].kids is not None
+    check_tree(rs, model, width)
+    expected = zero(width)
+    for v in model:
+        if 100 <= v < 5000:
+            expected = padd(width, expected, model[v])
+    assert rs.range(100, True, 5000, False) == expected
+    for v in values:
+        left = rs.add(v, pay(width, -1, v))
+    assert not left and rs.root.keys == [] and rs.root.kids is None
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@settings(max_examples=60, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.integers(0, 9), st.integers(0, 3), st.integers(1, 2), st.booleans()
+        ),
+        max_size=80,
+    ),
+    bounds=st.tuples(
+        st.none() | st.integers(-1, 10),
+        st.booleans(),
+        st.none() | st.integers(-1, 10),
+        st.booleans(),
+    ),
+)
+def test_sorted_group_matches_a_dict(width, ops, bounds):
+    _, SortedGroup = classes(width, fanout=2)
+    group, model = SortedGroup(), {}  # entry -> (value, payload)
+    for value, tag, k, delete in ops:
+        entry = (value, tag)  # an entry's order value is part of it
+        if delete and entry in model:
+            d = padd(width, zero(width), model[entry][1])
+            d = -d if width == 1 else tuple(-c for c in d)
+        else:
+            d = pay(width, k, tag)
+        left = group.add(value, entry, d)
+        new = padd(width, model.get(entry, (value, zero(width)))[1], d)
+        if (new if width == 1 else new[0]) == 0:
+            model.pop(entry, None)
+        else:
+            model[entry] = (value, new)
+        assert left == bool(model)
+        assert group.get(entry) == (model[entry][1] if entry in model else None)
+    lo, lo_incl, hi, hi_incl = bounds
+
+    def inside(v):
+        return (lo is None or v > lo or (lo_incl and v == lo)) and (
+            hi is None or v < hi or (hi_incl and v == hi)
+        )
+
+    scanned = list(group.scan(lo, lo_incl, hi, hi_incl))
+    assert [model[e][0] for e, _ in scanned] == sorted(model[e][0] for e, _ in scanned)
+    assert dict(scanned) == {e: p for e, (v, p) in model.items() if inside(v)}
+    state = group.__getstate__()
+    copy = SortedGroup.__new__(SortedGroup)
+    copy.__setstate__(state)
+    assert list(copy.scan(None, True, None, True)) == list(
+        group.scan(None, True, None, True)
+    )
+
+
+@given(st.lists(st.tuples(st.integers(-9, 9), st.integers(-9, 9)), max_size=10))
+def test_psum_is_the_element_wise_sum(pairs):
+    ns = inline.namespace(["_psum"], Ring(2))
+    expected = (sum(a for a, _ in pairs), sum(b for _, b in pairs)) if pairs else (0, 0)
+    assert ns["_psum"](pairs) == expected
+    assert payload._psum([a for a, _ in pairs]) == expected[0]
+
+
+# --- SQL functions ---------------------------------------------------------------------
+
+
+@given(st.integers(-50, 50) | st.floats(-1e6, 1e6), st.integers(-5, 5))
+def test_div_is_true_division_with_ieee_values_by_zero(a, b):
+    q = sqlfuncs._div(a, b)
+    if b:
+        assert q == a / b
+    elif a == 0:
+        assert math.isnan(q)
+    else:
+        assert q == (math.inf if (a > 0) == (b >= 0) else -math.inf)
+    assert sqlfuncs._div(None, b) is None and sqlfuncs._div(a, None) is None
+
+
+@given(st.integers(-50, 50), st.integers(-9, 9).filter(bool))
+def test_mod_takes_the_sign_of_the_dividend(a, b):
+    r = sqlfuncs._mod(a, b)
+    assert r == int(math.fmod(a, b))
+    assert sqlfuncs._mod(None, b) is None
+
+
+def test_mod_by_zero_is_an_error():
+    with pytest.raises(ZeroDivisionError):
+        sqlfuncs._mod(7, 0)
+
+
+@given(
+    st.dates(datetime.date(1, 12, 1), datetime.date(9998, 1, 31)), st.integers(-11, 11)
+)
+def test_add_months_clamps_to_the_end_of_the_month(date, months):
+    out = sqlfuncs._add_months(date, months)
+    year, month = divmod(date.year * 12 + date.month - 1 + months, 12)
+    last = calendar.monthrange(year, month + 1)[1]
+    assert out == datetime.date(year, month + 1, min(date.day, last))
+
+
+# --- the inliner -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("helper", inline.HELPERS, ids=lambda h: h.name)
+def test_helpers_use_only_what_a_module_provides(helper):
+    """A helper's free names: builtins, the module's imports and `_ZERO`
+    (inline.MODULE_GLOBALS), other helpers, and its own locals."""
+    _, node = inline._definition(helper.module, helper.source_name)
+    loaded = {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    local = {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    local |= {n.arg for n in ast.walk(node) if isinstance(n, ast.arg)}
+    payload_calls = {"_padd", "_psub", "_pcount", "_psum"}
+    allowed = set(dir(builtins)) | inline.MODULE_GLOBALS | set(inline.BY_NAME)
+    assert loaded - local - allowed - payload_calls == set()
+
+
+@pytest.mark.parametrize("width", [1, 2, 4])
+def test_specialised_source_has_no_payload_calls_and_is_deterministic(width):
+    names = [h.name for h in inline.HELPERS]
+    text = inline.helper_source(names, Ring(width))
+    assert text == inline.helper_source(list(reversed(names)), Ring(width))
+    called = {
+        n.func.id
+        for n in ast.walk(ast.parse(text))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
+    assert not called & {"_padd", "_psub", "_pcount"}
+    assert ("_psum" in called) == (width > 1)
+    assert ("def _psum" in text) == (width > 1)
+
+
+def test_closure_adds_what_a_helper_uses():
+    assert inline.closure(["_RangeSum"], 1) == {"_RangeSum", "_RangeNode"}
+    assert inline.closure(["_RangeSum"], 3) == {"_RangeSum", "_RangeNode", "_psum"}
+    assert inline.closure(["_div"], 2) == {"_div"}
+
+
+def test_int_payload_source_is_the_hand_written_one():
+    """Width 1 inlines plain int arithmetic: no tuple, no call."""
+    text = inline.helper_source(["_RangeSum"], Ring(1))
+    assert "sums[i] = sums[i] + d" in text
+    assert "if new:" in text and "return total - at" in text
+    assert "[sum(root.sums)]" in text
+
+
+@pytest.mark.parametrize(
+    "path", GENERATED, ids=lambda p: p.relative_to(ROOT).as_posix()
+)
+def test_generated_modules_define_exactly_the_helpers_they_use(path):
+    """Each scope defines the helpers its code uses: the module, and each
+    inner view's factory function (`_make_…`), which carries its own."""
+
+    def check(body):
+        defined = {
+            n.name
+            for n in body
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+            and n.name in inline.BY_NAME
+        }
+        rest = [
+            n
+            for n in body
+            if not (
+                isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in defined
+            )
+        ]
+        factories = [
+            n
+            for n in rest
+            if isinstance(n, ast.FunctionDef) and n.name.startswith("_make_")
+        ]
+        used = {
+            n.id
+            for r in rest
+            if r not in factories
+            for n in ast.walk(r)
+            if isinstance(n, ast.Name)
+        }
+        width = 1 if "_psum" not in defined else 2
+        assert defined == inline.closure(used & set(inline.BY_NAME), width)
+        for factory in factories:
+            check(factory.body)
+
+    check(ast.parse(path.read_text()).body)
+
+
+RANGE_SQL = """
+CREATE TABLE r (a INTEGER, b INTEGER); CREATE TABLE s (b INTEGER, c INTEGER);
+SELECT s.c, COUNT(*) AS n, SUM(r.a) AS x FROM r, s WHERE r.b < s.b GROUP BY s.c
+"""
+
+
+def test_layout_id_follows_the_helper_code(monkeypatch):
+    """A snapshot holds _RangeSum objects: changing their code must change
+    LAYOUT_ID, so an old snapshot is refused rather than misread."""
+    before = dynyan.load(RANGE_SQL).View.LAYOUT_ID
+    original = inline._module_source
+
+    def patched(module):
+        text, _ = original(module)
+        if module == "rangesum":
+            text = text.replace("FANOUT = 64", "FANOUT = 32")
+        return text, ast.parse(text)
+
+    monkeypatch.setattr(inline, "_module_source", patched)
+    module = dynyan.load(RANGE_SQL)
+    assert module._RangeSum.FANOUT == 32
+    assert module.View.LAYOUT_ID != before
+
+
+def test_an_empty_range_weighs_nothing():
+    """`c > d + 3 AND c < d + 1` is never true: a range sum over it must be
+    zero, not the negative difference of two prefix sums (found by
+    test_range_sum_matches_a_dict)."""
+    import duckdb
+
+    schema = (
+        "CREATE TABLE r (a INTEGER, b INTEGER); CREATE TABLE s (b INTEGER, c INTEGER);"
+        " CREATE TABLE t (c INTEGER, d INTEGER);"
+    )
+    rows = {"r": [(1, 1)], "t": [(5, 5), (5, 2), (5, 3)], "s": [(1, 5), (1, 9)]}
+    con = duckdb.connect()
+    con.execute(schema)
+    for rel, rs in rows.items():
+        con.executemany(f"INSERT INTO {rel} VALUES (?, ?)", rs)
+    for where in ("s.c > t.d AND s.c < t.d", "s.c > t.d + 3 AND s.c < t.d + 1"):
+        sql = f"SELECT COUNT(*) AS n FROM r, s, t WHERE r.b = s.b AND {where}"
+        view = dynyan.load(schema + sql).View()
+        for rel, rs in rows.items():  # t before s: s's insert sums t's range
+            view.update(rel, rs)
+        assert list(view.rows()) == con.execute(sql).fetchall() == [(0,)]
