@@ -41,6 +41,7 @@ from ..runtime import inline
 from . import functions
 from .ir import (
     FLIPPED,
+    NULL_ABSORBING,
     AggRef,
     InnerTest,
     Lit,
@@ -152,6 +153,10 @@ def py(value) -> str:
 # Operators whose Python handles a NULL (None) operand as SQL does itself:
 # logic (three-valued in `condition`), CASE, and the helpers _div and _mod.
 _NULL_AWARE = {"and", "or", "not", "case", "div", "mod", "isnull"}
+# Operators whose value need not be NULL when an operand is: their operands
+# are never taken as NULL guards of a condition (`_leaves`).
+_ABSORBS_NULL = NULL_ABSORBING
+_NULL_AWARE |= _ABSORBS_NULL
 
 _INFIX_PY = {
     "add": "+",
@@ -212,6 +217,10 @@ class Expressions:
             return any(self.may_be_null(v) for v in (*e.args[1:-1:2], e.args[-1]))
         if isinstance(e, Op) and e.op == "isnull":
             return False
+        if isinstance(e, Op) and e.op == "nullif":
+            return True
+        if isinstance(e, Op) and e.op in ("coalesce", "greatest", "least"):
+            return all(self.may_be_null(a) for a in e.args)
         if isinstance(e, Op):
             return any(self.may_be_null(a) for a in e.args)
         return True
@@ -231,7 +240,14 @@ class Expressions:
             if isinstance(e.value, datetime.date):
                 self.uses_datetime = True
             return py(e.value)
-        a = [self.render(x, env) for x in e.args]
+        if e.op in _ABSORBS_NULL:  # operands may be NULL: render their tests
+            outer, self.guarded = self.guarded, False
+            try:
+                a = [self.render(x, env) for x in e.args]
+            finally:
+                self.guarded = outer
+        else:
+            a = [self.render(x, env) for x in e.args]
         text = self._op(e, a, env)
         if e.op in _NULL_AWARE:
             return text
@@ -277,6 +293,15 @@ class Expressions:
             return self._like(a[0], e.args[1].value)
         if op == "isnull":
             return f"({a[0]} is None)"
+        if op == "coalesce":  # the first operand that is not NULL, each once
+            out = a[-1]
+            for x in reversed(a[:-1]):
+                name, first = self._once(x)
+                out = f"({name} if {first} is not None else {out})"
+            return out
+        if op == "nullif":
+            (x, x_first), (y, y_first) = self._once(a[0]), self._once(a[1])
+            return f"(None if {x_first} is None or {x} == {y_first} else {x})"
         raise RenderError(f"no Python for operator {op}")
 
     def _inner_test(self, e: InnerTest, env) -> str:
@@ -322,6 +347,16 @@ class Expressions:
             f" and {x} {_INFIX_PY[e.op]} {t})"
         )
 
+    def _once(self, text: str) -> tuple[str, str]:
+        """(a name for the value of Python `text`, the expression to use at
+        its first evaluation): a temporary bound there, unless `text` is a
+        name or a constant already."""
+        if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*|-?[0-9.e]+|'[^']*'", text):
+            return text, text
+        self.fresh += 1
+        t = f"_t{self.fresh}"
+        return t, f"({t} := {text})"
+
     def nonnull(self, e, env) -> str:
         """Python that is true exactly when the SQL value of `e` is not NULL
         ("True" when it never is). AND/OR/NOT are refused by the frontend."""
@@ -333,6 +368,8 @@ class Expressions:
             return "False" if e.value is None else "True"
         if isinstance(e, InnerTest) or e.op == "isnull":
             return "True"
+        if e.op in _ABSORBS_NULL and e.op != "case":
+            return f"{self.render(e, env)} is not None"
         if e.op == "case":
             out = self.nonnull(e.args[-1], env)
             for cond, val in reversed(list(zip(e.args[:-1:2], e.args[1:-1:2]))):
@@ -404,7 +441,7 @@ def _leaves(e):
     """The column and variable references of an expression (may be NULL)."""
     if isinstance(e, (Ref, Var, AggRef)):
         yield e
-    elif isinstance(e, Op) and e.op != "isnull":  # IS NULL takes a NULL
+    elif isinstance(e, Op) and e.op not in _ABSORBS_NULL:  # IS NULL takes a NULL
         for a in e.args:
             yield from _leaves(a)
 
@@ -997,13 +1034,14 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
     for p in query.predicates:
         for v in p.vars:
             computed[v] = False
+    # SELECT and HAVING expressions propagate NULL as SQL does (Expressions)
     for o in query.outputs:
         if not isinstance(o.expr, Var):
             for v in var_refs(o.expr):
-                computed[v.name] = False
+                computed.setdefault(v.name, True)
     if query.having is not None:
         for v in var_refs(query.having):
-            computed[v.name] = False
+            computed.setdefault(v.name, True)
     for a in query.aggregates:  # kept in a sorted multiset, NULLs left out
         if a.kind in ("min", "max") and a.arg in query.extra_vars:
             computed.setdefault(a.arg, True)

@@ -37,6 +37,8 @@ HELPERS = (
     Helper("_div", "sqlfuncs", "_div"),
     Helper("_mod", "sqlfuncs", "_mod"),
     Helper("_add_months", "sqlfuncs", "_add_months"),
+    Helper("_greatest", "sqlfuncs", "_greatest"),
+    Helper("_least", "sqlfuncs", "_least"),
 )
 BY_NAME = {h.name: h for h in HELPERS}
 

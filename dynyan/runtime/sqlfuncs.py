@@ -33,6 +33,26 @@ def _mod(a, b):
     return -r if a < 0 else r
 
 
+def _greatest(*values):
+    """GREATEST as DuckDB: NULLs are skipped (NULL when all are), NaN is
+    above every number."""
+    best = None
+    for v in values:
+        if v is not None and (best is None or v > best or v != v):
+            best = v
+    return best
+
+
+def _least(*values):
+    """LEAST as DuckDB: NULLs are skipped (NULL when all are), NaN only
+    when every value is NaN."""
+    best = None
+    for v in values:
+        if v is not None and (best is None or v < best or best != best):
+            best = v
+    return best
+
+
 def _add_months(date, months):
     """date + INTERVAL 'months' MONTH, clamped to the end of the month."""
     total = date.year * 12 + date.month - 1 + months

@@ -58,8 +58,15 @@ SELECT_PASSES = (
 def parse_query(sql: str, schema: str | None = None, passes=None) -> Query:
     """Parse `sql` (CREATE TABLEs + one query) into a `Query` (`passes`: the
     tree passes to run, for tests; all by default)."""
+    from ..planner import is_acyclic  # what the next stage can join decides
+
     program = read_program(sql, schema)
-    ctx = Context(dict(program.relations), program.views, compile=compile_select)
+    ctx = Context(
+        dict(program.relations),
+        program.views,
+        compile=compile_select,
+        acyclic=is_acyclic,
+    )
     tree = program.query.copy()
     for step in TREE_PASSES if passes is None else passes:
         tree = step(tree, ctx)
@@ -79,7 +86,8 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
     for step in SELECT_PASSES:
         select = step(select, ctx)
     query = SelectBuilder(ctx.relations, ctx.tests).build(select)
-    if choose_bags(query) is not None:  # cyclic: bags of tables as inner views
+    cyclic = ctx.acyclic is not None and not ctx.acyclic(query)
+    if cyclic and choose_bags(query) is not None:  # bags of tables as inner views
         select = unnest_subqueries(decompose_cycles(select, ctx, query), ctx)
         query = SelectBuilder(ctx.relations, ctx.tests).build(select)
     if ctx.subqueries:

@@ -23732,14 +23732,7 @@ class View:
                                                         v_customer_id
                                                     ].items():
                                                         if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_year_total is not None
-                                                            and v_t_s_secyear_year_total
-                                                            is not None
-                                                            and (
+                                                            (
                                                                 None
                                                                 if (
                                                                     _div(
@@ -23807,15 +23800,7 @@ class View:
                                                                 )
                                                             )
                                                         ) and (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and v_t_w_secyear_year_total
-                                                            is not None
-                                                            and (
+                                                            (
                                                                 None
                                                                 if (
                                                                     _div(
@@ -24108,14 +24093,7 @@ class View:
                                                         v_customer_id
                                                     ].items():
                                                         if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_year_total is not None
-                                                            and v_t_s_secyear_year_total
-                                                            is not None
-                                                            and (
+                                                            (
                                                                 None
                                                                 if (
                                                                     _div(
@@ -24183,15 +24161,7 @@ class View:
                                                                 )
                                                             )
                                                         ) and (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and v_t_w_secyear_year_total
-                                                            is not None
-                                                            and (
+                                                            (
                                                                 None
                                                                 if (
                                                                     _div(
@@ -24429,14 +24399,7 @@ class View:
                                                     v_customer_id
                                                 ].items():
                                                     if (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and v_t_c_secyear_year_total
-                                                        is not None
-                                                        and v_year_total is not None
-                                                        and v_t_s_secyear_year_total
-                                                        is not None
-                                                        and (
+                                                        (
                                                             None
                                                             if (
                                                                 _div(
@@ -24503,15 +24466,7 @@ class View:
                                                             )
                                                         )
                                                     ) and (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and v_t_c_secyear_year_total
-                                                        is not None
-                                                        and v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and v_t_w_secyear_year_total
-                                                        is not None
-                                                        and (
+                                                        (
                                                             None
                                                             if (
                                                                 _div(
@@ -24733,14 +24688,7 @@ class View:
                                                 v_customer_id
                                             ].items():
                                                 if (
-                                                    v_t_c_firstyear_year_total
-                                                    is not None
-                                                    and v_t_c_secyear_year_total
-                                                    is not None
-                                                    and v_year_total is not None
-                                                    and v_t_s_secyear_year_total
-                                                    is not None
-                                                    and (
+                                                    (
                                                         None
                                                         if (
                                                             _div(
@@ -24803,15 +24751,7 @@ class View:
                                                         )
                                                     )
                                                 ) and (
-                                                    v_t_c_firstyear_year_total
-                                                    is not None
-                                                    and v_t_c_secyear_year_total
-                                                    is not None
-                                                    and v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and v_t_w_secyear_year_total
-                                                    is not None
-                                                    and (
+                                                    (
                                                         None
                                                         if (
                                                             _div(
@@ -25019,11 +24959,7 @@ class View:
                                             v_customer_id
                                         ].items():
                                             if (
-                                                v_t_c_firstyear_year_total is not None
-                                                and v_t_c_secyear_year_total is not None
-                                                and v_year_total is not None
-                                                and v_t_s_secyear_year_total is not None
-                                                and (
+                                                (
                                                     None
                                                     if (
                                                         _div(
@@ -25083,12 +25019,7 @@ class View:
                                                     )
                                                 )
                                             ) and (
-                                                v_t_c_firstyear_year_total is not None
-                                                and v_t_c_secyear_year_total is not None
-                                                and v_t_w_firstyear_year_total
-                                                is not None
-                                                and v_t_w_secyear_year_total is not None
-                                                and (
+                                                (
                                                     None
                                                     if (
                                                         _div(
@@ -25271,11 +25202,7 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_c_firstyear_year_total is not None
-                                            and v_t_c_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
+                                            (
                                                 None
                                                 if (
                                                     _div(
@@ -25335,11 +25262,7 @@ class View:
                                                 )
                                             )
                                         ) and (
-                                            v_t_c_firstyear_year_total is not None
-                                            and v_t_c_secyear_year_total is not None
-                                            and v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and (
+                                            (
                                                 None
                                                 if (
                                                     _div(

@@ -9281,13 +9281,34 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            None
+                                            if (
+                                                _div(
+                                                    v_t_w_secyear_year_total,
+                                                    v_t_w_firstyear_year_total,
+                                                )
                                                 if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else 0.0
+                                            )
+                                            is None
+                                            or (
+                                                _div(
+                                                    v_t_s_secyear_year_total,
+                                                    v_year_total,
+                                                )
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else 0.0
+                                            )
+                                            is None
+                                            else (
+                                                (
                                                     _div(
                                                         v_t_w_secyear_year_total,
                                                         v_t_w_firstyear_year_total,
@@ -9302,8 +9323,7 @@ class View:
                                                     )
                                                     else 0.0
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -9313,35 +9333,6 @@ class View:
                                                         and (v_year_total > 0)
                                                     )
                                                     else 0.0
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else 0.0
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else 0.0
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9519,13 +9510,34 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            None
+                                            if (
+                                                _div(
+                                                    v_t_w_secyear_year_total,
+                                                    v_t_w_firstyear_year_total,
+                                                )
                                                 if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else 0.0
+                                            )
+                                            is None
+                                            or (
+                                                _div(
+                                                    v_t_s_secyear_year_total,
+                                                    v_year_total,
+                                                )
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else 0.0
+                                            )
+                                            is None
+                                            else (
+                                                (
                                                     _div(
                                                         v_t_w_secyear_year_total,
                                                         v_t_w_firstyear_year_total,
@@ -9540,8 +9552,7 @@ class View:
                                                     )
                                                     else 0.0
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -9551,35 +9562,6 @@ class View:
                                                         and (v_year_total > 0)
                                                     )
                                                     else 0.0
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else 0.0
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else 0.0
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9702,13 +9684,30 @@ class View:
                                     v_customer_id
                                 ].items():
                                     if (
-                                        v_t_w_firstyear_year_total is not None
-                                        and v_t_w_secyear_year_total is not None
-                                        and v_year_total is not None
-                                        and v_t_s_secyear_year_total is not None
-                                        and (
-                                            None
+                                        None
+                                        if (
+                                            _div(
+                                                v_t_w_secyear_year_total,
+                                                v_t_w_firstyear_year_total,
+                                            )
                                             if (
+                                                v_t_w_firstyear_year_total is not None
+                                                and (v_t_w_firstyear_year_total > 0)
+                                            )
+                                            else 0.0
+                                        )
+                                        is None
+                                        or (
+                                            _div(v_t_s_secyear_year_total, v_year_total)
+                                            if (
+                                                v_year_total is not None
+                                                and (v_year_total > 0)
+                                            )
+                                            else 0.0
+                                        )
+                                        is None
+                                        else (
+                                            (
                                                 _div(
                                                     v_t_w_secyear_year_total,
                                                     v_t_w_firstyear_year_total,
@@ -9720,8 +9719,7 @@ class View:
                                                 )
                                                 else 0.0
                                             )
-                                            is None
-                                            or (
+                                            > (
                                                 _div(
                                                     v_t_s_secyear_year_total,
                                                     v_year_total,
@@ -9731,35 +9729,6 @@ class View:
                                                     and (v_year_total > 0)
                                                 )
                                                 else 0.0
-                                            )
-                                            is None
-                                            else (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else 0.0
-                                                )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else 0.0
-                                                )
                                             )
                                         )
                                     ):  # conditions on result rows
@@ -9864,13 +9833,30 @@ class View:
                                 v_customer_id
                             ].items():
                                 if (
-                                    v_t_w_firstyear_year_total is not None
-                                    and v_t_w_secyear_year_total is not None
-                                    and v_year_total is not None
-                                    and v_t_s_secyear_year_total is not None
-                                    and (
-                                        None
+                                    None
+                                    if (
+                                        _div(
+                                            v_t_w_secyear_year_total,
+                                            v_t_w_firstyear_year_total,
+                                        )
                                         if (
+                                            v_t_w_firstyear_year_total is not None
+                                            and (v_t_w_firstyear_year_total > 0)
+                                        )
+                                        else 0.0
+                                    )
+                                    is None
+                                    or (
+                                        _div(v_t_s_secyear_year_total, v_year_total)
+                                        if (
+                                            v_year_total is not None
+                                            and (v_year_total > 0)
+                                        )
+                                        else 0.0
+                                    )
+                                    is None
+                                    else (
+                                        (
                                             _div(
                                                 v_t_w_secyear_year_total,
                                                 v_t_w_firstyear_year_total,
@@ -9881,40 +9867,13 @@ class View:
                                             )
                                             else 0.0
                                         )
-                                        is None
-                                        or (
+                                        > (
                                             _div(v_t_s_secyear_year_total, v_year_total)
                                             if (
                                                 v_year_total is not None
                                                 and (v_year_total > 0)
                                             )
                                             else 0.0
-                                        )
-                                        is None
-                                        else (
-                                            (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
-                                                )
-                                                if (
-                                                    v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and (v_t_w_firstyear_year_total > 0)
-                                                )
-                                                else 0.0
-                                            )
-                                            > (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
-                                                )
-                                                if (
-                                                    v_year_total is not None
-                                                    and (v_year_total > 0)
-                                                )
-                                                else 0.0
-                                            )
                                         )
                                     )
                                 ):  # conditions on result rows

@@ -1560,41 +1560,36 @@ class View:
             raise ViewError(_arity_message("derived1", 4, row))
         v_w_warehouse_name, v_i_item_id, v_inv_before, v_inv_after = row
         keep_x = (
-            v_inv_before is not None
-            and v_inv_after is not None
-            and (
-                None
-                if (
-                    _div(v_inv_after, v_inv_before)
-                    if (v_inv_before is not None and (v_inv_before > 0))
-                    else None
-                )
-                is None
-                else (
-                    (
-                        _div(v_inv_after, v_inv_before)
-                        if (v_inv_before is not None and (v_inv_before > 0))
-                        else None
-                    )
-                    >= _div(2.0, 3.0)
-                )
+            None
+            if (
+                _div(v_inv_after, v_inv_before)
+                if (v_inv_before is not None and (v_inv_before > 0))
+                else None
             )
-            and (
-                None
-                if (
+            is None
+            else (
+                (
                     _div(v_inv_after, v_inv_before)
                     if (v_inv_before is not None and (v_inv_before > 0))
                     else None
                 )
-                is None
-                else (
-                    (
-                        _div(v_inv_after, v_inv_before)
-                        if (v_inv_before is not None and (v_inv_before > 0))
-                        else None
-                    )
-                    <= _div(3.0, 2.0)
+                >= _div(2.0, 3.0)
+            )
+        ) and (
+            None
+            if (
+                _div(v_inv_after, v_inv_before)
+                if (v_inv_before is not None and (v_inv_before > 0))
+                else None
+            )
+            is None
+            else (
+                (
+                    _div(v_inv_after, v_inv_before)
+                    if (v_inv_before is not None and (v_inv_before > 0))
+                    else None
                 )
+                <= _div(3.0, 2.0)
             )
         )
         store = self.derived1_rows

@@ -5712,14 +5712,7 @@ class View:
                                                         v_ca_county
                                                     ].items():
                                                         if (
-                                                            v_web_sales is not None
-                                                            and v_ws2_web_sales
-                                                            is not None
-                                                            and v_store_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and (
+                                                            (
                                                                 None
                                                                 if (
                                                                     _div(
@@ -5787,14 +5780,7 @@ class View:
                                                                 )
                                                             )
                                                         ) and (
-                                                            v_ws2_web_sales is not None
-                                                            and v_ws3_web_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and v_ss3_store_sales
-                                                            is not None
-                                                            and (
+                                                            (
                                                                 None
                                                                 if (
                                                                     _div(
@@ -6051,14 +6037,7 @@ class View:
                                                         v_ca_county
                                                     ].items():
                                                         if (
-                                                            v_web_sales is not None
-                                                            and v_ws2_web_sales
-                                                            is not None
-                                                            and v_store_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and (
+                                                            (
                                                                 None
                                                                 if (
                                                                     _div(
@@ -6126,14 +6105,7 @@ class View:
                                                                 )
                                                             )
                                                         ) and (
-                                                            v_ws2_web_sales is not None
-                                                            and v_ws3_web_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and v_ss3_store_sales
-                                                            is not None
-                                                            and (
+                                                            (
                                                                 None
                                                                 if (
                                                                     _div(
@@ -6374,12 +6346,7 @@ class View:
                                                     v_ca_county
                                                 ].items():
                                                     if (
-                                                        v_web_sales is not None
-                                                        and v_ws2_web_sales is not None
-                                                        and v_store_sales is not None
-                                                        and v_ss2_store_sales
-                                                        is not None
-                                                        and (
+                                                        (
                                                             None
                                                             if (
                                                                 _div(
@@ -6446,13 +6413,7 @@ class View:
                                                             )
                                                         )
                                                     ) and (
-                                                        v_ws2_web_sales is not None
-                                                        and v_ws3_web_sales is not None
-                                                        and v_ss2_store_sales
-                                                        is not None
-                                                        and v_ss3_store_sales
-                                                        is not None
-                                                        and (
+                                                        (
                                                             None
                                                             if (
                                                                 _div(
@@ -6677,11 +6638,7 @@ class View:
                                                 v_ca_county
                                             ].items():
                                                 if (
-                                                    v_web_sales is not None
-                                                    and v_ws2_web_sales is not None
-                                                    and v_store_sales is not None
-                                                    and v_ss2_store_sales is not None
-                                                    and (
+                                                    (
                                                         None
                                                         if (
                                                             _div(
@@ -6741,11 +6698,7 @@ class View:
                                                         )
                                                     )
                                                 ) and (
-                                                    v_ws2_web_sales is not None
-                                                    and v_ws3_web_sales is not None
-                                                    and v_ss2_store_sales is not None
-                                                    and v_ss3_store_sales is not None
-                                                    and (
+                                                    (
                                                         None
                                                         if (
                                                             _div(
@@ -6950,11 +6903,7 @@ class View:
                                             v_ca_county
                                         ].items():
                                             if (
-                                                v_web_sales is not None
-                                                and v_ws2_web_sales is not None
-                                                and v_store_sales is not None
-                                                and v_ss2_store_sales is not None
-                                                and (
+                                                (
                                                     None
                                                     if (
                                                         _div(
@@ -7006,11 +6955,7 @@ class View:
                                                     )
                                                 )
                                             ) and (
-                                                v_ws2_web_sales is not None
-                                                and v_ws3_web_sales is not None
-                                                and v_ss2_store_sales is not None
-                                                and v_ss3_store_sales is not None
-                                                and (
+                                                (
                                                     None
                                                     if (
                                                         _div(
@@ -7180,11 +7125,7 @@ class View:
                                         v_ca_county
                                     ].items():
                                         if (
-                                            v_web_sales is not None
-                                            and v_ws2_web_sales is not None
-                                            and v_store_sales is not None
-                                            and v_ss2_store_sales is not None
-                                            and (
+                                            (
                                                 None
                                                 if (
                                                     _div(v_ws2_web_sales, v_web_sales)
@@ -7231,11 +7172,7 @@ class View:
                                                 )
                                             )
                                         ) and (
-                                            v_ws2_web_sales is not None
-                                            and v_ws3_web_sales is not None
-                                            and v_ss2_store_sales is not None
-                                            and v_ss3_store_sales is not None
-                                            and (
+                                            (
                                                 None
                                                 if (
                                                     _div(

@@ -963,7 +963,6 @@ def _make_derived1():
                 raise _null_error("household_demographics", row, ((0, "hd_demo_sk"),))
             keep_household_demographics = (
                 c_household_demographics_hd_vehicle_count is not None
-                and c_household_demographics_hd_dep_count is not None
                 and (c_household_demographics_hd_vehicle_count > 0)
                 and (
                     None

@@ -3376,8 +3376,22 @@ class View:
                         v_total,
                         (
                             None
-                            if _div(v_promotions, v_total) is None
-                            else (_div(v_promotions, v_total) * 100)
+                            if _div(
+                                (None if v_promotions is None else float(v_promotions)),
+                                (None if v_total is None else float(v_total)),
+                            )
+                            is None
+                            else (
+                                _div(
+                                    (
+                                        None
+                                        if v_promotions is None
+                                        else float(v_promotions)
+                                    ),
+                                    (None if v_total is None else float(v_total)),
+                                )
+                                * 100
+                            )
                         ),
                     )
                     _v = _p * _m3
@@ -3449,8 +3463,22 @@ class View:
                         v_total,
                         (
                             None
-                            if _div(v_promotions, v_total) is None
-                            else (_div(v_promotions, v_total) * 100)
+                            if _div(
+                                (None if v_promotions is None else float(v_promotions)),
+                                (None if v_total is None else float(v_total)),
+                            )
+                            is None
+                            else (
+                                _div(
+                                    (
+                                        None
+                                        if v_promotions is None
+                                        else float(v_promotions)
+                                    ),
+                                    (None if v_total is None else float(v_total)),
+                                )
+                                * 100
+                            )
                         ),
                     )
                     _v = _p * _m3

@@ -2321,7 +2321,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 1))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2332,7 +2332,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 1))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2350,7 +2350,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 2))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2361,7 +2361,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 2))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2379,7 +2379,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 3))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2390,7 +2390,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 3))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2408,7 +2408,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 4))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2419,7 +2419,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 4))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2437,7 +2437,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 5))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2448,7 +2448,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 5))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2466,7 +2466,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 6))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2477,7 +2477,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 6))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2495,7 +2495,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 7))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2506,7 +2506,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 7))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2524,7 +2524,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 8))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2535,7 +2535,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 8))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2553,7 +2553,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 9))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2564,7 +2564,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 9))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2582,7 +2582,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 10))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2593,7 +2593,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 10))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2611,7 +2611,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 11))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2622,7 +2622,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 11))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2640,7 +2640,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 12))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2651,7 +2651,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 12))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2669,7 +2669,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 1))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2680,7 +2680,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 1))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2698,7 +2698,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 2))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2709,7 +2709,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 2))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2727,7 +2727,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 3))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2738,7 +2738,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 3))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2756,7 +2756,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 4))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2767,7 +2767,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 4))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2785,7 +2785,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 5))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2796,7 +2796,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 5))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2814,7 +2814,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 6))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2825,7 +2825,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 6))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2843,7 +2843,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 7))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2854,7 +2854,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 7))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2872,7 +2872,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 8))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2883,7 +2883,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 8))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2901,7 +2901,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 9))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2912,7 +2912,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 9))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2930,7 +2930,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 10))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2941,7 +2941,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 10))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2959,7 +2959,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 11))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2970,7 +2970,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 11))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2988,7 +2988,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 12))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2999,7 +2999,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 12))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5156,7 +5156,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 1))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5167,7 +5167,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 1))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5185,7 +5185,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 2))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5196,7 +5196,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 2))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5214,7 +5214,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 3))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5225,7 +5225,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 3))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5243,7 +5243,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 4))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5254,7 +5254,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 4))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5272,7 +5272,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 5))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5283,7 +5283,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 5))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5301,7 +5301,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 6))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5312,7 +5312,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 6))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5330,7 +5330,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 7))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5341,7 +5341,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 7))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5359,7 +5359,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 8))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5370,7 +5370,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 8))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5388,7 +5388,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 9))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5399,7 +5399,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 9))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5417,7 +5417,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 10))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5428,7 +5428,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 10))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5446,7 +5446,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 11))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5457,7 +5457,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 11))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5475,7 +5475,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 12))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5486,7 +5486,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 12))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5504,7 +5504,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 1))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5515,7 +5515,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 1))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5533,7 +5533,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 2))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5544,7 +5544,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 2))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5562,7 +5562,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 3))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5573,7 +5573,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 3))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5591,7 +5591,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 4))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5602,7 +5602,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 4))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5620,7 +5620,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 5))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5631,7 +5631,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 5))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5649,7 +5649,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 6))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5660,7 +5660,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 6))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5678,7 +5678,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 7))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5689,7 +5689,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 7))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5707,7 +5707,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 8))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5718,7 +5718,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 8))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5736,7 +5736,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 9))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5747,7 +5747,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 9))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5765,7 +5765,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 10))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5776,7 +5776,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 10))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5794,7 +5794,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 11))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5805,7 +5805,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 11))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5823,7 +5823,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 12))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5834,7 +5834,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 12))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )

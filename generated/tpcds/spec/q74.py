@@ -8646,13 +8646,34 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            None
+                                            if (
+                                                _div(
+                                                    v_t_w_secyear_year_total,
+                                                    v_t_w_firstyear_year_total,
+                                                )
                                                 if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else None
+                                            )
+                                            is None
+                                            or (
+                                                _div(
+                                                    v_t_s_secyear_year_total,
+                                                    v_year_total,
+                                                )
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else None
+                                            )
+                                            is None
+                                            else (
+                                                (
                                                     _div(
                                                         v_t_w_secyear_year_total,
                                                         v_t_w_firstyear_year_total,
@@ -8667,8 +8688,7 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -8678,35 +8698,6 @@ class View:
                                                         and (v_year_total > 0)
                                                     )
                                                     else None
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else None
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else None
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -8874,13 +8865,34 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            None
+                                            if (
+                                                _div(
+                                                    v_t_w_secyear_year_total,
+                                                    v_t_w_firstyear_year_total,
+                                                )
                                                 if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else None
+                                            )
+                                            is None
+                                            or (
+                                                _div(
+                                                    v_t_s_secyear_year_total,
+                                                    v_year_total,
+                                                )
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else None
+                                            )
+                                            is None
+                                            else (
+                                                (
                                                     _div(
                                                         v_t_w_secyear_year_total,
                                                         v_t_w_firstyear_year_total,
@@ -8895,8 +8907,7 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -8906,35 +8917,6 @@ class View:
                                                         and (v_year_total > 0)
                                                     )
                                                     else None
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else None
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else None
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9059,13 +9041,30 @@ class View:
                                     v_customer_id
                                 ].items():
                                     if (
-                                        v_t_w_firstyear_year_total is not None
-                                        and v_t_w_secyear_year_total is not None
-                                        and v_year_total is not None
-                                        and v_t_s_secyear_year_total is not None
-                                        and (
-                                            None
+                                        None
+                                        if (
+                                            _div(
+                                                v_t_w_secyear_year_total,
+                                                v_t_w_firstyear_year_total,
+                                            )
                                             if (
+                                                v_t_w_firstyear_year_total is not None
+                                                and (v_t_w_firstyear_year_total > 0)
+                                            )
+                                            else None
+                                        )
+                                        is None
+                                        or (
+                                            _div(v_t_s_secyear_year_total, v_year_total)
+                                            if (
+                                                v_year_total is not None
+                                                and (v_year_total > 0)
+                                            )
+                                            else None
+                                        )
+                                        is None
+                                        else (
+                                            (
                                                 _div(
                                                     v_t_w_secyear_year_total,
                                                     v_t_w_firstyear_year_total,
@@ -9077,8 +9076,7 @@ class View:
                                                 )
                                                 else None
                                             )
-                                            is None
-                                            or (
+                                            > (
                                                 _div(
                                                     v_t_s_secyear_year_total,
                                                     v_year_total,
@@ -9088,35 +9086,6 @@ class View:
                                                     and (v_year_total > 0)
                                                 )
                                                 else None
-                                            )
-                                            is None
-                                            else (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
-                                                )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else None
-                                                )
                                             )
                                         )
                                     ):  # conditions on result rows
@@ -9223,13 +9192,30 @@ class View:
                                 v_customer_id
                             ].items():
                                 if (
-                                    v_t_w_firstyear_year_total is not None
-                                    and v_t_w_secyear_year_total is not None
-                                    and v_year_total is not None
-                                    and v_t_s_secyear_year_total is not None
-                                    and (
-                                        None
+                                    None
+                                    if (
+                                        _div(
+                                            v_t_w_secyear_year_total,
+                                            v_t_w_firstyear_year_total,
+                                        )
                                         if (
+                                            v_t_w_firstyear_year_total is not None
+                                            and (v_t_w_firstyear_year_total > 0)
+                                        )
+                                        else None
+                                    )
+                                    is None
+                                    or (
+                                        _div(v_t_s_secyear_year_total, v_year_total)
+                                        if (
+                                            v_year_total is not None
+                                            and (v_year_total > 0)
+                                        )
+                                        else None
+                                    )
+                                    is None
+                                    else (
+                                        (
                                             _div(
                                                 v_t_w_secyear_year_total,
                                                 v_t_w_firstyear_year_total,
@@ -9240,40 +9226,13 @@ class View:
                                             )
                                             else None
                                         )
-                                        is None
-                                        or (
+                                        > (
                                             _div(v_t_s_secyear_year_total, v_year_total)
                                             if (
                                                 v_year_total is not None
                                                 and (v_year_total > 0)
                                             )
                                             else None
-                                        )
-                                        is None
-                                        else (
-                                            (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
-                                                )
-                                                if (
-                                                    v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and (v_t_w_firstyear_year_total > 0)
-                                                )
-                                                else None
-                                            )
-                                            > (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
-                                                )
-                                                if (
-                                                    v_year_total is not None
-                                                    and (v_year_total > 0)
-                                                )
-                                                else None
-                                            )
                                         )
                                     )
                                 ):  # conditions on result rows

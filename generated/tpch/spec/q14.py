@@ -507,14 +507,14 @@ class View:
                 if (
                     (key[1] * (1 - key[2]))
                     if (key[0] is not None and key[0].startswith("PROMO"))
-                    else 0
+                    else 0.0
                 )
                 is None
                 else round(
                     (
                         (key[1] * (1 - key[2]))
                         if (key[0] is not None and key[0].startswith("PROMO"))
-                        else 0
+                        else 0.0
                     )
                     * 10000
                 )
