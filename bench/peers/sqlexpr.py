@@ -134,8 +134,17 @@ def sql_date_part(part: str, d):
     }[part]
 
 
+def sql_nan_rank(v):
+    return (1, 0) if isinstance(v, float) and math.isnan(v) else (0, v)
+
+
+def _quotient(e) -> bool:
+    return isinstance(e, Op) and (e.op == "div" or any(_quotient(a) for a in e.args))
+
+
 HELPERS = {
     "datetime": datetime,
+    "_sql_nan_rank": sql_nan_rank,
     "_sql_extreme": sql_extreme,
     "_sql_coalesce": sql_coalesce,
     "_sql_date_part": sql_date_part,
@@ -281,6 +290,11 @@ class SQLPython:
                 return "False"
             names, nonnull = self._operands(parts, "is not None")
             cmp = f"{names[0]} {_COMPARE[e.op]} {names[1]}"
+            if any(_quotient(a) for a in e.args):  # NaN: above all, equal to itself
+                cmp = (
+                    f"_sql_nan_rank({names[0]}) {_COMPARE[e.op]} "
+                    f"_sql_nan_rank({names[1]})"
+                )
             return "(" + " and ".join([*nonnull, cmp]) + ")"
         return f"({self.truth(e, env)} is True)"
 
@@ -289,9 +303,10 @@ class SQLPython:
             return self._strict([self.value(e, env)], lambda t: f"bool({t[0]})")
         op, args = e.op, e.args
         if op in _COMPARE:
+            rank = "_sql_nan_rank" if any(_quotient(a) for a in args) else ""
             return self._strict(
                 [self.value(args[0], env), self.value(args[1], env)],
-                lambda t: f"{t[0]} {_COMPARE[op]} {t[1]}",
+                lambda t: f"{rank}({t[0]}) {_COMPARE[op]} {rank}({t[1]})",
             )
         if op == "not":
             return self._strict([self.truth(args[0], env)], lambda t: f"not {t[0]}")

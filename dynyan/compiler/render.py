@@ -40,6 +40,7 @@ from ..resources import resource_text
 from ..runtime import inline
 from . import functions
 from .ir import (
+    COMPARISONS,
     FLIPPED,
     NULL_ABSORBING,
     AggRef,
@@ -268,6 +269,11 @@ class Expressions:
     def _op(self, e: Op, a: list[str], env) -> str:
         """Python for operator `e` over its rendered arguments `a`."""
         op = e.op
+        if op in COMPARISONS and any(_divides(x) for x in e.args):
+            # a quotient may be NaN (0 / 0), which SQL orders above every
+            # number and equal to itself
+            self.helpers.add("nan_key")
+            return f"(_nan_key({a[0]}) {_INFIX_PY[op]} _nan_key({a[1]}))"
         if op in _INFIX_PY:
             return "(" + f" {_INFIX_PY[op]} ".join(a) + ")"
         scalar = functions.SCALARS.get(op)
@@ -435,6 +441,11 @@ class Expressions:
 
 def _logical(e) -> bool:
     return isinstance(e, Op) and e.op in ("and", "or", "not")
+
+
+def _divides(e) -> bool:
+    """Whether `e` computes a quotient (a value that may be NaN)."""
+    return isinstance(e, Op) and (e.op == "div" or any(_divides(a) for a in e.args))
 
 
 def _leaves(e):
@@ -1239,6 +1250,14 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
         if atom.filters:
             conds.append(expressions.condition(Op("and", atom.filters), env))
         cond = " and ".join(conds) or None
+        keep = names.new(f"keep_{layout.info[node.id].name}") if cond else None
+        if keep and derives and not {v for v, _ in atom.derived} & set(shared):
+            # SQL computes GROUP BY and SELECT expressions only for the rows
+            # WHERE keeps (10 % a under a <> 0 never divides by zero)
+            derives = [f"{keep} = {cond}"] + [
+                f"{line} if {keep} else None" for line in derives
+            ]
+            cond = None
         if ring.width == 1:
             payload = "d"
         else:
@@ -1271,8 +1290,8 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                     {i: locals_[i] for i in wanted},
                     sets,
                 ),
-                "keep": names.new(f"keep_{info.name}") if cond else None,
-                "cond": cond,
+                "keep": keep,
+                "cond": cond,  # None when `derives` computes `keep` first
                 "payload": payload,
                 "steps": steps,
                 "count": _count_from_index(

@@ -38,6 +38,7 @@ HELPERS = (
     Helper("_mod", "sqlfuncs", "_mod"),
     Helper("_add_months", "sqlfuncs", "_add_months"),
     Helper("_greatest", "sqlfuncs", "_greatest"),
+    Helper("_nan_key", "sqlfuncs", "_nan_key"),
     Helper("_least", "sqlfuncs", "_least"),
 )
 BY_NAME = {h.name: h for h in HELPERS}

@@ -33,6 +33,11 @@ def _mod(a, b):
     return -r if a < 0 else r
 
 
+def _nan_key(v):
+    """A number as SQL orders it: NaN above every number, equal to itself."""
+    return (1, 0) if v != v else (0, v)
+
+
 def _greatest(*values):
     """GREATEST as DuckDB: NULLs are skipped (NULL when all are), NaN is
     above every number."""

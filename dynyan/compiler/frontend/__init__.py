@@ -34,6 +34,7 @@ from .passes.name_outputs import name_outputs
 from .passes.order_limit import order_limit
 from .passes.outer_joins import outer_joins
 from .passes.qualify_names import qualify_names
+from .passes.quantified_subqueries import quantified_subqueries
 from .passes.unnest_subqueries import output_types, unnest_subqueries
 from .passes.wrap_set_operations import wrap_set_operations
 from .statements import parse_schema, read_program
@@ -46,6 +47,7 @@ TREE_PASSES = (
     name_outputs,  # every SELECT item gets its name as an alias
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified
+    quantified_subqueries,  # x op ANY/ALL (subquery) -> [NOT] EXISTS
     outer_joins,  # LEFT/RIGHT/FULL JOIN -> UNION ALL of matched and unmatched rows
 )
 # On each SELECT, just before it is built.

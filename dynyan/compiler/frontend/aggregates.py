@@ -175,9 +175,9 @@ class Grouping:
         text = node.sql(dialect=DIALECT)
         distinct = isinstance(node.this, exp.Distinct)
         if isinstance(node, (exp.Min, exp.Max)) or distinct:
-            arg_node = node.this.expressions[0] if distinct else node.this
             if distinct and len(node.this.expressions) != 1:
                 raise unsupported("COUNT(DISTINCT …) takes one expression", node)
+            arg_node = node.this.expressions[0] if distinct else node.this
             arg = self.fe.expr(arg_node)
             kind = "count_distinct" if distinct else node.sql_name().lower()
             if len({r.atom for r in refs(arg)}) > 1:
