@@ -27,6 +27,7 @@ from .context import Context
 from .diagnostics import DIALECT, unsupported
 from .expressions import shift_date
 from .passes.check_supported import check_supported
+from .passes.constant_subqueries import constant_subqueries
 from .passes.decompose_cycles import choose_bags, decompose_cycles
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
@@ -44,6 +45,7 @@ TREE_PASSES = (
     inline_views,  # WITH and CREATE VIEW -> derived tables
     wrap_set_operations,  # a whole query that is a UNION -> a derived table
     check_supported,  # refuse what cannot be maintained, by name
+    constant_subqueries,  # (SELECT 1) without FROM -> the constant
     name_outputs,  # every SELECT item gets its name as an alias
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified

@@ -323,6 +323,11 @@ def _div(a, b):
     return a / b
 
 
+def _nan_key(v):
+    """A number as SQL orders it: NaN above every number, equal to itself."""
+    return (1, 0) if v != v else (0, v)
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -23767,35 +23772,39 @@ class View:
                                                                 )
                                                                 is None
                                                                 else (
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
+                                                                    _nan_key(
+                                                                        (
+                                                                            _div(
+                                                                                v_t_c_secyear_year_total,
+                                                                                v_t_c_firstyear_year_total,
+                                                                            )
+                                                                            if (
                                                                                 v_t_c_firstyear_year_total
-                                                                                > 0
+                                                                                is not None
+                                                                                and (
+                                                                                    v_t_c_firstyear_year_total
+                                                                                    > 0
+                                                                                )
                                                                             )
+                                                                            else None
                                                                         )
-                                                                        else None
                                                                     )
-                                                                    > (
-                                                                        _div(
-                                                                            v_t_s_secyear_year_total,
-                                                                            v_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_year_total
-                                                                                > 0
+                                                                    > _nan_key(
+                                                                        (
+                                                                            _div(
+                                                                                v_t_s_secyear_year_total,
+                                                                                v_year_total,
                                                                             )
+                                                                            if (
+                                                                                v_year_total
+                                                                                is not None
+                                                                                and (
+                                                                                    v_year_total
+                                                                                    > 0
+                                                                                )
+                                                                            )
+                                                                            else None
                                                                         )
-                                                                        else None
                                                                     )
                                                                 )
                                                             )
@@ -23835,35 +23844,39 @@ class View:
                                                                 )
                                                                 is None
                                                                 else (
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
+                                                                    _nan_key(
+                                                                        (
+                                                                            _div(
+                                                                                v_t_c_secyear_year_total,
+                                                                                v_t_c_firstyear_year_total,
+                                                                            )
+                                                                            if (
                                                                                 v_t_c_firstyear_year_total
-                                                                                > 0
+                                                                                is not None
+                                                                                and (
+                                                                                    v_t_c_firstyear_year_total
+                                                                                    > 0
+                                                                                )
                                                                             )
+                                                                            else None
                                                                         )
-                                                                        else None
                                                                     )
-                                                                    > (
-                                                                        _div(
-                                                                            v_t_w_secyear_year_total,
-                                                                            v_t_w_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_w_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_w_firstyear_year_total
-                                                                                > 0
+                                                                    > _nan_key(
+                                                                        (
+                                                                            _div(
+                                                                                v_t_w_secyear_year_total,
+                                                                                v_t_w_firstyear_year_total,
                                                                             )
+                                                                            if (
+                                                                                v_t_w_firstyear_year_total
+                                                                                is not None
+                                                                                and (
+                                                                                    v_t_w_firstyear_year_total
+                                                                                    > 0
+                                                                                )
+                                                                            )
+                                                                            else None
                                                                         )
-                                                                        else None
                                                                     )
                                                                 )
                                                             )
@@ -24128,35 +24141,39 @@ class View:
                                                                 )
                                                                 is None
                                                                 else (
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
+                                                                    _nan_key(
+                                                                        (
+                                                                            _div(
+                                                                                v_t_c_secyear_year_total,
+                                                                                v_t_c_firstyear_year_total,
+                                                                            )
+                                                                            if (
                                                                                 v_t_c_firstyear_year_total
-                                                                                > 0
+                                                                                is not None
+                                                                                and (
+                                                                                    v_t_c_firstyear_year_total
+                                                                                    > 0
+                                                                                )
                                                                             )
+                                                                            else None
                                                                         )
-                                                                        else None
                                                                     )
-                                                                    > (
-                                                                        _div(
-                                                                            v_t_s_secyear_year_total,
-                                                                            v_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_year_total
-                                                                                > 0
+                                                                    > _nan_key(
+                                                                        (
+                                                                            _div(
+                                                                                v_t_s_secyear_year_total,
+                                                                                v_year_total,
                                                                             )
+                                                                            if (
+                                                                                v_year_total
+                                                                                is not None
+                                                                                and (
+                                                                                    v_year_total
+                                                                                    > 0
+                                                                                )
+                                                                            )
+                                                                            else None
                                                                         )
-                                                                        else None
                                                                     )
                                                                 )
                                                             )
@@ -24196,35 +24213,39 @@ class View:
                                                                 )
                                                                 is None
                                                                 else (
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
+                                                                    _nan_key(
+                                                                        (
+                                                                            _div(
+                                                                                v_t_c_secyear_year_total,
+                                                                                v_t_c_firstyear_year_total,
+                                                                            )
+                                                                            if (
                                                                                 v_t_c_firstyear_year_total
-                                                                                > 0
+                                                                                is not None
+                                                                                and (
+                                                                                    v_t_c_firstyear_year_total
+                                                                                    > 0
+                                                                                )
                                                                             )
+                                                                            else None
                                                                         )
-                                                                        else None
                                                                     )
-                                                                    > (
-                                                                        _div(
-                                                                            v_t_w_secyear_year_total,
-                                                                            v_t_w_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_w_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_w_firstyear_year_total
-                                                                                > 0
+                                                                    > _nan_key(
+                                                                        (
+                                                                            _div(
+                                                                                v_t_w_secyear_year_total,
+                                                                                v_t_w_firstyear_year_total,
                                                                             )
+                                                                            if (
+                                                                                v_t_w_firstyear_year_total
+                                                                                is not None
+                                                                                and (
+                                                                                    v_t_w_firstyear_year_total
+                                                                                    > 0
+                                                                                )
+                                                                            )
+                                                                            else None
                                                                         )
-                                                                        else None
                                                                     )
                                                                 )
                                                             )
@@ -24433,35 +24454,39 @@ class View:
                                                             )
                                                             is None
                                                             else (
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
                                                                             v_t_c_firstyear_year_total
-                                                                            > 0
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_c_firstyear_year_total
+                                                                                > 0
+                                                                            )
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
-                                                                > (
-                                                                    _div(
-                                                                        v_t_s_secyear_year_total,
-                                                                        v_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_year_total
-                                                                            > 0
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_s_secyear_year_total,
+                                                                            v_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
                                                             )
                                                         )
@@ -24501,35 +24526,39 @@ class View:
                                                             )
                                                             is None
                                                             else (
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
                                                                             v_t_c_firstyear_year_total
-                                                                            > 0
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_c_firstyear_year_total
+                                                                                > 0
+                                                                            )
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
-                                                                > (
-                                                                    _div(
-                                                                        v_t_w_secyear_year_total,
-                                                                        v_t_w_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_w_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_w_firstyear_year_total
-                                                                            > 0
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_w_secyear_year_total,
+                                                                            v_t_w_firstyear_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_t_w_firstyear_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_w_firstyear_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
                                                             )
                                                         )
@@ -24719,34 +24748,39 @@ class View:
                                                         )
                                                         is None
                                                         else (
-                                                            (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
+                                                            _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_c_secyear_year_total,
+                                                                        v_t_c_firstyear_year_total,
+                                                                    )
+                                                                    if (
                                                                         v_t_c_firstyear_year_total
-                                                                        > 0
+                                                                        is not None
+                                                                        and (
+                                                                            v_t_c_firstyear_year_total
+                                                                            > 0
+                                                                        )
                                                                     )
+                                                                    else None
                                                                 )
-                                                                else None
                                                             )
-                                                            > (
-                                                                _div(
-                                                                    v_t_s_secyear_year_total,
-                                                                    v_year_total,
-                                                                )
-                                                                if (
-                                                                    v_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_year_total > 0
+                                                            > _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_s_secyear_year_total,
+                                                                        v_year_total,
                                                                     )
+                                                                    if (
+                                                                        v_year_total
+                                                                        is not None
+                                                                        and (
+                                                                            v_year_total
+                                                                            > 0
+                                                                        )
+                                                                    )
+                                                                    else None
                                                                 )
-                                                                else None
                                                             )
                                                         )
                                                     )
@@ -24786,35 +24820,39 @@ class View:
                                                         )
                                                         is None
                                                         else (
-                                                            (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
+                                                            _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_c_secyear_year_total,
+                                                                        v_t_c_firstyear_year_total,
+                                                                    )
+                                                                    if (
                                                                         v_t_c_firstyear_year_total
-                                                                        > 0
+                                                                        is not None
+                                                                        and (
+                                                                            v_t_c_firstyear_year_total
+                                                                            > 0
+                                                                        )
                                                                     )
+                                                                    else None
                                                                 )
-                                                                else None
                                                             )
-                                                            > (
-                                                                _div(
-                                                                    v_t_w_secyear_year_total,
-                                                                    v_t_w_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_w_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_w_firstyear_year_total
-                                                                        > 0
+                                                            > _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_w_secyear_year_total,
+                                                                        v_t_w_firstyear_year_total,
                                                                     )
+                                                                    if (
+                                                                        v_t_w_firstyear_year_total
+                                                                        is not None
+                                                                        and (
+                                                                            v_t_w_firstyear_year_total
+                                                                            > 0
+                                                                        )
+                                                                    )
+                                                                    else None
                                                                 )
-                                                                else None
                                                             )
                                                         )
                                                     )
@@ -24990,31 +25028,38 @@ class View:
                                                     )
                                                     is None
                                                     else (
-                                                        (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_c_firstyear_year_total
-                                                                    > 0
+                                                        _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_c_secyear_year_total,
+                                                                    v_t_c_firstyear_year_total,
                                                                 )
+                                                                if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_c_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else None
                                                             )
-                                                            else None
                                                         )
-                                                        > (
-                                                            _div(
-                                                                v_t_s_secyear_year_total,
-                                                                v_year_total,
+                                                        > _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_s_secyear_year_total,
+                                                                    v_year_total,
+                                                                )
+                                                                if (
+                                                                    v_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_year_total > 0
+                                                                    )
+                                                                )
+                                                                else None
                                                             )
-                                                            if (
-                                                                v_year_total is not None
-                                                                and (v_year_total > 0)
-                                                            )
-                                                            else None
                                                         )
                                                     )
                                                 )
@@ -25054,35 +25099,39 @@ class View:
                                                     )
                                                     is None
                                                     else (
-                                                        (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
+                                                        _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_c_secyear_year_total,
+                                                                    v_t_c_firstyear_year_total,
+                                                                )
+                                                                if (
                                                                     v_t_c_firstyear_year_total
-                                                                    > 0
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_c_firstyear_year_total
+                                                                        > 0
+                                                                    )
                                                                 )
+                                                                else None
                                                             )
-                                                            else None
                                                         )
-                                                        > (
-                                                            _div(
-                                                                v_t_w_secyear_year_total,
-                                                                v_t_w_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_w_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_w_firstyear_year_total
-                                                                    > 0
+                                                        > _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_w_secyear_year_total,
+                                                                    v_t_w_firstyear_year_total,
                                                                 )
+                                                                if (
+                                                                    v_t_w_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_w_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else None
                                                             )
-                                                            else None
                                                         )
                                                     )
                                                 )
@@ -25233,31 +25282,35 @@ class View:
                                                 )
                                                 is None
                                                 else (
-                                                    (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_c_firstyear_year_total
-                                                                > 0
+                                                    _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_c_secyear_year_total,
+                                                                v_t_c_firstyear_year_total,
                                                             )
+                                                            if (
+                                                                v_t_c_firstyear_year_total
+                                                                is not None
+                                                                and (
+                                                                    v_t_c_firstyear_year_total
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else None
                                                         )
-                                                        else None
                                                     )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
+                                                    > _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_s_secyear_year_total,
+                                                                v_year_total,
+                                                            )
+                                                            if (
+                                                                v_year_total is not None
+                                                                and (v_year_total > 0)
+                                                            )
+                                                            else None
                                                         )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else None
                                                     )
                                                 )
                                             )
@@ -25297,35 +25350,39 @@ class View:
                                                 )
                                                 is None
                                                 else (
-                                                    (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
+                                                    _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_c_secyear_year_total,
+                                                                v_t_c_firstyear_year_total,
+                                                            )
+                                                            if (
                                                                 v_t_c_firstyear_year_total
-                                                                > 0
+                                                                is not None
+                                                                and (
+                                                                    v_t_c_firstyear_year_total
+                                                                    > 0
+                                                                )
                                                             )
+                                                            else None
                                                         )
-                                                        else None
                                                     )
-                                                    > (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
+                                                    > _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_w_secyear_year_total,
+                                                                v_t_w_firstyear_year_total,
                                                             )
+                                                            if (
+                                                                v_t_w_firstyear_year_total
+                                                                is not None
+                                                                and (
+                                                                    v_t_w_firstyear_year_total
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else None
                                                         )
-                                                        else None
                                                     )
                                                 )
                                             )

@@ -221,6 +221,11 @@ def _div(a, b):
     return a / b
 
 
+def _nan_key(v):
+    """A number as SQL orders it: NaN above every number, equal to itself."""
+    return (1, 0) if v != v else (0, v)
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -9308,31 +9313,35 @@ class View:
                                             )
                                             is None
                                             else (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_w_secyear_year_total,
+                                                            v_t_w_firstyear_year_total,
                                                         )
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_w_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else 0.0
                                                     )
-                                                    else 0.0
                                                 )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_s_secyear_year_total,
+                                                            v_year_total,
+                                                        )
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else 0.0
                                                     )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else 0.0
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9537,31 +9546,35 @@ class View:
                                             )
                                             is None
                                             else (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_w_secyear_year_total,
+                                                            v_t_w_firstyear_year_total,
                                                         )
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_w_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else 0.0
                                                     )
-                                                    else 0.0
                                                 )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_s_secyear_year_total,
+                                                            v_year_total,
+                                                        )
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else 0.0
                                                     )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else 0.0
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9707,28 +9720,35 @@ class View:
                                         )
                                         is None
                                         else (
-                                            (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
+                                            _nan_key(
+                                                (
+                                                    _div(
+                                                        v_t_w_secyear_year_total,
+                                                        v_t_w_firstyear_year_total,
+                                                    )
+                                                    if (
+                                                        v_t_w_firstyear_year_total
+                                                        is not None
+                                                        and (
+                                                            v_t_w_firstyear_year_total
+                                                            > 0
+                                                        )
+                                                    )
+                                                    else 0.0
                                                 )
-                                                if (
-                                                    v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and (v_t_w_firstyear_year_total > 0)
-                                                )
-                                                else 0.0
                                             )
-                                            > (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
+                                            > _nan_key(
+                                                (
+                                                    _div(
+                                                        v_t_s_secyear_year_total,
+                                                        v_year_total,
+                                                    )
+                                                    if (
+                                                        v_year_total is not None
+                                                        and (v_year_total > 0)
+                                                    )
+                                                    else 0.0
                                                 )
-                                                if (
-                                                    v_year_total is not None
-                                                    and (v_year_total > 0)
-                                                )
-                                                else 0.0
                                             )
                                         )
                                     ):  # conditions on result rows
@@ -9856,24 +9876,32 @@ class View:
                                     )
                                     is None
                                     else (
-                                        (
-                                            _div(
-                                                v_t_w_secyear_year_total,
-                                                v_t_w_firstyear_year_total,
+                                        _nan_key(
+                                            (
+                                                _div(
+                                                    v_t_w_secyear_year_total,
+                                                    v_t_w_firstyear_year_total,
+                                                )
+                                                if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else 0.0
                                             )
-                                            if (
-                                                v_t_w_firstyear_year_total is not None
-                                                and (v_t_w_firstyear_year_total > 0)
-                                            )
-                                            else 0.0
                                         )
-                                        > (
-                                            _div(v_t_s_secyear_year_total, v_year_total)
-                                            if (
-                                                v_year_total is not None
-                                                and (v_year_total > 0)
+                                        > _nan_key(
+                                            (
+                                                _div(
+                                                    v_t_s_secyear_year_total,
+                                                    v_year_total,
+                                                )
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else 0.0
                                             )
-                                            else 0.0
                                         )
                                     )
                                 ):  # conditions on result rows

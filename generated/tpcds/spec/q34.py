@@ -251,6 +251,10 @@ def _make_derived1():
             return math.copysign(math.inf, a) * math.copysign(1.0, b)
         return a / b
 
+    def _nan_key(v):
+        """A number as SQL orders it: NaN above every number, equal to itself."""
+        return (1, 0) if v != v else (0, v)
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -979,18 +983,21 @@ def _make_derived1():
                     )
                     is None
                     else (
-                        (
-                            _div(
-                                c_household_demographics_hd_dep_count,
-                                c_household_demographics_hd_vehicle_count,
+                        _nan_key(
+                            (
+                                _div(
+                                    c_household_demographics_hd_dep_count,
+                                    c_household_demographics_hd_vehicle_count,
+                                )
+                                if (
+                                    c_household_demographics_hd_vehicle_count
+                                    is not None
+                                    and (c_household_demographics_hd_vehicle_count > 0)
+                                )
+                                else None
                             )
-                            if (
-                                c_household_demographics_hd_vehicle_count is not None
-                                and (c_household_demographics_hd_vehicle_count > 0)
-                            )
-                            else None
                         )
-                        > 1.2
+                        > _nan_key(1.2)
                     )
                 )
                 and (
