@@ -19,7 +19,7 @@ import datetime
 import math
 import re
 
-from dynyan.compiler.ir import AggRef, Lit, Op, Ref, Var
+from dynyan.compiler.ir import AggRef, InnerTest, Lit, Op, Ref, Var, ViewColumn
 
 _LOCAL = re.compile(r"^[A-Za-z_]\w*(\[\d+\])?$")  # a local, or one subscript of it
 _CONSTANT = re.compile(
@@ -152,7 +152,37 @@ HELPERS = {
     "_sql_mod": sql_mod,
     "_sql_add_months": sql_add_months,
     "_sql_substr": sql_substr,
+    "_sql_not_in": None,  # set below
+    "_sql_scalar": None,
 }
+
+
+def sql_not_in(values, x):
+    """`x NOT IN (subquery)` over the subquery's values (a dict keyed by
+    them), SQL's three-valued logic: TRUE on an empty subquery; else NULL
+    when x is NULL or the subquery gives a NULL; else x is not among them."""
+    if not values:
+        return True
+    if x is None or None in values:
+        return None
+    return x not in values
+
+
+def sql_scalar(state, key, position, default):
+    """The value of a scalar subquery at `key`: column `position` of the one
+    inner result row with that key, `default` (the value over no rows) when
+    there is none; a NULL key matches no row."""
+    rows = state.get(key) if key is not None else None
+    if not rows:
+        return default
+    if len(rows) > 1:
+        raise ValueError("a scalar subquery gave more than one row")
+    (row,) = rows
+    return row[position]
+
+
+HELPERS["_sql_not_in"] = sql_not_in
+HELPERS["_sql_scalar"] = sql_scalar
 
 
 class SQLPython:
@@ -163,13 +193,15 @@ class SQLPython:
     `holds(e, env)` is true exactly when the condition is TRUE. `constants`
     maps the names of compiled LIKE patterns to their regex objects, to be
     put into the namespace the rendered code runs in (with `HELPERS`);
-    `anti` maps a NOT IN / NOT EXISTS subquery's virtual relation to the
-    Python expression of its current key set.
+    `tests` maps the virtual relation of a subquery read by an `InnerTest`
+    to the Python expression of its current result: a dict from the key (the
+    first columns of a result row: one value, a tuple, or () without keys)
+    to the result rows with that key.
     """
 
     def __init__(self):
         self.constants: dict[str, re.Pattern] = {}
-        self.anti: dict[str, str] = {}
+        self.tests: dict[str, str] = {}
         self._temps = 0
 
     def _tmp(self) -> str:
@@ -186,8 +218,14 @@ class SQLPython:
             return env[("agg", e.index)]
         if isinstance(e, Lit):
             return literal(e.value)
+        if isinstance(e, ViewColumn):
+            return f"_c[{e.index}]"
+        if isinstance(e, InnerTest):
+            return self.truth(e, env)
         op, args = e.op, e.args
-        if op in _COMPARE or op in ("and", "or", "not", "like", "in", "anti"):
+        if op == "isnull":
+            return f"({self.value(args[0], env)} is None)"
+        if op in _COMPARE or op in ("and", "or", "not", "like", "in"):
             return self.truth(e, env)
         if op in _ARITH:
             return self._strict(
@@ -299,6 +337,8 @@ class SQLPython:
         return f"({self.truth(e, env)} is True)"
 
     def truth(self, e, env) -> str:
+        if isinstance(e, InnerTest):
+            return self._inner_test(e, env)
         if not isinstance(e, Op):  # a column or constant used as a condition
             return self._strict([self.value(e, env)], lambda t: f"bool({t[0]})")
         op, args = e.op, e.args
@@ -336,23 +376,39 @@ class SQLPython:
             return self._strict(
                 [self.value(args[0], env)], lambda t: f"{t[0]} in ({items},)"
             )
-        if op == "anti":
-            keys = self.anti[args[0].value]
-            cols = [self.value(a, env) for a in args[1:]]
-            if args[0].value.startswith("in_"):
-                # x NOT IN (subquery): TRUE on an empty subquery; NULL when x
-                # is NULL or the subquery holds a NULL; else x not among them
-                (x,) = cols
-                t = self._tmp()
-                return (
-                    f"(True if not {keys} else (None if ({t} := {x}) is None or "
-                    f"None in {keys} else {t} not in {keys}))"
-                )
-            # NOT EXISTS (… WHERE inner = outer …): a NULL outer key matches
-            # no inner row
-            key = cols[0] if len(cols) == 1 else "(" + ", ".join(cols) + ")"
-            nulls = " or ".join(f"{c} is None" for c in cols)
-            return f"({nulls} or {key} not in {keys})"
         # a value used as a condition (CASE, arithmetic): TRUE when non-zero
         value = self.value(e, env)
         return self._strict([value], lambda t: f"bool({t[0]})")
+
+    def _inner_test(self, e: InnerTest, env) -> str:
+        """The truth value of a condition on the result of an inner view (see
+        `tests`): NOT IN with SQL's NULLs, [NOT] EXISTS where a NULL key matches
+        nothing, a scalar compared three-valued."""
+        state = self.tests[e.view]
+        keys = [self.value(k, env) for k in e.keys]
+        key = (
+            "()" if not keys else keys[0] if len(keys) == 1 else f"({', '.join(keys)})"
+        )
+        nulls = " or ".join(f"{k} is None" for k in keys) or "False"
+        if e.kind == "not_in":
+            return f"_sql_not_in({state}, {keys[0]})"
+        if e.kind == "not_exists":
+            return f"({nulls} or {key} not in {state})"
+        if e.kind == "exists":
+            if e.condition is None:
+                found = f"({key} in {state})"
+            else:
+                cond = self.holds(e.condition, env)
+                found = f"any({cond} for _c in {state}.get({key}, _EMPTY))"
+            found = f"(not ({nulls}) and {found})"
+            return f"(not {found})" if e.negated else found
+        if e.kind != "scalar":
+            raise NotImplementedError(f"subquery test {e.kind} in the IVM baseline")
+        lookup = (
+            f"_sql_scalar({state}, {'None if ' + nulls + ' else ' if keys else ''}"
+            f"{key}, {len(keys)}, {literal(e.default)})"
+        )
+        return self._strict(
+            [self.value(e.value, env), lookup],
+            lambda t: f"{t[0]} {_COMPARE[e.op]} {t[1]}",
+        )
