@@ -271,7 +271,11 @@ class Expressions:
             return out
         if op == "substr":  # SQL positions are 1-based; a start below 1 eats length
             start = e.args[1].value
-            stop = "" if len(a) < 3 else str(max(0, start - 1 + e.args[2].value))
+            length = e.args[2].value if len(a) == 3 else None
+            if start < 0 or (length is not None and length < 0):
+                self.helpers.add("substr")  # from the end, or backwards: DuckDB's
+                return f"_substr({', '.join(a)})"
+            stop = "" if length is None else str(max(0, start - 1 + length))
             return f"{a[0]}[{max(0, start - 1)}:{stop}]"
         if op == "like":
             return self._like(a[0], e.args[1].value)

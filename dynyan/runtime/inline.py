@@ -36,6 +36,7 @@ HELPERS = (
     Helper("_RangeSum", "rangesum", "_RangeSum"),
     Helper("_div", "sqlfuncs", "_div"),
     Helper("_mod", "sqlfuncs", "_mod"),
+    Helper("_substr", "sqlfuncs", "_substr"),
     Helper("_add_months", "sqlfuncs", "_add_months"),
 )
 BY_NAME = {h.name: h for h in HELPERS}

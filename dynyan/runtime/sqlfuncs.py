@@ -33,6 +33,20 @@ def _mod(a, b):
     return -r if a < 0 else r
 
 
+def _substr(s, start, length=None):
+    """SUBSTRING(s, start[, length]) as DuckDB: 1-based; a negative start
+    counts from the end, 0 is just before the first character; a negative
+    length takes the characters before the start. NULL in, NULL out."""
+    if s is None:
+        return None
+    begin = start - 1 if start > 0 else (-1 if start == 0 else len(s) + start)
+    if length is None:
+        return s[max(begin, 0) :]
+    if length < 0:
+        begin, length = begin + length, -length
+    return s[max(begin, 0) : max(begin + length, 0)]
+
+
 def _add_months(date, months):
     """date + INTERVAL 'months' MONTH, clamped to the end of the month."""
     total = date.year * 12 + date.month - 1 + months
