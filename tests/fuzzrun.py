@@ -90,7 +90,6 @@ KNOWN_BUGS: dict[str, Callable[[str, str], bool]] = {
         and " GROUP BY " not in sql
         and ("on_delta" in failure or "push deltas" in failure)
     ),
-    # substring_negative_start.sql: the generator writes no negative start
 }
 
 
@@ -364,6 +363,13 @@ def _query_candidates(q: fuzzgen.Query):
         yield replace(q, distinct=False)
     if q.tail:
         yield replace(q, tail="")
+    if q.set_op:
+        yield replace(q, set_op="", set_filter=None)
+    if q.set_filter:
+        yield replace(q, set_filter=None)
+    if q.ctes:  # a CTE nobody reads (its atom was dropped)
+        for i in range(len(q.ctes)):
+            yield replace(q, ctes=q.ctes[:i] + q.ctes[i + 1 :])
 
 
 def shrink(f: Failure, budget_s: float = 300.0) -> Failure:
