@@ -61,10 +61,6 @@ class Config:
 # Each has a strict xfail fixture in tests/fixtures/regressions/ (named in
 # the comment); when it flips to XPASS, delete the entry here.
 KNOWN_BUGS: dict[str, Callable[[str, str], bool]] = {
-    # case_when_null_condition.sql
-    "CASE in WHERE dropped on a NULL": lambda sql, failure: (
-        "CASE WHEN" in sql.split(" WHERE ", 1)[-1] and "result mismatch" in failure
-    ),
     # case_int_decimal_type.sql
     "CASE of INTEGER and DECIMAL gives an int": lambda sql, failure: (
         "CASE WHEN" in sql and "DECIMAL" in failure and "has int value" in failure

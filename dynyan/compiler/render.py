@@ -231,7 +231,14 @@ class Expressions:
             if isinstance(e.value, datetime.date):
                 self.uses_datetime = True
             return py(e.value)
-        a = [self.render(x, env) for x in e.args]
+        if e.op == "case":  # its branches' NULLs are not guarded (`_leaves`)
+            outer, self.guarded = self.guarded, False
+            try:
+                a = [self.render(x, env) for x in e.args]
+            finally:
+                self.guarded = outer
+        else:
+            a = [self.render(x, env) for x in e.args]
         text = self._op(e, a, env)
         if e.op in _NULL_AWARE:
             return text
@@ -242,7 +249,7 @@ class Expressions:
             t
             for x, t in zip(e.args, a)
             if self.may_be_null(x)
-            and not (self.guarded and isinstance(x, (Ref, Var, AggRef)))
+            and not (self.guarded and next(_leaves(x), None) is x)
         ]
         if not nullable:
             return text
@@ -366,11 +373,16 @@ class Expressions:
         else:
             parts, plain = [], [e]
         guards = dict.fromkeys(
-            f"{self.render(x, env)} is not None"
+            (
+                self.nonnull(x, env)  # a CASE: NULL only by the branch taken
+                if isinstance(x, Op)
+                else f"{self.render(x, env)} is not None"
+            )
             for a in plain
             for x in _leaves(a)
             if not (isinstance(x, Ref) and (x.atom, x.column) in self.notnull)
         )
+        guards.pop("True", None)
         outer, self.guarded = self.guarded, True
         try:
             tests = [self.render(a, env) for a in plain]
@@ -405,8 +417,10 @@ def _logical(e) -> bool:
 
 
 def _leaves(e):
-    """The column and variable references of an expression (may be NULL)."""
-    if isinstance(e, (Ref, Var, AggRef)):
+    """The column and variable references of an expression (may be NULL),
+    and its CASEs whole: a NULL inside a CASE need not make it NULL (a NULL
+    WHEN selects the next branch)."""
+    if isinstance(e, (Ref, Var, AggRef)) or (isinstance(e, Op) and e.op == "case"):
         yield e
     elif isinstance(e, Op) and e.op != "isnull":  # IS NULL takes a NULL
         for a in e.args:
