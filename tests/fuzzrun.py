@@ -61,10 +61,6 @@ class Config:
 # Each has a strict xfail fixture in tests/fixtures/regressions/ (named in
 # the comment); when it flips to XPASS, delete the entry here.
 KNOWN_BUGS: dict[str, Callable[[str, str], bool]] = {
-    # case_int_decimal_type.sql
-    "CASE of INTEGER and DECIMAL gives an int": lambda sql, failure: (
-        "CASE WHEN" in sql and "DECIMAL" in failure and "has int value" in failure
-    ),
     # sum_of_infinity_after_delete.sql
     "running float SUM/AVG after an inf or NaN left": lambda sql, failure: (
         re.search(r"\b(SUM|AVG)\([^()]*/", sql) is not None

@@ -173,7 +173,21 @@ def _case(fe, node: exp.Case):
         args += [fe.expr(cond), fe.expr(branch.args["true"])]
     default = node.args.get("default")
     args.append(fe.expr(default) if default is not None else Lit(None))
+    # SQL types the CASE by all its results: an INTEGER result beside a
+    # DECIMAL or DOUBLE one is a float too, whichever branch is taken
+    results = range(1, len(args), 2)
+    if any(fe.type_of(args[i]) == "float" for i in [*results, len(args) - 1]):
+        for i in [*results, len(args) - 1]:
+            if fe.type_of(args[i]) in ("int", "bool"):
+                args[i] = _as_float(args[i])
     return Op("case", tuple(args))
+
+
+def _as_float(e):
+    """An int expression as a float (x * 1.0; a literal folded)."""
+    if isinstance(e, Lit):
+        return Lit(float(e.value))
+    return Op("mul", (e, Lit(1.0)))
 
 
 def _extract(fe, node: exp.Extract):
