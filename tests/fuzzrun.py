@@ -61,11 +61,6 @@ class Config:
 # Each has a strict xfail fixture in tests/fixtures/regressions/ (named in
 # the comment); when it flips to XPASS, delete the entry here.
 KNOWN_BUGS: dict[str, Callable[[str, str], bool]] = {
-    # sum_of_infinity_after_delete.sql
-    "running float SUM/AVG after an inf or NaN left": lambda sql, failure: (
-        re.search(r"\b(SUM|AVG)\([^()]*/", sql) is not None
-        and ("mismatch" in failure or "differs" in failure or "negative" in failure)
-    ),
     # nan_row_in_kept_result.sql
     "NaN row in a kept result": lambda sql, failure: (
         re.search(r"\w / \w", sql.split(" FROM ", 1)[0]) is not None

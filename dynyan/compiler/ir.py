@@ -75,6 +75,12 @@ FUNCTIONS = {
     "lower",
     "abs",
     "isnull",  # (value,): TRUE exactly when the value is NULL
+    # a float SUM's term split (Aggregate.nonfinite): its finite part (0
+    # when it is not), and whether it is +inf, -inf, NaN
+    "finite_part",
+    "is_posinf",
+    "is_neginf",
+    "is_nan",
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
@@ -364,9 +370,22 @@ class Aggregate:
     # exactly (summed as an integer), None when it is summed in floats.
     computed: object = None
     scale: int | None = None
+    # A float SUM/AVG whose terms may be ±inf or NaN (x / 0): its channels
+    # hold the finite parts, and these (+inf, -inf, NaN) channel tuples count
+    # the terms that are not, so a delete restores the sum exactly (made by
+    # the renderer, `render.split_nonfinite`; a computed argument: True, its
+    # group keeps the counts beside its total).
+    nonfinite: tuple | bool = ()
 
     def __str__(self) -> str:
         return self.text
+
+
+def may_be_nonfinite(e) -> bool:
+    """Whether expression `e` can be ±inf or NaN: it divides (x / 0)."""
+    return isinstance(e, Op) and (
+        e.op == "div" or any(may_be_nonfinite(a) for a in e.args)
+    )
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import hashlib
 import keyword
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import black
 import jinja2
@@ -42,6 +42,7 @@ from . import functions
 from .ir import (
     FLIPPED,
     AggRef,
+    Channel,
     InnerTest,
     Lit,
     Op,
@@ -49,6 +50,7 @@ from .ir import (
     Var,
     ViewColumn,
     base_relations,
+    may_be_nonfinite,
     refs,
     var_refs,
 )
@@ -152,6 +154,15 @@ def py(value) -> str:
 # Operators whose Python handles a NULL (None) operand as SQL does itself:
 # logic (three-valued in `condition`), CASE, and the helpers _div and _mod.
 _NULL_AWARE = {"and", "or", "not", "case", "div", "mod", "isnull"}
+# the parts of a float SUM's term (`split_nonfinite`), under its channel's
+# non-NULL guard
+_NONFINITE_PARTS = {
+    "finite_part": "_finite_part({})",
+    "is_posinf": "({} == math.inf)",
+    "is_neginf": "({} == -math.inf)",
+    "is_nan": "math.isnan({})",
+}
+_NULL_AWARE |= set(_NONFINITE_PARTS)
 
 _INFIX_PY = {
     "add": "+",
@@ -284,6 +295,10 @@ class Expressions:
                 return f"_substr({', '.join(a)})"
             stop = "" if length is None else str(max(0, start - 1 + length))
             return f"{a[0]}[{max(0, start - 1)}:{stop}]"
+        if op in _NONFINITE_PARTS:  # a float SUM's term, see split_nonfinite
+            if op == "finite_part":
+                self.helpers.add("finite_part")
+            return _NONFINITE_PARTS[op].format(a[0])
         if op == "like":
             return self._like(a[0], e.args[1].value)
         if op == "isnull":
@@ -1371,7 +1386,9 @@ def _group_slots(query, expressions: Expressions) -> dict:
             if key not in where:
                 where[key] = len(sums)
                 exact = agg.computed is not None and agg.scale is not None
-                sums.append({"x": x, "zero": "0" if exact else "0.0"})
+                ieee = agg.nonfinite is True  # + counts of +inf, -inf, NaN
+                zero = "0" if exact else "0.0, 0, 0, 0" if ieee else "0.0"
+                sums.append({"x": x, "zero": zero, "ieee": ieee})
             slot[i] = ("sum", where[key])
     for m in multisets:
         m["ctor"] = "SortedDict()" if m["sorted"] else "{}"
@@ -1394,6 +1411,9 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
             total, n = f"e[{slots['slot'][i]}][0]", f"e[{slots['slot'][i]}][1]"
             if agg.scale:
                 total = f"{total} / {10 ** agg.scale}"
+            if agg.nonfinite:
+                s = f"e[{slots['slot'][i]}]"
+                total = f"_ieee_total({total}, {s}[2], {s}[3], {s}[4])"
             empty = f"e is None or not {n}"
             values.append(
                 f"(0 if {empty} else {n})"
@@ -1435,8 +1455,52 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                 )
                 for coef, channel in agg.terms
             ]
-            values.append(value(total=functions.linear_total(terms)))
+            total = functions.linear_total(terms)
+            if agg.nonfinite:  # see Aggregate.nonfinite
+                counts = [
+                    (
+                        "(" + " + ".join(f"{payload}[{ch}]" for ch in chs) + ")"
+                        if chs
+                        else "0"
+                    )
+                    for chs in agg.nonfinite
+                ]
+                total = f"_ieee_total({total}, {', '.join(counts)})"
+            values.append(value(total=total))
     return values
+
+
+def split_nonfinite(query):
+    """`query` with each float channel of one table's factor that may be
+    ±inf or NaN (a division) summed as its finite part, beside channels
+    counting its +inf, -inf and NaN values (`Aggregate.nonfinite`): a
+    running float sum would keep inf - inf = NaN after the infinite row left.
+    (A product with another table's factor stays a plain float channel.)"""
+    channels = list(query.channels)
+    counts = {}  # channel -> its (+inf, -inf, NaN) channels
+    for i, ch in enumerate(query.channels):
+        if len(ch.factors) != 1 or ch.scale is not None:
+            continue
+        ((atom, e),) = ch.factors
+        if not may_be_nonfinite(e):
+            continue
+        channels[i] = Channel(((atom, Op("finite_part", (e,))),), (None,), ch.guards)
+        counts[i + 1] = []
+        for op in ("is_posinf", "is_neginf", "is_nan"):
+            channels.append(Channel(((atom, Op(op, (e,))),), (0,), ch.guards))
+            counts[i + 1].append(len(channels))
+    if not counts:
+        return query
+    aggregates = []
+    for agg in query.aggregates:
+        split = [(c, ch) for c, ch in agg.terms if ch in counts]
+        if agg.kind in ("sum", "avg") and split:
+            pos = tuple(counts[ch][0 if c > 0 else 1] for c, ch in split)
+            neg = tuple(counts[ch][1 if c > 0 else 0] for c, ch in split)
+            nan = tuple(counts[ch][2] for _, ch in split)
+            agg = replace(agg, nonfinite=(pos, neg, nan))
+        aggregates.append(agg)
+    return replace(query, channels=tuple(channels), aggregates=tuple(aggregates))
 
 
 def render_module(
@@ -1446,6 +1510,7 @@ def render_module(
     (`inner`: raw text of a subquery's view, to be nested in its outer module;
     `formatted=False`: compile-checked but not black-formatted, for a verdict
     without black's cost)."""
+    plan = replace(plan, query=split_nonfinite(plan.query))
     query = plan.query
     names = Names()
     layout = _Layout(plan, names)
@@ -1458,6 +1523,8 @@ def render_module(
         if query.relation(atom.relation).is_notnull(c)
     }
     expressions.nonnull_vars = _nonnull_vars(query)
+    if any(a.nonfinite for a in query.aggregates):
+        expressions.helpers.add("ieee_total")
     expressions.agg_kinds = [a.kind for a in query.aggregates]
     ring = Ring(1 + len(query.channels))
     materialized = bool(plan.widened or query.extra_vars or query.residual)

@@ -37,6 +37,8 @@ HELPERS = (
     Helper("_div", "sqlfuncs", "_div"),
     Helper("_mod", "sqlfuncs", "_mod"),
     Helper("_substr", "sqlfuncs", "_substr"),
+    Helper("_finite_part", "sqlfuncs", "_finite_part"),
+    Helper("_ieee_total", "sqlfuncs", "_ieee_total"),
     Helper("_add_months", "sqlfuncs", "_add_months"),
 )
 BY_NAME = {h.name: h for h in HELPERS}

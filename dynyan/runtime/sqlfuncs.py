@@ -47,6 +47,24 @@ def _substr(s, start, length=None):
     return s[max(begin, 0) : max(begin + length, 0)]
 
 
+def _finite_part(x):
+    """x when it is finite, else 0: a float sum keeps its infinities and
+    NaNs as counts beside it (`_ieee_total`), so a delete restores it exactly."""
+    return x if x - x == 0 else 0.0
+
+
+def _ieee_total(finite, pos, neg, nan):
+    """A float SUM from its finite part and the numbers of +inf, -inf and
+    NaN terms in it (IEEE: inf - inf and anything + NaN are NaN)."""
+    if nan or (pos and neg):
+        return math.nan
+    if pos:
+        return math.inf
+    if neg:
+        return -math.inf
+    return finite
+
+
 def _add_months(date, months):
     """date + INTERVAL 'months' MONTH, clamped to the end of the month."""
     total = date.year * 12 + date.month - 1 + months

@@ -14,7 +14,17 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from ...errors import UnsupportedQueryError
-from ..ir import AggRef, Aggregate, Channel, InnerTest, Lit, Op, Ref, refs
+from ..ir import (
+    AggRef,
+    Aggregate,
+    Channel,
+    InnerTest,
+    Lit,
+    Op,
+    Ref,
+    may_be_nonfinite,
+    refs,
+)
 from .diagnostics import DIALECT, sql_error, unsupported
 from .types import check_condition, coerce_dates, infer_type, typed
 
@@ -206,7 +216,8 @@ class Grouping:
         """An aggregate whose argument is computed on each row of the
         widened result (see `Aggregate.computed`)."""
         scale = self._exact_scale(arg) if kind in ("sum", "avg") else None
-        aggregate = Aggregate(kind, (), text, computed=arg, scale=scale)
+        ieee = kind in ("sum", "avg") and scale is None and may_be_nonfinite(arg)
+        aggregate = Aggregate(kind, (), text, computed=arg, scale=scale, nonfinite=ieee)
         if aggregate not in self.aggregates:
             self.aggregates.append(aggregate)
             self.polys.append((None, node))
