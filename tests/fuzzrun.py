@@ -61,16 +61,6 @@ class Config:
 # Each has a strict xfail fixture in tests/fixtures/regressions/ (named in
 # the comment); when it flips to XPASS, delete the entry here.
 KNOWN_BUGS: dict[str, Callable[[str, str], bool]] = {
-    # nan_row_in_kept_result.sql
-    "NaN row in a kept result": lambda sql, failure: (
-        re.search(r"\w / \w", sql.split(" FROM ", 1)[0]) is not None
-        and any(w in failure for w in ("mismatch", "negative", "differs"))
-    ),
-    # min_with_nan.sql, max_with_nan_state.sql
-    "MIN/MAX over NaN values": lambda sql, failure: (
-        re.search(r"\b(MIN|MAX)\([^()]*/", sql) is not None
-        and ("mismatch" in failure or "not in list" in failure or "differs" in failure)
-    ),
     # distinct_global_aggregate_push.sql
     "push DISTINCT over a global aggregate": lambda sql, failure: (
         sql.startswith("SELECT DISTINCT")

@@ -1370,10 +1370,14 @@ def _group_slots(query, expressions: Expressions) -> dict:
             key = "multiset " + x
             if key not in where:
                 where[key] = len(multisets)
+                nan = may_be_nonfinite(_argument(query, agg))
+                if nan:  # NaN: a key equal to itself, above every number
+                    expressions.helpers |= {"nan_key", "nan_value"}
                 multisets.append(
                     {
                         "sorted": False,
-                        "x": x,
+                        "nan": nan,
+                        "x": f"_nan_key({x})" if nan else x,
                         "nullable": agg.computed is not None
                         or expressions.may_be_null(Var(agg.arg)),
                     }
@@ -1397,6 +1401,17 @@ def _group_slots(query, expressions: Expressions) -> dict:
     for j, s in enumerate(sums):
         s["slot"] = 1 + len(multisets) + j
     return {"multisets": multisets, "sums": sums, "slot": slot}
+
+
+def _argument(query, agg):
+    """The expression a MIN/MAX/COUNT(DISTINCT) aggregates (None: a column)."""
+    if agg.computed is not None:
+        return agg.computed
+    for atom in query.atoms:
+        for var, e in atom.derived:
+            if var == agg.arg:
+                return e
+    return None
 
 
 def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[str]:
@@ -1439,9 +1454,12 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
         elif agg.arg is not None or agg.computed is not None:
             ms = f"e[{slots['slot'][i]}]"
             end = 0 if agg.kind == "min" else -1
+            extreme = f"{ms}.peekitem({end})[0]"
+            if slots["multisets"][slots["slot"][i] - 1]["nan"]:
+                extreme = f"_nan_value({extreme})"
             values.append(
                 value(
-                    extreme=f"{ms}.peekitem({end})[0]",
+                    extreme=extreme,
                     distinct=f"(0 if e is None else len({ms}))",
                     empty=f"e is None or not {ms}",
                 )

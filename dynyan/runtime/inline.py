@@ -39,6 +39,8 @@ HELPERS = (
     Helper("_substr", "sqlfuncs", "_substr"),
     Helper("_finite_part", "sqlfuncs", "_finite_part"),
     Helper("_ieee_total", "sqlfuncs", "_ieee_total"),
+    Helper("_nan_key", "sqlfuncs", "_nan_key"),
+    Helper("_nan_value", "sqlfuncs", "_nan_value"),
     Helper("_add_months", "sqlfuncs", "_add_months"),
 )
 BY_NAME = {h.name: h for h in HELPERS}

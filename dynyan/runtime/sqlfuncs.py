@@ -17,7 +17,7 @@ def _div(a, b):
         return None
     if b == 0:
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan  # one object: a row holding it finds itself again
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
@@ -63,6 +63,20 @@ def _ieee_total(finite, pos, neg, nan):
     if neg:
         return -math.inf
     return finite
+
+
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
+
+
+def _nan_value(key):
+    """The value of a `_nan_key` key."""
+    return key[1] if key[0] == 0 else math.nan
 
 
 def _add_months(date, months):
