@@ -61,12 +61,7 @@ class Config:
 # Each has a strict xfail fixture in tests/fixtures/regressions/ (named in
 # the comment); when it flips to XPASS, delete the entry here.
 KNOWN_BUGS: dict[str, Callable[[str, str], bool]] = {
-    # distinct_global_aggregate_push.sql
-    "push DISTINCT over a global aggregate": lambda sql, failure: (
-        sql.startswith("SELECT DISTINCT")
-        and " GROUP BY " not in sql
-        and ("on_delta" in failure or "push deltas" in failure)
-    ),
+    # none open (2026-11-24: the ones found so far are fixed)
 }
 
 

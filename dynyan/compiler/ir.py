@@ -382,10 +382,15 @@ class Aggregate:
 
 
 def may_be_nonfinite(e) -> bool:
-    """Whether expression `e` can be ±inf or NaN: it divides (x / 0)."""
-    return isinstance(e, Op) and (
-        e.op == "div" or any(may_be_nonfinite(a) for a in e.args)
-    )
+    """Whether expression `e` can be ±inf or NaN: it divides by something
+    that can be 0 (x / 0)."""
+    if not isinstance(e, Op):
+        return False
+    if e.op == "div":
+        divisor = e.args[1]
+        if not (isinstance(divisor, Lit) and divisor.value not in (0, None)):
+            return True
+    return any(may_be_nonfinite(a) for a in e.args)
 
 
 @dataclass(frozen=True)

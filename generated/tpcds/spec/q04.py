@@ -317,8 +317,9 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
@@ -439,8 +440,9 @@ def _make_derived1():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -1677,8 +1679,9 @@ def _make_derived1():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -2992,8 +2995,9 @@ def _make_derived1():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -4255,8 +4259,9 @@ def _make_derived2():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -5493,8 +5498,9 @@ def _make_derived2():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -6808,8 +6814,9 @@ def _make_derived2():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -8071,8 +8078,9 @@ def _make_derived3():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -9309,8 +9317,9 @@ def _make_derived3():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -10624,8 +10633,9 @@ def _make_derived3():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -11887,8 +11897,9 @@ def _make_derived4():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -13125,8 +13136,9 @@ def _make_derived4():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -14440,8 +14452,9 @@ def _make_derived4():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -15703,8 +15716,9 @@ def _make_derived5():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -16941,8 +16955,9 @@ def _make_derived5():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -18256,8 +18271,9 @@ def _make_derived5():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -19519,8 +19535,9 @@ def _make_derived6():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -20757,8 +20774,9 @@ def _make_derived6():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -22072,8 +22090,9 @@ def _make_derived6():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -23732,16 +23751,37 @@ class View:
                                                         v_customer_id
                                                     ].items():
                                                         if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_year_total is not None
-                                                            and v_t_s_secyear_year_total
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_c_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_s_secyear_year_total
+                                                                is not None
+                                                                and v_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_year_total > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                (
                                                                     _div(
                                                                         v_t_c_secyear_year_total,
                                                                         v_t_c_firstyear_year_total,
@@ -23756,8 +23796,7 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                or (
+                                                                > (
                                                                     _div(
                                                                         v_t_s_secyear_year_total,
                                                                         v_year_total,
@@ -23772,52 +23811,40 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_c_firstyear_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                    > (
-                                                                        _div(
-                                                                            v_t_s_secyear_year_total,
-                                                                            v_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                )
                                                             )
                                                         ) and (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and v_t_w_secyear_year_total
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_c_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_w_secyear_year_total
+                                                                is not None
+                                                                and v_t_w_firstyear_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_t_w_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_w_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                (
                                                                     _div(
                                                                         v_t_c_secyear_year_total,
                                                                         v_t_c_firstyear_year_total,
@@ -23832,8 +23859,7 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                or (
+                                                                > (
                                                                     _div(
                                                                         v_t_w_secyear_year_total,
                                                                         v_t_w_firstyear_year_total,
@@ -23847,39 +23873,6 @@ class View:
                                                                         )
                                                                     )
                                                                     else None
-                                                                )
-                                                                is None
-                                                                else (
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_c_firstyear_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                    > (
-                                                                        _div(
-                                                                            v_t_w_secyear_year_total,
-                                                                            v_t_w_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_w_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_w_firstyear_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
                                                                 )
                                                             )
                                                         ):  # conditions on result rows
@@ -24108,16 +24101,37 @@ class View:
                                                         v_customer_id
                                                     ].items():
                                                         if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_year_total is not None
-                                                            and v_t_s_secyear_year_total
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_c_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_s_secyear_year_total
+                                                                is not None
+                                                                and v_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_year_total > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                (
                                                                     _div(
                                                                         v_t_c_secyear_year_total,
                                                                         v_t_c_firstyear_year_total,
@@ -24132,8 +24146,7 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                or (
+                                                                > (
                                                                     _div(
                                                                         v_t_s_secyear_year_total,
                                                                         v_year_total,
@@ -24148,52 +24161,40 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_c_firstyear_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                    > (
-                                                                        _div(
-                                                                            v_t_s_secyear_year_total,
-                                                                            v_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                )
                                                             )
                                                         ) and (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and v_t_w_secyear_year_total
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_c_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_w_secyear_year_total
+                                                                is not None
+                                                                and v_t_w_firstyear_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_t_w_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_w_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                (
                                                                     _div(
                                                                         v_t_c_secyear_year_total,
                                                                         v_t_c_firstyear_year_total,
@@ -24208,8 +24209,7 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                or (
+                                                                > (
                                                                     _div(
                                                                         v_t_w_secyear_year_total,
                                                                         v_t_w_firstyear_year_total,
@@ -24223,39 +24223,6 @@ class View:
                                                                         )
                                                                     )
                                                                     else None
-                                                                )
-                                                                is None
-                                                                else (
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_c_firstyear_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                    > (
-                                                                        _div(
-                                                                            v_t_w_secyear_year_total,
-                                                                            v_t_w_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_w_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_w_firstyear_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
                                                                 )
                                                             )
                                                         ):  # conditions on result rows
@@ -24429,16 +24396,33 @@ class View:
                                                     v_customer_id
                                                 ].items():
                                                     if (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and v_t_c_secyear_year_total
-                                                        is not None
-                                                        and v_year_total is not None
-                                                        and v_t_s_secyear_year_total
-                                                        is not None
-                                                        and (
-                                                            None
+                                                        (
+                                                            v_t_c_secyear_year_total
+                                                            is not None
+                                                            and v_t_c_firstyear_year_total
+                                                            is not None
                                                             if (
+                                                                v_t_c_firstyear_year_total
+                                                                is not None
+                                                                and (
+                                                                    v_t_c_firstyear_year_total
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_t_s_secyear_year_total
+                                                            is not None
+                                                            and v_year_total is not None
+                                                            if (
+                                                                v_year_total is not None
+                                                                and (v_year_total > 0)
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            (
                                                                 _div(
                                                                     v_t_c_secyear_year_total,
                                                                     v_t_c_firstyear_year_total,
@@ -24453,8 +24437,7 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            is None
-                                                            or (
+                                                            > (
                                                                 _div(
                                                                     v_t_s_secyear_year_total,
                                                                     v_year_total,
@@ -24468,52 +24451,40 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            is None
-                                                            else (
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                                > (
-                                                                    _div(
-                                                                        v_t_s_secyear_year_total,
-                                                                        v_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                            )
                                                         )
                                                     ) and (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and v_t_c_secyear_year_total
-                                                        is not None
-                                                        and v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and v_t_w_secyear_year_total
-                                                        is not None
-                                                        and (
-                                                            None
+                                                        (
+                                                            v_t_c_secyear_year_total
+                                                            is not None
+                                                            and v_t_c_firstyear_year_total
+                                                            is not None
                                                             if (
+                                                                v_t_c_firstyear_year_total
+                                                                is not None
+                                                                and (
+                                                                    v_t_c_firstyear_year_total
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_t_w_secyear_year_total
+                                                            is not None
+                                                            and v_t_w_firstyear_year_total
+                                                            is not None
+                                                            if (
+                                                                v_t_w_firstyear_year_total
+                                                                is not None
+                                                                and (
+                                                                    v_t_w_firstyear_year_total
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            (
                                                                 _div(
                                                                     v_t_c_secyear_year_total,
                                                                     v_t_c_firstyear_year_total,
@@ -24528,8 +24499,7 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            is None
-                                                            or (
+                                                            > (
                                                                 _div(
                                                                     v_t_w_secyear_year_total,
                                                                     v_t_w_firstyear_year_total,
@@ -24543,39 +24513,6 @@ class View:
                                                                     )
                                                                 )
                                                                 else None
-                                                            )
-                                                            is None
-                                                            else (
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                                > (
-                                                                    _div(
-                                                                        v_t_w_secyear_year_total,
-                                                                        v_t_w_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_w_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_w_firstyear_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
                                                             )
                                                         )
                                                     ):  # conditions on result rows
@@ -24733,16 +24670,33 @@ class View:
                                                 v_customer_id
                                             ].items():
                                                 if (
-                                                    v_t_c_firstyear_year_total
-                                                    is not None
-                                                    and v_t_c_secyear_year_total
-                                                    is not None
-                                                    and v_year_total is not None
-                                                    and v_t_s_secyear_year_total
-                                                    is not None
-                                                    and (
-                                                        None
+                                                    (
+                                                        v_t_c_secyear_year_total
+                                                        is not None
+                                                        and v_t_c_firstyear_year_total
+                                                        is not None
                                                         if (
+                                                            v_t_c_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_c_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_t_s_secyear_year_total
+                                                        is not None
+                                                        and v_year_total is not None
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        (
                                                             _div(
                                                                 v_t_c_secyear_year_total,
                                                                 v_t_c_firstyear_year_total,
@@ -24757,8 +24711,7 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        is None
-                                                        or (
+                                                        > (
                                                             _div(
                                                                 v_t_s_secyear_year_total,
                                                                 v_year_total,
@@ -24769,51 +24722,40 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        is None
-                                                        else (
-                                                            (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_c_firstyear_year_total
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
-                                                            > (
-                                                                _div(
-                                                                    v_t_s_secyear_year_total,
-                                                                    v_year_total,
-                                                                )
-                                                                if (
-                                                                    v_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_year_total > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
-                                                        )
                                                     )
                                                 ) and (
-                                                    v_t_c_firstyear_year_total
-                                                    is not None
-                                                    and v_t_c_secyear_year_total
-                                                    is not None
-                                                    and v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and v_t_w_secyear_year_total
-                                                    is not None
-                                                    and (
-                                                        None
+                                                    (
+                                                        v_t_c_secyear_year_total
+                                                        is not None
+                                                        and v_t_c_firstyear_year_total
+                                                        is not None
                                                         if (
+                                                            v_t_c_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_c_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_t_w_secyear_year_total
+                                                        is not None
+                                                        and v_t_w_firstyear_year_total
+                                                        is not None
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_w_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        (
                                                             _div(
                                                                 v_t_c_secyear_year_total,
                                                                 v_t_c_firstyear_year_total,
@@ -24828,8 +24770,7 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        is None
-                                                        or (
+                                                        > (
                                                             _div(
                                                                 v_t_w_secyear_year_total,
                                                                 v_t_w_firstyear_year_total,
@@ -24843,39 +24784,6 @@ class View:
                                                                 )
                                                             )
                                                             else None
-                                                        )
-                                                        is None
-                                                        else (
-                                                            (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_c_firstyear_year_total
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
-                                                            > (
-                                                                _div(
-                                                                    v_t_w_secyear_year_total,
-                                                                    v_t_w_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_w_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_w_firstyear_year_total
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
                                                         )
                                                     )
                                                 ):  # conditions on result rows
@@ -25019,13 +24927,31 @@ class View:
                                             v_customer_id
                                         ].items():
                                             if (
-                                                v_t_c_firstyear_year_total is not None
-                                                and v_t_c_secyear_year_total is not None
-                                                and v_year_total is not None
-                                                and v_t_s_secyear_year_total is not None
-                                                and (
-                                                    None
+                                                (
+                                                    v_t_c_secyear_year_total is not None
+                                                    and v_t_c_firstyear_year_total
+                                                    is not None
                                                     if (
+                                                        v_t_c_firstyear_year_total
+                                                        is not None
+                                                        and (
+                                                            v_t_c_firstyear_year_total
+                                                            > 0
+                                                        )
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    v_t_s_secyear_year_total is not None
+                                                    and v_year_total is not None
+                                                    if (
+                                                        v_year_total is not None
+                                                        and (v_year_total > 0)
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    (
                                                         _div(
                                                             v_t_c_secyear_year_total,
                                                             v_t_c_firstyear_year_total,
@@ -25040,8 +24966,7 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    is None
-                                                    or (
+                                                    > (
                                                         _div(
                                                             v_t_s_secyear_year_total,
                                                             v_year_total,
@@ -25052,45 +24977,38 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    is None
-                                                    else (
-                                                        (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_c_firstyear_year_total
-                                                                    > 0
-                                                                )
-                                                            )
-                                                            else None
-                                                        )
-                                                        > (
-                                                            _div(
-                                                                v_t_s_secyear_year_total,
-                                                                v_year_total,
-                                                            )
-                                                            if (
-                                                                v_year_total is not None
-                                                                and (v_year_total > 0)
-                                                            )
-                                                            else None
-                                                        )
-                                                    )
                                                 )
                                             ) and (
-                                                v_t_c_firstyear_year_total is not None
-                                                and v_t_c_secyear_year_total is not None
-                                                and v_t_w_firstyear_year_total
-                                                is not None
-                                                and v_t_w_secyear_year_total is not None
-                                                and (
-                                                    None
+                                                (
+                                                    v_t_c_secyear_year_total is not None
+                                                    and v_t_c_firstyear_year_total
+                                                    is not None
                                                     if (
+                                                        v_t_c_firstyear_year_total
+                                                        is not None
+                                                        and (
+                                                            v_t_c_firstyear_year_total
+                                                            > 0
+                                                        )
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    v_t_w_secyear_year_total is not None
+                                                    and v_t_w_firstyear_year_total
+                                                    is not None
+                                                    if (
+                                                        v_t_w_firstyear_year_total
+                                                        is not None
+                                                        and (
+                                                            v_t_w_firstyear_year_total
+                                                            > 0
+                                                        )
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    (
                                                         _div(
                                                             v_t_c_secyear_year_total,
                                                             v_t_c_firstyear_year_total,
@@ -25105,8 +25023,7 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    is None
-                                                    or (
+                                                    > (
                                                         _div(
                                                             v_t_w_secyear_year_total,
                                                             v_t_w_firstyear_year_total,
@@ -25120,39 +25037,6 @@ class View:
                                                             )
                                                         )
                                                         else None
-                                                    )
-                                                    is None
-                                                    else (
-                                                        (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_c_firstyear_year_total
-                                                                    > 0
-                                                                )
-                                                            )
-                                                            else None
-                                                        )
-                                                        > (
-                                                            _div(
-                                                                v_t_w_secyear_year_total,
-                                                                v_t_w_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_w_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_w_firstyear_year_total
-                                                                    > 0
-                                                                )
-                                                            )
-                                                            else None
-                                                        )
                                                     )
                                                 )
                                             ):  # conditions on result rows
@@ -25271,13 +25155,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_c_firstyear_year_total is not None
-                                            and v_t_c_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_c_secyear_year_total is not None
+                                                and v_t_c_firstyear_year_total
+                                                is not None
                                                 if (
+                                                    v_t_c_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_c_firstyear_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                (
                                                     _div(
                                                         v_t_c_secyear_year_total,
                                                         v_t_c_firstyear_year_total,
@@ -25292,8 +25191,7 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -25304,44 +25202,32 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_c_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else None
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else None
-                                                    )
-                                                )
                                             )
                                         ) and (
-                                            v_t_c_firstyear_year_total is not None
-                                            and v_t_c_secyear_year_total is not None
-                                            and v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_c_secyear_year_total is not None
+                                                and v_t_c_firstyear_year_total
+                                                is not None
                                                 if (
+                                                    v_t_c_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_c_firstyear_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
+                                                if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                (
                                                     _div(
                                                         v_t_c_secyear_year_total,
                                                         v_t_c_firstyear_year_total,
@@ -25356,8 +25242,7 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_w_secyear_year_total,
                                                         v_t_w_firstyear_year_total,
@@ -25371,39 +25256,6 @@ class View:
                                                         )
                                                     )
                                                     else None
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_c_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else None
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else None
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows

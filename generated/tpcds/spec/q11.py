@@ -215,8 +215,9 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
@@ -9281,13 +9282,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else True
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else True
+                                            )
+                                            and (
+                                                (
                                                     _div(
                                                         v_t_w_secyear_year_total,
                                                         v_t_w_firstyear_year_total,
@@ -9302,8 +9318,7 @@ class View:
                                                     )
                                                     else 0.0
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -9313,35 +9328,6 @@ class View:
                                                         and (v_year_total > 0)
                                                     )
                                                     else 0.0
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else 0.0
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else 0.0
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9519,13 +9505,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else True
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else True
+                                            )
+                                            and (
+                                                (
                                                     _div(
                                                         v_t_w_secyear_year_total,
                                                         v_t_w_firstyear_year_total,
@@ -9540,8 +9541,7 @@ class View:
                                                     )
                                                     else 0.0
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -9551,35 +9551,6 @@ class View:
                                                         and (v_year_total > 0)
                                                     )
                                                     else 0.0
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else 0.0
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else 0.0
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9702,13 +9673,26 @@ class View:
                                     v_customer_id
                                 ].items():
                                     if (
-                                        v_t_w_firstyear_year_total is not None
-                                        and v_t_w_secyear_year_total is not None
-                                        and v_year_total is not None
-                                        and v_t_s_secyear_year_total is not None
-                                        and (
-                                            None
+                                        (
+                                            v_t_w_secyear_year_total is not None
+                                            and v_t_w_firstyear_year_total is not None
                                             if (
+                                                v_t_w_firstyear_year_total is not None
+                                                and (v_t_w_firstyear_year_total > 0)
+                                            )
+                                            else True
+                                        )
+                                        and (
+                                            v_t_s_secyear_year_total is not None
+                                            and v_year_total is not None
+                                            if (
+                                                v_year_total is not None
+                                                and (v_year_total > 0)
+                                            )
+                                            else True
+                                        )
+                                        and (
+                                            (
                                                 _div(
                                                     v_t_w_secyear_year_total,
                                                     v_t_w_firstyear_year_total,
@@ -9720,8 +9704,7 @@ class View:
                                                 )
                                                 else 0.0
                                             )
-                                            is None
-                                            or (
+                                            > (
                                                 _div(
                                                     v_t_s_secyear_year_total,
                                                     v_year_total,
@@ -9731,35 +9714,6 @@ class View:
                                                     and (v_year_total > 0)
                                                 )
                                                 else 0.0
-                                            )
-                                            is None
-                                            else (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else 0.0
-                                                )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else 0.0
-                                                )
                                             )
                                         )
                                     ):  # conditions on result rows
@@ -9864,13 +9818,26 @@ class View:
                                 v_customer_id
                             ].items():
                                 if (
-                                    v_t_w_firstyear_year_total is not None
-                                    and v_t_w_secyear_year_total is not None
-                                    and v_year_total is not None
-                                    and v_t_s_secyear_year_total is not None
-                                    and (
-                                        None
+                                    (
+                                        v_t_w_secyear_year_total is not None
+                                        and v_t_w_firstyear_year_total is not None
                                         if (
+                                            v_t_w_firstyear_year_total is not None
+                                            and (v_t_w_firstyear_year_total > 0)
+                                        )
+                                        else True
+                                    )
+                                    and (
+                                        v_t_s_secyear_year_total is not None
+                                        and v_year_total is not None
+                                        if (
+                                            v_year_total is not None
+                                            and (v_year_total > 0)
+                                        )
+                                        else True
+                                    )
+                                    and (
+                                        (
                                             _div(
                                                 v_t_w_secyear_year_total,
                                                 v_t_w_firstyear_year_total,
@@ -9881,40 +9848,13 @@ class View:
                                             )
                                             else 0.0
                                         )
-                                        is None
-                                        or (
+                                        > (
                                             _div(v_t_s_secyear_year_total, v_year_total)
                                             if (
                                                 v_year_total is not None
                                                 and (v_year_total > 0)
                                             )
                                             else 0.0
-                                        )
-                                        is None
-                                        else (
-                                            (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
-                                                )
-                                                if (
-                                                    v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and (v_t_w_firstyear_year_total > 0)
-                                                )
-                                                else 0.0
-                                            )
-                                            > (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
-                                                )
-                                                if (
-                                                    v_year_total is not None
-                                                    and (v_year_total > 0)
-                                                )
-                                                else 0.0
-                                            )
                                         )
                                     )
                                 ):  # conditions on result rows

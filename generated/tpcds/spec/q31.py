@@ -189,8 +189,9 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
@@ -5712,16 +5713,37 @@ class View:
                                                         v_ca_county
                                                     ].items():
                                                         if (
-                                                            v_web_sales is not None
-                                                            and v_ws2_web_sales
-                                                            is not None
-                                                            and v_store_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and v_web_sales
+                                                                is not None
                                                                 if (
+                                                                    v_web_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_web_sales > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and v_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_store_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_store_sales
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                (
                                                                     _div(
                                                                         v_ws2_web_sales,
                                                                         v_web_sales,
@@ -5736,8 +5758,7 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                or (
+                                                                > (
                                                                     _div(
                                                                         v_ss2_store_sales,
                                                                         v_store_sales,
@@ -5752,51 +5773,40 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    (
-                                                                        _div(
-                                                                            v_ws2_web_sales,
-                                                                            v_web_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_web_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_web_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                    > (
-                                                                        _div(
-                                                                            v_ss2_store_sales,
-                                                                            v_store_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_store_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_store_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                )
                                                             )
                                                         ) and (
-                                                            v_ws2_web_sales is not None
-                                                            and v_ws3_web_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and v_ss3_store_sales
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_ws3_web_sales
+                                                                is not None
+                                                                and v_ws2_web_sales
+                                                                is not None
                                                                 if (
+                                                                    v_ws2_web_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_ws2_web_sales
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss3_store_sales
+                                                                is not None
+                                                                and v_ss2_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_ss2_store_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_ss2_store_sales
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                (
                                                                     _div(
                                                                         v_ws3_web_sales,
                                                                         v_ws2_web_sales,
@@ -5811,8 +5821,7 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                or (
+                                                                > (
                                                                     _div(
                                                                         v_ss3_store_sales,
                                                                         v_ss2_store_sales,
@@ -5826,39 +5835,6 @@ class View:
                                                                         )
                                                                     )
                                                                     else None
-                                                                )
-                                                                is None
-                                                                else (
-                                                                    (
-                                                                        _div(
-                                                                            v_ws3_web_sales,
-                                                                            v_ws2_web_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_ws2_web_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_ws2_web_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                    > (
-                                                                        _div(
-                                                                            v_ss3_store_sales,
-                                                                            v_ss2_store_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_ss2_store_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_ss2_store_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
                                                                 )
                                                             )
                                                         ):  # conditions on result rows
@@ -6051,16 +6027,37 @@ class View:
                                                         v_ca_county
                                                     ].items():
                                                         if (
-                                                            v_web_sales is not None
-                                                            and v_ws2_web_sales
-                                                            is not None
-                                                            and v_store_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and v_web_sales
+                                                                is not None
                                                                 if (
+                                                                    v_web_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_web_sales > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and v_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_store_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_store_sales
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                (
                                                                     _div(
                                                                         v_ws2_web_sales,
                                                                         v_web_sales,
@@ -6075,8 +6072,7 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                or (
+                                                                > (
                                                                     _div(
                                                                         v_ss2_store_sales,
                                                                         v_store_sales,
@@ -6091,51 +6087,40 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    (
-                                                                        _div(
-                                                                            v_ws2_web_sales,
-                                                                            v_web_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_web_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_web_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                    > (
-                                                                        _div(
-                                                                            v_ss2_store_sales,
-                                                                            v_store_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_store_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_store_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                )
                                                             )
                                                         ) and (
-                                                            v_ws2_web_sales is not None
-                                                            and v_ws3_web_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and v_ss3_store_sales
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_ws3_web_sales
+                                                                is not None
+                                                                and v_ws2_web_sales
+                                                                is not None
                                                                 if (
+                                                                    v_ws2_web_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_ws2_web_sales
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss3_store_sales
+                                                                is not None
+                                                                and v_ss2_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_ss2_store_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_ss2_store_sales
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                (
                                                                     _div(
                                                                         v_ws3_web_sales,
                                                                         v_ws2_web_sales,
@@ -6150,8 +6135,7 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                is None
-                                                                or (
+                                                                > (
                                                                     _div(
                                                                         v_ss3_store_sales,
                                                                         v_ss2_store_sales,
@@ -6165,39 +6149,6 @@ class View:
                                                                         )
                                                                     )
                                                                     else None
-                                                                )
-                                                                is None
-                                                                else (
-                                                                    (
-                                                                        _div(
-                                                                            v_ws3_web_sales,
-                                                                            v_ws2_web_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_ws2_web_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_ws2_web_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
-                                                                    > (
-                                                                        _div(
-                                                                            v_ss3_store_sales,
-                                                                            v_ss2_store_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_ss2_store_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_ss2_store_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
-                                                                    )
                                                                 )
                                                             )
                                                         ):  # conditions on result rows
@@ -6374,14 +6325,29 @@ class View:
                                                     v_ca_county
                                                 ].items():
                                                     if (
-                                                        v_web_sales is not None
-                                                        and v_ws2_web_sales is not None
-                                                        and v_store_sales is not None
-                                                        and v_ss2_store_sales
-                                                        is not None
-                                                        and (
-                                                            None
+                                                        (
+                                                            v_ws2_web_sales is not None
+                                                            and v_web_sales is not None
                                                             if (
+                                                                v_web_sales is not None
+                                                                and (v_web_sales > 0)
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_ss2_store_sales
+                                                            is not None
+                                                            and v_store_sales
+                                                            is not None
+                                                            if (
+                                                                v_store_sales
+                                                                is not None
+                                                                and (v_store_sales > 0)
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            (
                                                                 _div(
                                                                     v_ws2_web_sales,
                                                                     v_web_sales,
@@ -6395,8 +6361,7 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            is None
-                                                            or (
+                                                            > (
                                                                 _div(
                                                                     v_ss2_store_sales,
                                                                     v_store_sales,
@@ -6411,50 +6376,38 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            is None
-                                                            else (
-                                                                (
-                                                                    _div(
-                                                                        v_ws2_web_sales,
-                                                                        v_web_sales,
-                                                                    )
-                                                                    if (
-                                                                        v_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_web_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                                > (
-                                                                    _div(
-                                                                        v_ss2_store_sales,
-                                                                        v_store_sales,
-                                                                    )
-                                                                    if (
-                                                                        v_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_store_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                            )
                                                         )
                                                     ) and (
-                                                        v_ws2_web_sales is not None
-                                                        and v_ws3_web_sales is not None
-                                                        and v_ss2_store_sales
-                                                        is not None
-                                                        and v_ss3_store_sales
-                                                        is not None
-                                                        and (
-                                                            None
+                                                        (
+                                                            v_ws3_web_sales is not None
+                                                            and v_ws2_web_sales
+                                                            is not None
                                                             if (
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and (
+                                                                    v_ws2_web_sales > 0
+                                                                )
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_ss3_store_sales
+                                                            is not None
+                                                            and v_ss2_store_sales
+                                                            is not None
+                                                            if (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and (
+                                                                    v_ss2_store_sales
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            (
                                                                 _div(
                                                                     v_ws3_web_sales,
                                                                     v_ws2_web_sales,
@@ -6469,8 +6422,7 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            is None
-                                                            or (
+                                                            > (
                                                                 _div(
                                                                     v_ss3_store_sales,
                                                                     v_ss2_store_sales,
@@ -6484,39 +6436,6 @@ class View:
                                                                     )
                                                                 )
                                                                 else None
-                                                            )
-                                                            is None
-                                                            else (
-                                                                (
-                                                                    _div(
-                                                                        v_ws3_web_sales,
-                                                                        v_ws2_web_sales,
-                                                                    )
-                                                                    if (
-                                                                        v_ws2_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ws2_web_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                                > (
-                                                                    _div(
-                                                                        v_ss3_store_sales,
-                                                                        v_ss2_store_sales,
-                                                                    )
-                                                                    if (
-                                                                        v_ss2_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ss2_store_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
                                                             )
                                                         )
                                                     ):  # conditions on result rows
@@ -6677,13 +6596,26 @@ class View:
                                                 v_ca_county
                                             ].items():
                                                 if (
-                                                    v_web_sales is not None
-                                                    and v_ws2_web_sales is not None
-                                                    and v_store_sales is not None
-                                                    and v_ss2_store_sales is not None
-                                                    and (
-                                                        None
+                                                    (
+                                                        v_ws2_web_sales is not None
+                                                        and v_web_sales is not None
                                                         if (
+                                                            v_web_sales is not None
+                                                            and (v_web_sales > 0)
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_ss2_store_sales is not None
+                                                        and v_store_sales is not None
+                                                        if (
+                                                            v_store_sales is not None
+                                                            and (v_store_sales > 0)
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        (
                                                             _div(
                                                                 v_ws2_web_sales,
                                                                 v_web_sales,
@@ -6694,8 +6626,7 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        is None
-                                                        or (
+                                                        > (
                                                             _div(
                                                                 v_ss2_store_sales,
                                                                 v_store_sales,
@@ -6707,47 +6638,30 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        is None
-                                                        else (
-                                                            (
-                                                                _div(
-                                                                    v_ws2_web_sales,
-                                                                    v_web_sales,
-                                                                )
-                                                                if (
-                                                                    v_web_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_web_sales > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
-                                                            > (
-                                                                _div(
-                                                                    v_ss2_store_sales,
-                                                                    v_store_sales,
-                                                                )
-                                                                if (
-                                                                    v_store_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_store_sales
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
-                                                        )
                                                     )
                                                 ) and (
-                                                    v_ws2_web_sales is not None
-                                                    and v_ws3_web_sales is not None
-                                                    and v_ss2_store_sales is not None
-                                                    and v_ss3_store_sales is not None
-                                                    and (
-                                                        None
+                                                    (
+                                                        v_ws3_web_sales is not None
+                                                        and v_ws2_web_sales is not None
                                                         if (
+                                                            v_ws2_web_sales is not None
+                                                            and (v_ws2_web_sales > 0)
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_ss3_store_sales is not None
+                                                        and v_ss2_store_sales
+                                                        is not None
+                                                        if (
+                                                            v_ss2_store_sales
+                                                            is not None
+                                                            and (v_ss2_store_sales > 0)
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        (
                                                             _div(
                                                                 v_ws3_web_sales,
                                                                 v_ws2_web_sales,
@@ -6761,8 +6675,7 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        is None
-                                                        or (
+                                                        > (
                                                             _div(
                                                                 v_ss3_store_sales,
                                                                 v_ss2_store_sales,
@@ -6776,39 +6689,6 @@ class View:
                                                                 )
                                                             )
                                                             else None
-                                                        )
-                                                        is None
-                                                        else (
-                                                            (
-                                                                _div(
-                                                                    v_ws3_web_sales,
-                                                                    v_ws2_web_sales,
-                                                                )
-                                                                if (
-                                                                    v_ws2_web_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_ws2_web_sales
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
-                                                            > (
-                                                                _div(
-                                                                    v_ss3_store_sales,
-                                                                    v_ss2_store_sales,
-                                                                )
-                                                                if (
-                                                                    v_ss2_store_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_ss2_store_sales
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
                                                         )
                                                     )
                                                 ):  # conditions on result rows
@@ -6950,13 +6830,26 @@ class View:
                                             v_ca_county
                                         ].items():
                                             if (
-                                                v_web_sales is not None
-                                                and v_ws2_web_sales is not None
-                                                and v_store_sales is not None
-                                                and v_ss2_store_sales is not None
-                                                and (
-                                                    None
+                                                (
+                                                    v_ws2_web_sales is not None
+                                                    and v_web_sales is not None
                                                     if (
+                                                        v_web_sales is not None
+                                                        and (v_web_sales > 0)
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    v_ss2_store_sales is not None
+                                                    and v_store_sales is not None
+                                                    if (
+                                                        v_store_sales is not None
+                                                        and (v_store_sales > 0)
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    (
                                                         _div(
                                                             v_ws2_web_sales, v_web_sales
                                                         )
@@ -6966,8 +6859,7 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    is None
-                                                    or (
+                                                    > (
                                                         _div(
                                                             v_ss2_store_sales,
                                                             v_store_sales,
@@ -6978,41 +6870,28 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    is None
-                                                    else (
-                                                        (
-                                                            _div(
-                                                                v_ws2_web_sales,
-                                                                v_web_sales,
-                                                            )
-                                                            if (
-                                                                v_web_sales is not None
-                                                                and (v_web_sales > 0)
-                                                            )
-                                                            else None
-                                                        )
-                                                        > (
-                                                            _div(
-                                                                v_ss2_store_sales,
-                                                                v_store_sales,
-                                                            )
-                                                            if (
-                                                                v_store_sales
-                                                                is not None
-                                                                and (v_store_sales > 0)
-                                                            )
-                                                            else None
-                                                        )
-                                                    )
                                                 )
                                             ) and (
-                                                v_ws2_web_sales is not None
-                                                and v_ws3_web_sales is not None
-                                                and v_ss2_store_sales is not None
-                                                and v_ss3_store_sales is not None
-                                                and (
-                                                    None
+                                                (
+                                                    v_ws3_web_sales is not None
+                                                    and v_ws2_web_sales is not None
                                                     if (
+                                                        v_ws2_web_sales is not None
+                                                        and (v_ws2_web_sales > 0)
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    v_ss3_store_sales is not None
+                                                    and v_ss2_store_sales is not None
+                                                    if (
+                                                        v_ss2_store_sales is not None
+                                                        and (v_ss2_store_sales > 0)
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    (
                                                         _div(
                                                             v_ws3_web_sales,
                                                             v_ws2_web_sales,
@@ -7023,8 +6902,7 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    is None
-                                                    or (
+                                                    > (
                                                         _div(
                                                             v_ss3_store_sales,
                                                             v_ss2_store_sales,
@@ -7035,38 +6913,6 @@ class View:
                                                             and (v_ss2_store_sales > 0)
                                                         )
                                                         else None
-                                                    )
-                                                    is None
-                                                    else (
-                                                        (
-                                                            _div(
-                                                                v_ws3_web_sales,
-                                                                v_ws2_web_sales,
-                                                            )
-                                                            if (
-                                                                v_ws2_web_sales
-                                                                is not None
-                                                                and (
-                                                                    v_ws2_web_sales > 0
-                                                                )
-                                                            )
-                                                            else None
-                                                        )
-                                                        > (
-                                                            _div(
-                                                                v_ss3_store_sales,
-                                                                v_ss2_store_sales,
-                                                            )
-                                                            if (
-                                                                v_ss2_store_sales
-                                                                is not None
-                                                                and (
-                                                                    v_ss2_store_sales
-                                                                    > 0
-                                                                )
-                                                            )
-                                                            else None
-                                                        )
                                                     )
                                                 )
                                             ):  # conditions on result rows
@@ -7180,13 +7026,26 @@ class View:
                                         v_ca_county
                                     ].items():
                                         if (
-                                            v_web_sales is not None
-                                            and v_ws2_web_sales is not None
-                                            and v_store_sales is not None
-                                            and v_ss2_store_sales is not None
-                                            and (
-                                                None
+                                            (
+                                                v_ws2_web_sales is not None
+                                                and v_web_sales is not None
                                                 if (
+                                                    v_web_sales is not None
+                                                    and (v_web_sales > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                v_ss2_store_sales is not None
+                                                and v_store_sales is not None
+                                                if (
+                                                    v_store_sales is not None
+                                                    and (v_store_sales > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                (
                                                     _div(v_ws2_web_sales, v_web_sales)
                                                     if (
                                                         v_web_sales is not None
@@ -7194,8 +7053,7 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_ss2_store_sales, v_store_sales
                                                     )
@@ -7205,39 +7063,28 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_ws2_web_sales, v_web_sales
-                                                        )
-                                                        if (
-                                                            v_web_sales is not None
-                                                            and (v_web_sales > 0)
-                                                        )
-                                                        else None
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_ss2_store_sales,
-                                                            v_store_sales,
-                                                        )
-                                                        if (
-                                                            v_store_sales is not None
-                                                            and (v_store_sales > 0)
-                                                        )
-                                                        else None
-                                                    )
-                                                )
                                             )
                                         ) and (
-                                            v_ws2_web_sales is not None
-                                            and v_ws3_web_sales is not None
-                                            and v_ss2_store_sales is not None
-                                            and v_ss3_store_sales is not None
-                                            and (
-                                                None
+                                            (
+                                                v_ws3_web_sales is not None
+                                                and v_ws2_web_sales is not None
                                                 if (
+                                                    v_ws2_web_sales is not None
+                                                    and (v_ws2_web_sales > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                v_ss3_store_sales is not None
+                                                and v_ss2_store_sales is not None
+                                                if (
+                                                    v_ss2_store_sales is not None
+                                                    and (v_ss2_store_sales > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                (
                                                     _div(
                                                         v_ws3_web_sales, v_ws2_web_sales
                                                     )
@@ -7247,8 +7094,7 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_ss3_store_sales,
                                                         v_ss2_store_sales,
@@ -7258,32 +7104,6 @@ class View:
                                                         and (v_ss2_store_sales > 0)
                                                     )
                                                     else None
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_ws3_web_sales,
-                                                            v_ws2_web_sales,
-                                                        )
-                                                        if (
-                                                            v_ws2_web_sales is not None
-                                                            and (v_ws2_web_sales > 0)
-                                                        )
-                                                        else None
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_ss3_store_sales,
-                                                            v_ss2_store_sales,
-                                                        )
-                                                        if (
-                                                            v_ss2_store_sales
-                                                            is not None
-                                                            and (v_ss2_store_sales > 0)
-                                                        )
-                                                        else None
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows

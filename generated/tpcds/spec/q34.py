@@ -246,8 +246,9 @@ def _make_derived1():
         if a is None or b is None:
             return None
         if b == 0:
+            # NaN is the one object math.nan: a row holding it finds itself again
             if a == 0 or a != a:
-                return float("nan")
+                return math.nan
             return math.copysign(math.inf, a) * math.copysign(1.0, b)
         return a / b
 
@@ -963,11 +964,18 @@ def _make_derived1():
                 raise _null_error("household_demographics", row, ((0, "hd_demo_sk"),))
             keep_household_demographics = (
                 c_household_demographics_hd_vehicle_count is not None
-                and c_household_demographics_hd_dep_count is not None
+                and (
+                    c_household_demographics_hd_dep_count is not None
+                    and c_household_demographics_hd_vehicle_count is not None
+                    if (
+                        c_household_demographics_hd_vehicle_count is not None
+                        and (c_household_demographics_hd_vehicle_count > 0)
+                    )
+                    else False
+                )
                 and (c_household_demographics_hd_vehicle_count > 0)
                 and (
-                    None
-                    if (
+                    (
                         _div(
                             c_household_demographics_hd_dep_count,
                             c_household_demographics_hd_vehicle_count,
@@ -978,21 +986,7 @@ def _make_derived1():
                         )
                         else None
                     )
-                    is None
-                    else (
-                        (
-                            _div(
-                                c_household_demographics_hd_dep_count,
-                                c_household_demographics_hd_vehicle_count,
-                            )
-                            if (
-                                c_household_demographics_hd_vehicle_count is not None
-                                and (c_household_demographics_hd_vehicle_count > 0)
-                            )
-                            else None
-                        )
-                        > 1.2
-                    )
+                    > 1.2
                 )
                 and (
                     (

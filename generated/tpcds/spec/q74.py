@@ -214,8 +214,9 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
@@ -8646,13 +8647,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                (
                                                     _div(
                                                         v_t_w_secyear_year_total,
                                                         v_t_w_firstyear_year_total,
@@ -8667,8 +8683,7 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -8678,35 +8693,6 @@ class View:
                                                         and (v_year_total > 0)
                                                     )
                                                     else None
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else None
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else None
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -8874,13 +8860,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                (
                                                     _div(
                                                         v_t_w_secyear_year_total,
                                                         v_t_w_firstyear_year_total,
@@ -8895,8 +8896,7 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                is None
-                                                or (
+                                                > (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -8906,35 +8906,6 @@ class View:
                                                         and (v_year_total > 0)
                                                     )
                                                     else None
-                                                )
-                                                is None
-                                                else (
-                                                    (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else None
-                                                    )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else None
-                                                    )
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9059,13 +9030,26 @@ class View:
                                     v_customer_id
                                 ].items():
                                     if (
-                                        v_t_w_firstyear_year_total is not None
-                                        and v_t_w_secyear_year_total is not None
-                                        and v_year_total is not None
-                                        and v_t_s_secyear_year_total is not None
-                                        and (
-                                            None
+                                        (
+                                            v_t_w_secyear_year_total is not None
+                                            and v_t_w_firstyear_year_total is not None
                                             if (
+                                                v_t_w_firstyear_year_total is not None
+                                                and (v_t_w_firstyear_year_total > 0)
+                                            )
+                                            else False
+                                        )
+                                        and (
+                                            v_t_s_secyear_year_total is not None
+                                            and v_year_total is not None
+                                            if (
+                                                v_year_total is not None
+                                                and (v_year_total > 0)
+                                            )
+                                            else False
+                                        )
+                                        and (
+                                            (
                                                 _div(
                                                     v_t_w_secyear_year_total,
                                                     v_t_w_firstyear_year_total,
@@ -9077,8 +9061,7 @@ class View:
                                                 )
                                                 else None
                                             )
-                                            is None
-                                            or (
+                                            > (
                                                 _div(
                                                     v_t_s_secyear_year_total,
                                                     v_year_total,
@@ -9088,35 +9071,6 @@ class View:
                                                     and (v_year_total > 0)
                                                 )
                                                 else None
-                                            )
-                                            is None
-                                            else (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
-                                                )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else None
-                                                )
                                             )
                                         )
                                     ):  # conditions on result rows
@@ -9223,13 +9177,26 @@ class View:
                                 v_customer_id
                             ].items():
                                 if (
-                                    v_t_w_firstyear_year_total is not None
-                                    and v_t_w_secyear_year_total is not None
-                                    and v_year_total is not None
-                                    and v_t_s_secyear_year_total is not None
-                                    and (
-                                        None
+                                    (
+                                        v_t_w_secyear_year_total is not None
+                                        and v_t_w_firstyear_year_total is not None
                                         if (
+                                            v_t_w_firstyear_year_total is not None
+                                            and (v_t_w_firstyear_year_total > 0)
+                                        )
+                                        else False
+                                    )
+                                    and (
+                                        v_t_s_secyear_year_total is not None
+                                        and v_year_total is not None
+                                        if (
+                                            v_year_total is not None
+                                            and (v_year_total > 0)
+                                        )
+                                        else False
+                                    )
+                                    and (
+                                        (
                                             _div(
                                                 v_t_w_secyear_year_total,
                                                 v_t_w_firstyear_year_total,
@@ -9240,40 +9207,13 @@ class View:
                                             )
                                             else None
                                         )
-                                        is None
-                                        or (
+                                        > (
                                             _div(v_t_s_secyear_year_total, v_year_total)
                                             if (
                                                 v_year_total is not None
                                                 and (v_year_total > 0)
                                             )
                                             else None
-                                        )
-                                        is None
-                                        else (
-                                            (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
-                                                )
-                                                if (
-                                                    v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and (v_t_w_firstyear_year_total > 0)
-                                                )
-                                                else None
-                                            )
-                                            > (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
-                                                )
-                                                if (
-                                                    v_year_total is not None
-                                                    and (v_year_total > 0)
-                                                )
-                                                else None
-                                            )
                                         )
                                     )
                                 ):  # conditions on result rows
