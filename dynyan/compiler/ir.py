@@ -86,6 +86,12 @@ FUNCTIONS = {
     "length",
     "trim",  # spaces at both ends
     "to_float",  # CAST(number AS DOUBLE), and an INTEGER among DOUBLE results
+    # a float SUM's term split (Aggregate.nonfinite): its finite part (0
+    # when it is not), and whether it is +inf, -inf, NaN
+    "finite_part",
+    "is_posinf",
+    "is_neginf",
+    "is_nan",
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 # Operators whose value need not be NULL when an operand is: a NULL operand
@@ -379,9 +385,27 @@ class Aggregate:
     # exactly (summed as an integer), None when it is summed in floats.
     computed: object = None
     scale: int | None = None
+    # A float SUM/AVG whose terms may be ±inf or NaN (x / 0): its channels
+    # hold the finite parts, and these (+inf, -inf, NaN) channel tuples count
+    # the terms that are not, so a delete restores the sum exactly (made by
+    # the renderer, `render.split_nonfinite`; a computed argument: True, its
+    # group keeps the counts beside its total).
+    nonfinite: tuple | bool = ()
 
     def __str__(self) -> str:
         return self.text
+
+
+def may_be_nonfinite(e) -> bool:
+    """Whether expression `e` can be ±inf or NaN: it divides by something
+    that can be 0 (x / 0)."""
+    if not isinstance(e, Op):
+        return False
+    if e.op == "div":
+        divisor = e.args[1]
+        if not (isinstance(divisor, Lit) and divisor.value not in (0, None)):
+            return True
+    return any(may_be_nonfinite(a) for a in e.args)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import hashlib
 import keyword
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import black
 import jinja2
@@ -44,6 +44,7 @@ from .ir import (
     FLIPPED,
     NULL_ABSORBING,
     AggRef,
+    Channel,
     InnerTest,
     Lit,
     Op,
@@ -51,6 +52,7 @@ from .ir import (
     Var,
     ViewColumn,
     base_relations,
+    may_be_nonfinite,
     refs,
     var_refs,
 )
@@ -158,6 +160,15 @@ _NULL_AWARE = {"and", "or", "not", "case", "div", "mod", "isnull"}
 # are never taken as NULL guards of a condition (`_leaves`).
 _ABSORBS_NULL = NULL_ABSORBING
 _NULL_AWARE |= _ABSORBS_NULL
+# the parts of a float SUM's term (`split_nonfinite`), under its channel's
+# non-NULL guard
+_NONFINITE_PARTS = {
+    "finite_part": "_finite_part({})",
+    "is_posinf": "({} == math.inf)",
+    "is_neginf": "({} == -math.inf)",
+    "is_nan": "math.isnan({})",
+}
+_NULL_AWARE |= set(_NONFINITE_PARTS)
 
 _INFIX_PY = {
     "add": "+",
@@ -259,7 +270,7 @@ class Expressions:
             t
             for x, t in zip(e.args, a)
             if self.may_be_null(x)
-            and not (self.guarded and isinstance(x, (Ref, Var, AggRef)))
+            and not (self.guarded and next(_leaves(x), None) is x)
         ]
         if not nullable:
             return text
@@ -293,8 +304,16 @@ class Expressions:
             return out
         if op == "substr":  # SQL positions are 1-based; a start below 1 eats length
             start = e.args[1].value
-            stop = "" if len(a) < 3 else str(max(0, start - 1 + e.args[2].value))
+            length = e.args[2].value if len(a) == 3 else None
+            if start < 0 or (length is not None and length < 0):
+                self.helpers.add("substr")  # from the end, or backwards: DuckDB's
+                return f"_substr({', '.join(a)})"
+            stop = "" if length is None else str(max(0, start - 1 + length))
             return f"{a[0]}[{max(0, start - 1)}:{stop}]"
+        if op in _NONFINITE_PARTS:  # a float SUM's term, see split_nonfinite
+            if op == "finite_part":
+                self.helpers.add("finite_part")
+            return _NONFINITE_PARTS[op].format(a[0])
         if op == "like":
             return self._like(a[0], e.args[1].value)
         if op == "isnull":
@@ -405,11 +424,16 @@ class Expressions:
         else:
             parts, plain = [], [e]
         guards = dict.fromkeys(
-            f"{self.render(x, env)} is not None"
+            (
+                self.nonnull(x, env)  # a CASE: NULL only by the branch taken
+                if isinstance(x, Op)
+                else f"{self.render(x, env)} is not None"
+            )
             for a in plain
             for x in _leaves(a)
             if not (isinstance(x, Ref) and (x.atom, x.column) in self.notnull)
         )
+        guards.pop("True", None)
         outer, self.guarded = self.guarded, True
         try:
             tests = [self.render(a, env) for a in plain]
@@ -449,8 +473,10 @@ def _divides(e) -> bool:
 
 
 def _leaves(e):
-    """The column and variable references of an expression (may be NULL)."""
-    if isinstance(e, (Ref, Var, AggRef)):
+    """The column and variable references of an expression (may be NULL),
+    and its CASEs whole: a NULL inside a CASE need not make it NULL (a NULL
+    WHEN selects the next branch)."""
+    if isinstance(e, (Ref, Var, AggRef)) or (isinstance(e, Op) and e.op == "case"):
         yield e
     elif isinstance(e, Op) and e.op not in _ABSORBS_NULL:  # IS NULL takes a NULL
         for a in e.args:
@@ -1394,10 +1420,14 @@ def _group_slots(query, expressions: Expressions) -> dict:
             key = "multiset " + x
             if key not in where:
                 where[key] = len(multisets)
+                nan = may_be_nonfinite(_argument(query, agg))
+                if nan:  # NaN: a key equal to itself, above every number
+                    expressions.helpers |= {"nan_key", "nan_value"}
                 multisets.append(
                     {
                         "sorted": False,
-                        "x": x,
+                        "nan": nan,
+                        "x": f"_nan_key({x})" if nan else x,
                         "nullable": agg.computed is not None
                         or expressions.may_be_null(Var(agg.arg)),
                     }
@@ -1410,7 +1440,9 @@ def _group_slots(query, expressions: Expressions) -> dict:
             if key not in where:
                 where[key] = len(sums)
                 exact = agg.computed is not None and agg.scale is not None
-                sums.append({"x": x, "zero": "0" if exact else "0.0"})
+                ieee = agg.nonfinite is True  # + counts of +inf, -inf, NaN
+                zero = "0" if exact else "0.0, 0, 0, 0" if ieee else "0.0"
+                sums.append({"x": x, "zero": zero, "ieee": ieee})
             slot[i] = ("sum", where[key])
     for m in multisets:
         m["ctor"] = "SortedDict()" if m["sorted"] else "{}"
@@ -1419,6 +1451,17 @@ def _group_slots(query, expressions: Expressions) -> dict:
     for j, s in enumerate(sums):
         s["slot"] = 1 + len(multisets) + j
     return {"multisets": multisets, "sums": sums, "slot": slot}
+
+
+def _argument(query, agg):
+    """The expression a MIN/MAX/COUNT(DISTINCT) aggregates (None: a column)."""
+    if agg.computed is not None:
+        return agg.computed
+    for atom in query.atoms:
+        for var, e in atom.derived:
+            if var == agg.arg:
+                return e
+    return None
 
 
 def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[str]:
@@ -1433,6 +1476,9 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
             total, n = f"e[{slots['slot'][i]}][0]", f"e[{slots['slot'][i]}][1]"
             if agg.scale:
                 total = f"{total} / {10 ** agg.scale}"
+            if agg.nonfinite:
+                s = f"e[{slots['slot'][i]}]"
+                total = f"_ieee_total({total}, {s}[2], {s}[3], {s}[4])"
             empty = f"e is None or not {n}"
             values.append(
                 f"(0 if {empty} else {n})"
@@ -1458,9 +1504,12 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
         elif agg.arg is not None or agg.computed is not None:
             ms = f"e[{slots['slot'][i]}]"
             end = 0 if agg.kind == "min" else -1
+            extreme = f"{ms}.peekitem({end})[0]"
+            if slots["multisets"][slots["slot"][i] - 1]["nan"]:
+                extreme = f"_nan_value({extreme})"
             values.append(
                 value(
-                    extreme=f"{ms}.peekitem({end})[0]",
+                    extreme=extreme,
                     distinct=f"(0 if e is None else len({ms}))",
                     empty=f"e is None or not {ms}",
                 )
@@ -1474,8 +1523,52 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                 )
                 for coef, channel in agg.terms
             ]
-            values.append(value(total=functions.linear_total(terms)))
+            total = functions.linear_total(terms)
+            if agg.nonfinite:  # see Aggregate.nonfinite
+                counts = [
+                    (
+                        "(" + " + ".join(f"{payload}[{ch}]" for ch in chs) + ")"
+                        if chs
+                        else "0"
+                    )
+                    for chs in agg.nonfinite
+                ]
+                total = f"_ieee_total({total}, {', '.join(counts)})"
+            values.append(value(total=total))
     return values
+
+
+def split_nonfinite(query):
+    """`query` with each float channel of one table's factor that may be
+    ±inf or NaN (a division) summed as its finite part, beside channels
+    counting its +inf, -inf and NaN values (`Aggregate.nonfinite`): a
+    running float sum would keep inf - inf = NaN after the infinite row left.
+    (A product with another table's factor stays a plain float channel.)"""
+    channels = list(query.channels)
+    counts = {}  # channel -> its (+inf, -inf, NaN) channels
+    for i, ch in enumerate(query.channels):
+        if len(ch.factors) != 1 or ch.scale is not None:
+            continue
+        ((atom, e),) = ch.factors
+        if not may_be_nonfinite(e):
+            continue
+        channels[i] = Channel(((atom, Op("finite_part", (e,))),), (None,), ch.guards)
+        counts[i + 1] = []
+        for op in ("is_posinf", "is_neginf", "is_nan"):
+            channels.append(Channel(((atom, Op(op, (e,))),), (0,), ch.guards))
+            counts[i + 1].append(len(channels))
+    if not counts:
+        return query
+    aggregates = []
+    for agg in query.aggregates:
+        split = [(c, ch) for c, ch in agg.terms if ch in counts]
+        if agg.kind in ("sum", "avg") and split:
+            pos = tuple(counts[ch][0 if c > 0 else 1] for c, ch in split)
+            neg = tuple(counts[ch][1 if c > 0 else 0] for c, ch in split)
+            nan = tuple(counts[ch][2] for _, ch in split)
+            agg = replace(agg, nonfinite=(pos, neg, nan))
+        aggregates.append(agg)
+    return replace(query, channels=tuple(channels), aggregates=tuple(aggregates))
 
 
 def render_module(
@@ -1485,6 +1578,7 @@ def render_module(
     (`inner`: raw text of a subquery's view, to be nested in its outer module;
     `formatted=False`: compile-checked but not black-formatted, for a verdict
     without black's cost)."""
+    plan = replace(plan, query=split_nonfinite(plan.query))
     query = plan.query
     names = Names()
     layout = _Layout(plan, names)
@@ -1497,6 +1591,8 @@ def render_module(
         if query.relation(atom.relation).is_notnull(c)
     }
     expressions.nonnull_vars = _nonnull_vars(query)
+    if any(a.nonfinite for a in query.aggregates):
+        expressions.helpers.add("ieee_total")
     expressions.agg_kinds = [a.kind for a in query.aggregates]
     ring = Ring(1 + len(query.channels))
     materialized = bool(plan.widened or query.extra_vars or query.residual)

@@ -23,6 +23,7 @@ from ..ir import (
     Lit,
     Op,
     Ref,
+    may_be_nonfinite,
     refs,
 )
 from .diagnostics import DIALECT, sql_error, unsupported
@@ -226,7 +227,8 @@ class Grouping:
         """An aggregate whose argument is computed on each row of the
         widened result (see `Aggregate.computed`)."""
         scale = self._exact_scale(arg) if kind in ("sum", "avg") else None
-        aggregate = Aggregate(kind, (), text, computed=arg, scale=scale)
+        ieee = kind in ("sum", "avg") and scale is None and may_be_nonfinite(arg)
+        aggregate = Aggregate(kind, (), text, computed=arg, scale=scale, nonfinite=ieee)
         if aggregate not in self.aggregates:
             self.aggregates.append(aggregate)
             self.polys.append((None, node))

@@ -89,7 +89,7 @@ def widen(fe, values: list) -> list:
     types = [fe.type_of(v) for v in values]
     if "float" not in types:
         return values
-    return [_as_float(v) if t == "int" else v for v, t in zip(values, types)]
+    return [_as_float(v) if t in ("int", "bool") else v for v, t in zip(values, types)]
 
 
 _UNITS = {

@@ -317,15 +317,20 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
 
-def _nan_key(v):
-    """A number as SQL orders it: NaN above every number, equal to itself."""
-    return (1, 0) if v != v else (0, v)
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
 
 
 def _make_derived1():
@@ -444,8 +449,9 @@ def _make_derived1():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -1682,8 +1688,9 @@ def _make_derived1():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -2997,8 +3004,9 @@ def _make_derived1():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -4260,8 +4268,9 @@ def _make_derived2():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -5498,8 +5507,9 @@ def _make_derived2():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -6813,8 +6823,9 @@ def _make_derived2():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -8076,8 +8087,9 @@ def _make_derived3():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -9314,8 +9326,9 @@ def _make_derived3():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -10629,8 +10642,9 @@ def _make_derived3():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -11892,8 +11906,9 @@ def _make_derived4():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -13130,8 +13145,9 @@ def _make_derived4():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -14445,8 +14461,9 @@ def _make_derived4():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -15708,8 +15725,9 @@ def _make_derived5():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -16946,8 +16964,9 @@ def _make_derived5():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -18261,8 +18280,9 @@ def _make_derived5():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -19524,8 +19544,9 @@ def _make_derived6():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -20762,8 +20783,9 @@ def _make_derived6():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -22077,8 +22099,9 @@ def _make_derived6():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -23738,145 +23761,134 @@ class View:
                                                     ].items():
                                                         if (
                                                             (
-                                                                None
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_s_secyear_year_total
+                                                                is not None
+                                                                and v_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_year_total > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
                                                                             v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_t_s_secyear_year_total,
-                                                                        v_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                                is None
-                                                                else (
-                                                                    _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_t_c_secyear_year_total,
-                                                                                v_t_c_firstyear_year_total,
-                                                                            )
-                                                                            if (
+                                                                            is not None
+                                                                            and (
                                                                                 v_t_c_firstyear_year_total
-                                                                                is not None
-                                                                                and (
-                                                                                    v_t_c_firstyear_year_total
-                                                                                    > 0
-                                                                                )
+                                                                                > 0
                                                                             )
-                                                                            else None
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    > _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_t_s_secyear_year_total,
-                                                                                v_year_total,
-                                                                            )
-                                                                            if (
-                                                                                v_year_total
-                                                                                is not None
-                                                                                and (
-                                                                                    v_year_total
-                                                                                    > 0
-                                                                                )
-                                                                            )
-                                                                            else None
+                                                                )
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_s_secyear_year_total,
+                                                                            v_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
                                                                 )
                                                             )
                                                         ) and (
                                                             (
-                                                                None
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_t_w_secyear_year_total,
-                                                                        v_t_w_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_w_secyear_year_total
+                                                                is not None
+                                                                and v_t_w_firstyear_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_t_w_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_w_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_w_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_t_c_secyear_year_total,
-                                                                                v_t_c_firstyear_year_total,
-                                                                            )
-                                                                            if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
+                                                                            v_t_c_firstyear_year_total
+                                                                            is not None
+                                                                            and (
                                                                                 v_t_c_firstyear_year_total
-                                                                                is not None
-                                                                                and (
-                                                                                    v_t_c_firstyear_year_total
-                                                                                    > 0
-                                                                                )
+                                                                                > 0
                                                                             )
-                                                                            else None
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    > _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_t_w_secyear_year_total,
-                                                                                v_t_w_firstyear_year_total,
-                                                                            )
-                                                                            if (
-                                                                                v_t_w_firstyear_year_total
-                                                                                is not None
-                                                                                and (
-                                                                                    v_t_w_firstyear_year_total
-                                                                                    > 0
-                                                                                )
-                                                                            )
-                                                                            else None
+                                                                )
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_w_secyear_year_total,
+                                                                            v_t_w_firstyear_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_t_w_firstyear_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_w_firstyear_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
                                                                 )
                                                             )
@@ -24107,145 +24119,134 @@ class View:
                                                     ].items():
                                                         if (
                                                             (
-                                                                None
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_s_secyear_year_total
+                                                                is not None
+                                                                and v_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_year_total > 0
+                                                                    )
+                                                                )
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
                                                                             v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_t_s_secyear_year_total,
-                                                                        v_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
-                                                                )
-                                                                is None
-                                                                else (
-                                                                    _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_t_c_secyear_year_total,
-                                                                                v_t_c_firstyear_year_total,
-                                                                            )
-                                                                            if (
+                                                                            is not None
+                                                                            and (
                                                                                 v_t_c_firstyear_year_total
-                                                                                is not None
-                                                                                and (
-                                                                                    v_t_c_firstyear_year_total
-                                                                                    > 0
-                                                                                )
+                                                                                > 0
                                                                             )
-                                                                            else None
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    > _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_t_s_secyear_year_total,
-                                                                                v_year_total,
-                                                                            )
-                                                                            if (
-                                                                                v_year_total
-                                                                                is not None
-                                                                                and (
-                                                                                    v_year_total
-                                                                                    > 0
-                                                                                )
-                                                                            )
-                                                                            else None
+                                                                )
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_s_secyear_year_total,
+                                                                            v_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
                                                                 )
                                                             )
                                                         ) and (
                                                             (
-                                                                None
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_t_w_secyear_year_total,
-                                                                        v_t_w_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_w_secyear_year_total
+                                                                is not None
+                                                                and v_t_w_firstyear_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_t_w_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_w_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_w_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_t_c_secyear_year_total,
-                                                                                v_t_c_firstyear_year_total,
-                                                                            )
-                                                                            if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
+                                                                            v_t_c_firstyear_year_total
+                                                                            is not None
+                                                                            and (
                                                                                 v_t_c_firstyear_year_total
-                                                                                is not None
-                                                                                and (
-                                                                                    v_t_c_firstyear_year_total
-                                                                                    > 0
-                                                                                )
+                                                                                > 0
                                                                             )
-                                                                            else None
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    > _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_t_w_secyear_year_total,
-                                                                                v_t_w_firstyear_year_total,
-                                                                            )
-                                                                            if (
-                                                                                v_t_w_firstyear_year_total
-                                                                                is not None
-                                                                                and (
-                                                                                    v_t_w_firstyear_year_total
-                                                                                    > 0
-                                                                                )
-                                                                            )
-                                                                            else None
+                                                                )
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_w_secyear_year_total,
+                                                                            v_t_w_firstyear_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_t_w_firstyear_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_w_firstyear_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
                                                                 )
                                                             )
@@ -24421,144 +24422,130 @@ class View:
                                                 ].items():
                                                     if (
                                                         (
-                                                            None
+                                                            v_t_c_secyear_year_total
+                                                            is not None
+                                                            and v_t_c_firstyear_year_total
+                                                            is not None
                                                             if (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
+                                                                v_t_c_firstyear_year_total
+                                                                is not None
+                                                                and (
                                                                     v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_t_s_secyear_year_total
+                                                            is not None
+                                                            and v_year_total is not None
+                                                            if (
+                                                                v_year_total is not None
+                                                                and (v_year_total > 0)
+                                                            )
+                                                            else False
+                                                        )
+                                                        and (
+                                                            _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_c_secyear_year_total,
+                                                                        v_t_c_firstyear_year_total,
+                                                                    )
+                                                                    if (
                                                                         v_t_c_firstyear_year_total
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
-                                                            is None
-                                                            or (
-                                                                _div(
-                                                                    v_t_s_secyear_year_total,
-                                                                    v_year_total,
-                                                                )
-                                                                if (
-                                                                    v_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_year_total > 0
-                                                                    )
-                                                                )
-                                                                else None
-                                                            )
-                                                            is None
-                                                            else (
-                                                                _nan_key(
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
+                                                                        is not None
+                                                                        and (
                                                                             v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_c_firstyear_year_total
-                                                                                > 0
-                                                                            )
+                                                                            > 0
                                                                         )
-                                                                        else None
                                                                     )
+                                                                    else None
                                                                 )
-                                                                > _nan_key(
-                                                                    (
-                                                                        _div(
-                                                                            v_t_s_secyear_year_total,
-                                                                            v_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
+                                                            )
+                                                            > _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_s_secyear_year_total,
+                                                                        v_year_total,
                                                                     )
+                                                                    if (
+                                                                        v_year_total
+                                                                        is not None
+                                                                        and (
+                                                                            v_year_total
+                                                                            > 0
+                                                                        )
+                                                                    )
+                                                                    else None
                                                                 )
                                                             )
                                                         )
                                                     ) and (
                                                         (
-                                                            None
+                                                            v_t_c_secyear_year_total
+                                                            is not None
+                                                            and v_t_c_firstyear_year_total
+                                                            is not None
                                                             if (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
+                                                                v_t_c_firstyear_year_total
+                                                                is not None
+                                                                and (
                                                                     v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_c_firstyear_year_total
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
-                                                            is None
-                                                            or (
-                                                                _div(
-                                                                    v_t_w_secyear_year_total,
-                                                                    v_t_w_firstyear_year_total,
-                                                                )
-                                                                if (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_t_w_secyear_year_total
+                                                            is not None
+                                                            and v_t_w_firstyear_year_total
+                                                            is not None
+                                                            if (
+                                                                v_t_w_firstyear_year_total
+                                                                is not None
+                                                                and (
                                                                     v_t_w_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_w_firstyear_year_total
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
-                                                            is None
-                                                            else (
-                                                                _nan_key(
-                                                                    (
-                                                                        _div(
-                                                                            v_t_c_secyear_year_total,
-                                                                            v_t_c_firstyear_year_total,
-                                                                        )
-                                                                        if (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_c_secyear_year_total,
+                                                                        v_t_c_firstyear_year_total,
+                                                                    )
+                                                                    if (
+                                                                        v_t_c_firstyear_year_total
+                                                                        is not None
+                                                                        and (
                                                                             v_t_c_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_c_firstyear_year_total
-                                                                                > 0
-                                                                            )
+                                                                            > 0
                                                                         )
-                                                                        else None
                                                                     )
+                                                                    else None
                                                                 )
-                                                                > _nan_key(
-                                                                    (
-                                                                        _div(
-                                                                            v_t_w_secyear_year_total,
-                                                                            v_t_w_firstyear_year_total,
-                                                                        )
-                                                                        if (
-                                                                            v_t_w_firstyear_year_total
-                                                                            is not None
-                                                                            and (
-                                                                                v_t_w_firstyear_year_total
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
+                                                            )
+                                                            > _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_w_secyear_year_total,
+                                                                        v_t_w_firstyear_year_total,
                                                                     )
+                                                                    if (
+                                                                        v_t_w_firstyear_year_total
+                                                                        is not None
+                                                                        and (
+                                                                            v_t_w_firstyear_year_total
+                                                                            > 0
+                                                                        )
+                                                                    )
+                                                                    else None
                                                                 )
                                                             )
                                                         )
@@ -24718,141 +24705,129 @@ class View:
                                             ].items():
                                                 if (
                                                     (
-                                                        None
+                                                        v_t_c_secyear_year_total
+                                                        is not None
+                                                        and v_t_c_firstyear_year_total
+                                                        is not None
                                                         if (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
+                                                            v_t_c_firstyear_year_total
+                                                            is not None
+                                                            and (
                                                                 v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_t_s_secyear_year_total
+                                                        is not None
+                                                        and v_year_total is not None
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else False
+                                                    )
+                                                    and (
+                                                        _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_c_secyear_year_total,
+                                                                    v_t_c_firstyear_year_total,
+                                                                )
+                                                                if (
                                                                     v_t_c_firstyear_year_total
-                                                                    > 0
-                                                                )
-                                                            )
-                                                            else None
-                                                        )
-                                                        is None
-                                                        or (
-                                                            _div(
-                                                                v_t_s_secyear_year_total,
-                                                                v_year_total,
-                                                            )
-                                                            if (
-                                                                v_year_total is not None
-                                                                and (v_year_total > 0)
-                                                            )
-                                                            else None
-                                                        )
-                                                        is None
-                                                        else (
-                                                            _nan_key(
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
+                                                                else None
                                                             )
-                                                            > _nan_key(
-                                                                (
-                                                                    _div(
-                                                                        v_t_s_secyear_year_total,
-                                                                        v_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
+                                                        )
+                                                        > _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_s_secyear_year_total,
+                                                                    v_year_total,
                                                                 )
+                                                                if (
+                                                                    v_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_year_total > 0
+                                                                    )
+                                                                )
+                                                                else None
                                                             )
                                                         )
                                                     )
                                                 ) and (
                                                     (
-                                                        None
+                                                        v_t_c_secyear_year_total
+                                                        is not None
+                                                        and v_t_c_firstyear_year_total
+                                                        is not None
                                                         if (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
+                                                            v_t_c_firstyear_year_total
+                                                            is not None
+                                                            and (
                                                                 v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_c_firstyear_year_total
-                                                                    > 0
-                                                                )
+                                                                > 0
                                                             )
-                                                            else None
                                                         )
-                                                        is None
-                                                        or (
-                                                            _div(
-                                                                v_t_w_secyear_year_total,
-                                                                v_t_w_firstyear_year_total,
-                                                            )
-                                                            if (
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_t_w_secyear_year_total
+                                                        is not None
+                                                        and v_t_w_firstyear_year_total
+                                                        is not None
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
                                                                 v_t_w_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_w_firstyear_year_total
-                                                                    > 0
-                                                                )
+                                                                > 0
                                                             )
-                                                            else None
                                                         )
-                                                        is None
-                                                        else (
-                                                            _nan_key(
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                        else False
+                                                    )
+                                                    and (
+                                                        _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_c_secyear_year_total,
+                                                                    v_t_c_firstyear_year_total,
+                                                                )
+                                                                if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
+                                                                else None
                                                             )
-                                                            > _nan_key(
-                                                                (
-                                                                    _div(
-                                                                        v_t_w_secyear_year_total,
-                                                                        v_t_w_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_w_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_w_firstyear_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
+                                                        )
+                                                        > _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_w_secyear_year_total,
+                                                                    v_t_w_firstyear_year_total,
                                                                 )
+                                                                if (
+                                                                    v_t_w_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_w_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else None
                                                             )
                                                         )
                                                     )
@@ -24998,140 +24973,122 @@ class View:
                                         ].items():
                                             if (
                                                 (
-                                                    None
+                                                    v_t_c_secyear_year_total is not None
+                                                    and v_t_c_firstyear_year_total
+                                                    is not None
                                                     if (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
+                                                        v_t_c_firstyear_year_total
+                                                        is not None
+                                                        and (
                                                             v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
+                                                            > 0
+                                                        )
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    v_t_s_secyear_year_total is not None
+                                                    and v_year_total is not None
+                                                    if (
+                                                        v_year_total is not None
+                                                        and (v_year_total > 0)
+                                                    )
+                                                    else False
+                                                )
+                                                and (
+                                                    _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_c_secyear_year_total,
+                                                                v_t_c_firstyear_year_total,
+                                                            )
+                                                            if (
                                                                 v_t_c_firstyear_year_total
-                                                                > 0
-                                                            )
-                                                        )
-                                                        else None
-                                                    )
-                                                    is None
-                                                    or (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else None
-                                                    )
-                                                    is None
-                                                    else (
-                                                        _nan_key(
-                                                            (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
+                                                                is not None
+                                                                and (
                                                                     v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_c_firstyear_year_total
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
+                                                            else None
                                                         )
-                                                        > _nan_key(
-                                                            (
-                                                                _div(
-                                                                    v_t_s_secyear_year_total,
-                                                                    v_year_total,
-                                                                )
-                                                                if (
-                                                                    v_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_year_total > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                    )
+                                                    > _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_s_secyear_year_total,
+                                                                v_year_total,
                                                             )
+                                                            if (
+                                                                v_year_total is not None
+                                                                and (v_year_total > 0)
+                                                            )
+                                                            else None
                                                         )
                                                     )
                                                 )
                                             ) and (
                                                 (
-                                                    None
+                                                    v_t_c_secyear_year_total is not None
+                                                    and v_t_c_firstyear_year_total
+                                                    is not None
                                                     if (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
+                                                        v_t_c_firstyear_year_total
+                                                        is not None
+                                                        and (
                                                             v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_c_firstyear_year_total
-                                                                > 0
-                                                            )
+                                                            > 0
                                                         )
-                                                        else None
                                                     )
-                                                    is None
-                                                    or (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
+                                                    else False
+                                                )
+                                                and (
+                                                    v_t_w_secyear_year_total is not None
+                                                    and v_t_w_firstyear_year_total
+                                                    is not None
+                                                    if (
+                                                        v_t_w_firstyear_year_total
+                                                        is not None
+                                                        and (
                                                             v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
+                                                            > 0
                                                         )
-                                                        else None
                                                     )
-                                                    is None
-                                                    else (
-                                                        _nan_key(
-                                                            (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
+                                                    else False
+                                                )
+                                                and (
+                                                    _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_c_secyear_year_total,
+                                                                v_t_c_firstyear_year_total,
+                                                            )
+                                                            if (
+                                                                v_t_c_firstyear_year_total
+                                                                is not None
+                                                                and (
                                                                     v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_c_firstyear_year_total
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
+                                                            else None
                                                         )
-                                                        > _nan_key(
-                                                            (
-                                                                _div(
-                                                                    v_t_w_secyear_year_total,
-                                                                    v_t_w_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_w_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_w_firstyear_year_total
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                    )
+                                                    > _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_w_secyear_year_total,
+                                                                v_t_w_firstyear_year_total,
                                                             )
+                                                            if (
+                                                                v_t_w_firstyear_year_total
+                                                                is not None
+                                                                and (
+                                                                    v_t_w_firstyear_year_total
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else None
                                                         )
                                                     )
                                                 )
@@ -25252,137 +25209,113 @@ class View:
                                     ].items():
                                         if (
                                             (
-                                                None
+                                                v_t_c_secyear_year_total is not None
+                                                and v_t_c_firstyear_year_total
+                                                is not None
                                                 if (
-                                                    _div(
-                                                        v_t_c_secyear_year_total,
-                                                        v_t_c_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and (
+                                                    v_t_c_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_c_firstyear_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_c_secyear_year_total,
+                                                            v_t_c_firstyear_year_total,
+                                                        )
+                                                        if (
                                                             v_t_c_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
-                                                )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else None
-                                                )
-                                                is None
-                                                else (
-                                                    _nan_key(
-                                                        (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
+                                                            is not None
+                                                            and (
                                                                 v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_c_firstyear_year_total
-                                                                    > 0
-                                                                )
+                                                                > 0
                                                             )
-                                                            else None
                                                         )
+                                                        else None
                                                     )
-                                                    > _nan_key(
-                                                        (
-                                                            _div(
-                                                                v_t_s_secyear_year_total,
-                                                                v_year_total,
-                                                            )
-                                                            if (
-                                                                v_year_total is not None
-                                                                and (v_year_total > 0)
-                                                            )
-                                                            else None
+                                                )
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_s_secyear_year_total,
+                                                            v_year_total,
                                                         )
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else None
                                                     )
                                                 )
                                             )
                                         ) and (
                                             (
-                                                None
+                                                v_t_c_secyear_year_total is not None
+                                                and v_t_c_firstyear_year_total
+                                                is not None
                                                 if (
-                                                    _div(
-                                                        v_t_c_secyear_year_total,
-                                                        v_t_c_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and (
+                                                    v_t_c_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_c_firstyear_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
+                                                if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_c_secyear_year_total,
+                                                            v_t_c_firstyear_year_total,
+                                                        )
+                                                        if (
                                                             v_t_c_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
-                                                )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
-                                                )
-                                                is None
-                                                else (
-                                                    _nan_key(
-                                                        (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
+                                                            is not None
+                                                            and (
                                                                 v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_c_firstyear_year_total
-                                                                    > 0
-                                                                )
+                                                                > 0
                                                             )
-                                                            else None
                                                         )
+                                                        else None
                                                     )
-                                                    > _nan_key(
-                                                        (
-                                                            _div(
-                                                                v_t_w_secyear_year_total,
-                                                                v_t_w_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_w_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_w_firstyear_year_total
-                                                                    > 0
-                                                                )
-                                                            )
-                                                            else None
+                                                )
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_w_secyear_year_total,
+                                                            v_t_w_firstyear_year_total,
                                                         )
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_w_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else None
                                                     )
                                                 )
                                             )

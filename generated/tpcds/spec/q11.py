@@ -215,15 +215,20 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
 
-def _nan_key(v):
-    """A number as SQL orders it: NaN above every number, equal to itself."""
-    return (1, 0) if v != v else (0, v)
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
 
 
 def _make_derived1():
@@ -9286,33 +9291,27 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            None
-                                            if (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
-                                                )
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
                                                     v_t_w_firstyear_year_total
                                                     is not None
                                                     and (v_t_w_firstyear_year_total > 0)
                                                 )
-                                                else 0.0
+                                                else True
                                             )
-                                            is None
-                                            or (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
-                                                )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
                                                 if (
                                                     v_year_total is not None
                                                     and (v_year_total > 0)
                                                 )
-                                                else 0.0
+                                                else True
                                             )
-                                            is None
-                                            else (
+                                            and (
                                                 _nan_key(
                                                     (
                                                         _div(
@@ -9519,33 +9518,27 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            None
-                                            if (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
-                                                )
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
                                                     v_t_w_firstyear_year_total
                                                     is not None
                                                     and (v_t_w_firstyear_year_total > 0)
                                                 )
-                                                else 0.0
+                                                else True
                                             )
-                                            is None
-                                            or (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
-                                                )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
                                                 if (
                                                     v_year_total is not None
                                                     and (v_year_total > 0)
                                                 )
-                                                else 0.0
+                                                else True
                                             )
-                                            is None
-                                            else (
+                                            and (
                                                 _nan_key(
                                                     (
                                                         _div(
@@ -9697,29 +9690,25 @@ class View:
                                     v_customer_id
                                 ].items():
                                     if (
-                                        None
-                                        if (
-                                            _div(
-                                                v_t_w_secyear_year_total,
-                                                v_t_w_firstyear_year_total,
-                                            )
+                                        (
+                                            v_t_w_secyear_year_total is not None
+                                            and v_t_w_firstyear_year_total is not None
                                             if (
                                                 v_t_w_firstyear_year_total is not None
                                                 and (v_t_w_firstyear_year_total > 0)
                                             )
-                                            else 0.0
+                                            else True
                                         )
-                                        is None
-                                        or (
-                                            _div(v_t_s_secyear_year_total, v_year_total)
+                                        and (
+                                            v_t_s_secyear_year_total is not None
+                                            and v_year_total is not None
                                             if (
                                                 v_year_total is not None
                                                 and (v_year_total > 0)
                                             )
-                                            else 0.0
+                                            else True
                                         )
-                                        is None
-                                        else (
+                                        and (
                                             _nan_key(
                                                 (
                                                     _div(
@@ -9853,29 +9842,25 @@ class View:
                                 v_customer_id
                             ].items():
                                 if (
-                                    None
-                                    if (
-                                        _div(
-                                            v_t_w_secyear_year_total,
-                                            v_t_w_firstyear_year_total,
-                                        )
+                                    (
+                                        v_t_w_secyear_year_total is not None
+                                        and v_t_w_firstyear_year_total is not None
                                         if (
                                             v_t_w_firstyear_year_total is not None
                                             and (v_t_w_firstyear_year_total > 0)
                                         )
-                                        else 0.0
+                                        else True
                                     )
-                                    is None
-                                    or (
-                                        _div(v_t_s_secyear_year_total, v_year_total)
+                                    and (
+                                        v_t_s_secyear_year_total is not None
+                                        and v_year_total is not None
                                         if (
                                             v_year_total is not None
                                             and (v_year_total > 0)
                                         )
-                                        else 0.0
+                                        else True
                                     )
-                                    is None
-                                    else (
+                                    and (
                                         _nan_key(
                                             (
                                                 _div(

@@ -189,15 +189,20 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
 
-def _nan_key(v):
-    """A number as SQL orders it: NaN above every number, equal to itself."""
-    return (1, 0) if v != v else (0, v)
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
 
 
 def _make_derived1():
@@ -5718,145 +5723,134 @@ class View:
                                                     ].items():
                                                         if (
                                                             (
-                                                                None
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and v_web_sales
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_ws2_web_sales,
-                                                                        v_web_sales,
+                                                                    v_web_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_web_sales > 0
                                                                     )
-                                                                    if (
-                                                                        v_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_web_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_ss2_store_sales,
-                                                                        v_store_sales,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and v_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_store_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_store_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_ws2_web_sales,
-                                                                                v_web_sales,
-                                                                            )
-                                                                            if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_ws2_web_sales,
+                                                                            v_web_sales,
+                                                                        )
+                                                                        if (
+                                                                            v_web_sales
+                                                                            is not None
+                                                                            and (
                                                                                 v_web_sales
-                                                                                is not None
-                                                                                and (
-                                                                                    v_web_sales
-                                                                                    > 0
-                                                                                )
+                                                                                > 0
                                                                             )
-                                                                            else None
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    > _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_ss2_store_sales,
-                                                                                v_store_sales,
-                                                                            )
-                                                                            if (
-                                                                                v_store_sales
-                                                                                is not None
-                                                                                and (
-                                                                                    v_store_sales
-                                                                                    > 0
-                                                                                )
-                                                                            )
-                                                                            else None
+                                                                )
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_ss2_store_sales,
+                                                                            v_store_sales,
                                                                         )
+                                                                        if (
+                                                                            v_store_sales
+                                                                            is not None
+                                                                            and (
+                                                                                v_store_sales
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
                                                                 )
                                                             )
                                                         ) and (
                                                             (
-                                                                None
+                                                                v_ws3_web_sales
+                                                                is not None
+                                                                and v_ws2_web_sales
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_ws3_web_sales,
-                                                                        v_ws2_web_sales,
-                                                                    )
-                                                                    if (
+                                                                    v_ws2_web_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_ws2_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ws2_web_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_ss3_store_sales,
-                                                                        v_ss2_store_sales,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss3_store_sales
+                                                                is not None
+                                                                and v_ss2_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_ss2_store_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_ss2_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ss2_store_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_ws3_web_sales,
-                                                                                v_ws2_web_sales,
-                                                                            )
-                                                                            if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_ws3_web_sales,
+                                                                            v_ws2_web_sales,
+                                                                        )
+                                                                        if (
+                                                                            v_ws2_web_sales
+                                                                            is not None
+                                                                            and (
                                                                                 v_ws2_web_sales
-                                                                                is not None
-                                                                                and (
-                                                                                    v_ws2_web_sales
-                                                                                    > 0
-                                                                                )
+                                                                                > 0
                                                                             )
-                                                                            else None
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    > _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_ss3_store_sales,
-                                                                                v_ss2_store_sales,
-                                                                            )
-                                                                            if (
-                                                                                v_ss2_store_sales
-                                                                                is not None
-                                                                                and (
-                                                                                    v_ss2_store_sales
-                                                                                    > 0
-                                                                                )
-                                                                            )
-                                                                            else None
+                                                                )
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_ss3_store_sales,
+                                                                            v_ss2_store_sales,
                                                                         )
+                                                                        if (
+                                                                            v_ss2_store_sales
+                                                                            is not None
+                                                                            and (
+                                                                                v_ss2_store_sales
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
                                                                 )
                                                             )
@@ -6051,145 +6045,134 @@ class View:
                                                     ].items():
                                                         if (
                                                             (
-                                                                None
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and v_web_sales
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_ws2_web_sales,
-                                                                        v_web_sales,
+                                                                    v_web_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_web_sales > 0
                                                                     )
-                                                                    if (
-                                                                        v_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_web_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_ss2_store_sales,
-                                                                        v_store_sales,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and v_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_store_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_store_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_ws2_web_sales,
-                                                                                v_web_sales,
-                                                                            )
-                                                                            if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_ws2_web_sales,
+                                                                            v_web_sales,
+                                                                        )
+                                                                        if (
+                                                                            v_web_sales
+                                                                            is not None
+                                                                            and (
                                                                                 v_web_sales
-                                                                                is not None
-                                                                                and (
-                                                                                    v_web_sales
-                                                                                    > 0
-                                                                                )
+                                                                                > 0
                                                                             )
-                                                                            else None
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    > _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_ss2_store_sales,
-                                                                                v_store_sales,
-                                                                            )
-                                                                            if (
-                                                                                v_store_sales
-                                                                                is not None
-                                                                                and (
-                                                                                    v_store_sales
-                                                                                    > 0
-                                                                                )
-                                                                            )
-                                                                            else None
+                                                                )
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_ss2_store_sales,
+                                                                            v_store_sales,
                                                                         )
+                                                                        if (
+                                                                            v_store_sales
+                                                                            is not None
+                                                                            and (
+                                                                                v_store_sales
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
                                                                 )
                                                             )
                                                         ) and (
                                                             (
-                                                                None
+                                                                v_ws3_web_sales
+                                                                is not None
+                                                                and v_ws2_web_sales
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_ws3_web_sales,
-                                                                        v_ws2_web_sales,
-                                                                    )
-                                                                    if (
+                                                                    v_ws2_web_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_ws2_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ws2_web_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_ss3_store_sales,
-                                                                        v_ss2_store_sales,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss3_store_sales
+                                                                is not None
+                                                                and v_ss2_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_ss2_store_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_ss2_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ss2_store_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
-                                                                    _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_ws3_web_sales,
-                                                                                v_ws2_web_sales,
-                                                                            )
-                                                                            if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_ws3_web_sales,
+                                                                            v_ws2_web_sales,
+                                                                        )
+                                                                        if (
+                                                                            v_ws2_web_sales
+                                                                            is not None
+                                                                            and (
                                                                                 v_ws2_web_sales
-                                                                                is not None
-                                                                                and (
-                                                                                    v_ws2_web_sales
-                                                                                    > 0
-                                                                                )
+                                                                                > 0
                                                                             )
-                                                                            else None
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    > _nan_key(
-                                                                        (
-                                                                            _div(
-                                                                                v_ss3_store_sales,
-                                                                                v_ss2_store_sales,
-                                                                            )
-                                                                            if (
-                                                                                v_ss2_store_sales
-                                                                                is not None
-                                                                                and (
-                                                                                    v_ss2_store_sales
-                                                                                    > 0
-                                                                                )
-                                                                            )
-                                                                            else None
+                                                                )
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_ss3_store_sales,
+                                                                            v_ss2_store_sales,
                                                                         )
+                                                                        if (
+                                                                            v_ss2_store_sales
+                                                                            is not None
+                                                                            and (
+                                                                                v_ss2_store_sales
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
                                                                 )
                                                             )
@@ -6368,144 +6351,124 @@ class View:
                                                 ].items():
                                                     if (
                                                         (
-                                                            None
+                                                            v_ws2_web_sales is not None
+                                                            and v_web_sales is not None
                                                             if (
-                                                                _div(
-                                                                    v_ws2_web_sales,
-                                                                    v_web_sales,
-                                                                )
-                                                                if (
-                                                                    v_web_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_web_sales > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                                v_web_sales is not None
+                                                                and (v_web_sales > 0)
                                                             )
-                                                            is None
-                                                            or (
-                                                                _div(
-                                                                    v_ss2_store_sales,
-                                                                    v_store_sales,
-                                                                )
-                                                                if (
-                                                                    v_store_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_store_sales
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_ss2_store_sales
+                                                            is not None
+                                                            and v_store_sales
+                                                            is not None
+                                                            if (
+                                                                v_store_sales
+                                                                is not None
+                                                                and (v_store_sales > 0)
                                                             )
-                                                            is None
-                                                            else (
-                                                                _nan_key(
-                                                                    (
-                                                                        _div(
-                                                                            v_ws2_web_sales,
-                                                                            v_web_sales,
-                                                                        )
-                                                                        if (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_ws2_web_sales,
+                                                                        v_web_sales,
+                                                                    )
+                                                                    if (
+                                                                        v_web_sales
+                                                                        is not None
+                                                                        and (
                                                                             v_web_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_web_sales
-                                                                                > 0
-                                                                            )
+                                                                            > 0
                                                                         )
-                                                                        else None
                                                                     )
+                                                                    else None
                                                                 )
-                                                                > _nan_key(
-                                                                    (
-                                                                        _div(
-                                                                            v_ss2_store_sales,
-                                                                            v_store_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_store_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_store_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
+                                                            )
+                                                            > _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_ss2_store_sales,
+                                                                        v_store_sales,
                                                                     )
+                                                                    if (
+                                                                        v_store_sales
+                                                                        is not None
+                                                                        and (
+                                                                            v_store_sales
+                                                                            > 0
+                                                                        )
+                                                                    )
+                                                                    else None
                                                                 )
                                                             )
                                                         )
                                                     ) and (
                                                         (
-                                                            None
+                                                            v_ws3_web_sales is not None
+                                                            and v_ws2_web_sales
+                                                            is not None
                                                             if (
-                                                                _div(
-                                                                    v_ws3_web_sales,
-                                                                    v_ws2_web_sales,
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and (
+                                                                    v_ws2_web_sales > 0
                                                                 )
-                                                                if (
-                                                                    v_ws2_web_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_ws2_web_sales
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
                                                             )
-                                                            is None
-                                                            or (
-                                                                _div(
-                                                                    v_ss3_store_sales,
-                                                                    v_ss2_store_sales,
-                                                                )
-                                                                if (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_ss3_store_sales
+                                                            is not None
+                                                            and v_ss2_store_sales
+                                                            is not None
+                                                            if (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and (
                                                                     v_ss2_store_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_ss2_store_sales
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
-                                                            is None
-                                                            else (
-                                                                _nan_key(
-                                                                    (
-                                                                        _div(
-                                                                            v_ws3_web_sales,
-                                                                            v_ws2_web_sales,
-                                                                        )
-                                                                        if (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_ws3_web_sales,
+                                                                        v_ws2_web_sales,
+                                                                    )
+                                                                    if (
+                                                                        v_ws2_web_sales
+                                                                        is not None
+                                                                        and (
                                                                             v_ws2_web_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_ws2_web_sales
-                                                                                > 0
-                                                                            )
+                                                                            > 0
                                                                         )
-                                                                        else None
                                                                     )
+                                                                    else None
                                                                 )
-                                                                > _nan_key(
-                                                                    (
-                                                                        _div(
-                                                                            v_ss3_store_sales,
-                                                                            v_ss2_store_sales,
-                                                                        )
-                                                                        if (
-                                                                            v_ss2_store_sales
-                                                                            is not None
-                                                                            and (
-                                                                                v_ss2_store_sales
-                                                                                > 0
-                                                                            )
-                                                                        )
-                                                                        else None
+                                                            )
+                                                            > _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_ss3_store_sales,
+                                                                        v_ss2_store_sales,
                                                                     )
+                                                                    if (
+                                                                        v_ss2_store_sales
+                                                                        is not None
+                                                                        and (
+                                                                            v_ss2_store_sales
+                                                                            > 0
+                                                                        )
+                                                                    )
+                                                                    else None
                                                                 )
                                                             )
                                                         )
@@ -6668,137 +6631,112 @@ class View:
                                             ].items():
                                                 if (
                                                     (
-                                                        None
+                                                        v_ws2_web_sales is not None
+                                                        and v_web_sales is not None
                                                         if (
-                                                            _div(
-                                                                v_ws2_web_sales,
-                                                                v_web_sales,
-                                                            )
-                                                            if (
-                                                                v_web_sales is not None
-                                                                and (v_web_sales > 0)
-                                                            )
-                                                            else None
+                                                            v_web_sales is not None
+                                                            and (v_web_sales > 0)
                                                         )
-                                                        is None
-                                                        or (
-                                                            _div(
-                                                                v_ss2_store_sales,
-                                                                v_store_sales,
-                                                            )
-                                                            if (
-                                                                v_store_sales
-                                                                is not None
-                                                                and (v_store_sales > 0)
-                                                            )
-                                                            else None
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_ss2_store_sales is not None
+                                                        and v_store_sales is not None
+                                                        if (
+                                                            v_store_sales is not None
+                                                            and (v_store_sales > 0)
                                                         )
-                                                        is None
-                                                        else (
-                                                            _nan_key(
-                                                                (
-                                                                    _div(
-                                                                        v_ws2_web_sales,
-                                                                        v_web_sales,
-                                                                    )
-                                                                    if (
-                                                                        v_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_web_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
+                                                        else False
+                                                    )
+                                                    and (
+                                                        _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_ws2_web_sales,
+                                                                    v_web_sales,
                                                                 )
-                                                            )
-                                                            > _nan_key(
-                                                                (
-                                                                    _div(
-                                                                        v_ss2_store_sales,
-                                                                        v_store_sales,
+                                                                if (
+                                                                    v_web_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_web_sales > 0
                                                                     )
-                                                                    if (
+                                                                )
+                                                                else None
+                                                            )
+                                                        )
+                                                        > _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_ss2_store_sales,
+                                                                    v_store_sales,
+                                                                )
+                                                                if (
+                                                                    v_store_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_store_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
+                                                                else None
                                                             )
                                                         )
                                                     )
                                                 ) and (
                                                     (
-                                                        None
+                                                        v_ws3_web_sales is not None
+                                                        and v_ws2_web_sales is not None
                                                         if (
-                                                            _div(
-                                                                v_ws3_web_sales,
-                                                                v_ws2_web_sales,
-                                                            )
-                                                            if (
-                                                                v_ws2_web_sales
-                                                                is not None
-                                                                and (
-                                                                    v_ws2_web_sales > 0
-                                                                )
-                                                            )
-                                                            else None
+                                                            v_ws2_web_sales is not None
+                                                            and (v_ws2_web_sales > 0)
                                                         )
-                                                        is None
-                                                        or (
-                                                            _div(
-                                                                v_ss3_store_sales,
-                                                                v_ss2_store_sales,
-                                                            )
-                                                            if (
-                                                                v_ss2_store_sales
-                                                                is not None
-                                                                and (
-                                                                    v_ss2_store_sales
-                                                                    > 0
-                                                                )
-                                                            )
-                                                            else None
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_ss3_store_sales is not None
+                                                        and v_ss2_store_sales
+                                                        is not None
+                                                        if (
+                                                            v_ss2_store_sales
+                                                            is not None
+                                                            and (v_ss2_store_sales > 0)
                                                         )
-                                                        is None
-                                                        else (
-                                                            _nan_key(
-                                                                (
-                                                                    _div(
-                                                                        v_ws3_web_sales,
-                                                                        v_ws2_web_sales,
-                                                                    )
-                                                                    if (
+                                                        else False
+                                                    )
+                                                    and (
+                                                        _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_ws3_web_sales,
+                                                                    v_ws2_web_sales,
+                                                                )
+                                                                if (
+                                                                    v_ws2_web_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_ws2_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ws2_web_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
+                                                                else None
                                                             )
-                                                            > _nan_key(
-                                                                (
-                                                                    _div(
-                                                                        v_ss3_store_sales,
-                                                                        v_ss2_store_sales,
-                                                                    )
-                                                                    if (
-                                                                        v_ss2_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ss2_store_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
+                                                        )
+                                                        > _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_ss3_store_sales,
+                                                                    v_ss2_store_sales,
                                                                 )
+                                                                if (
+                                                                    v_ss2_store_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_ss2_store_sales
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else None
                                                             )
                                                         )
                                                     )
@@ -6942,128 +6880,103 @@ class View:
                                         ].items():
                                             if (
                                                 (
-                                                    None
+                                                    v_ws2_web_sales is not None
+                                                    and v_web_sales is not None
                                                     if (
-                                                        _div(
-                                                            v_ws2_web_sales, v_web_sales
-                                                        )
-                                                        if (
-                                                            v_web_sales is not None
-                                                            and (v_web_sales > 0)
-                                                        )
-                                                        else None
+                                                        v_web_sales is not None
+                                                        and (v_web_sales > 0)
                                                     )
-                                                    is None
-                                                    or (
-                                                        _div(
-                                                            v_ss2_store_sales,
-                                                            v_store_sales,
-                                                        )
-                                                        if (
-                                                            v_store_sales is not None
-                                                            and (v_store_sales > 0)
-                                                        )
-                                                        else None
+                                                    else False
+                                                )
+                                                and (
+                                                    v_ss2_store_sales is not None
+                                                    and v_store_sales is not None
+                                                    if (
+                                                        v_store_sales is not None
+                                                        and (v_store_sales > 0)
                                                     )
-                                                    is None
-                                                    else (
-                                                        _nan_key(
-                                                            (
-                                                                _div(
-                                                                    v_ws2_web_sales,
-                                                                    v_web_sales,
-                                                                )
-                                                                if (
-                                                                    v_web_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_web_sales > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                    else False
+                                                )
+                                                and (
+                                                    _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_ws2_web_sales,
+                                                                v_web_sales,
                                                             )
+                                                            if (
+                                                                v_web_sales is not None
+                                                                and (v_web_sales > 0)
+                                                            )
+                                                            else None
                                                         )
-                                                        > _nan_key(
-                                                            (
-                                                                _div(
-                                                                    v_ss2_store_sales,
-                                                                    v_store_sales,
-                                                                )
-                                                                if (
-                                                                    v_store_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_store_sales
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                    )
+                                                    > _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_ss2_store_sales,
+                                                                v_store_sales,
                                                             )
+                                                            if (
+                                                                v_store_sales
+                                                                is not None
+                                                                and (v_store_sales > 0)
+                                                            )
+                                                            else None
                                                         )
                                                     )
                                                 )
                                             ) and (
                                                 (
-                                                    None
+                                                    v_ws3_web_sales is not None
+                                                    and v_ws2_web_sales is not None
                                                     if (
-                                                        _div(
-                                                            v_ws3_web_sales,
-                                                            v_ws2_web_sales,
-                                                        )
-                                                        if (
-                                                            v_ws2_web_sales is not None
-                                                            and (v_ws2_web_sales > 0)
-                                                        )
-                                                        else None
+                                                        v_ws2_web_sales is not None
+                                                        and (v_ws2_web_sales > 0)
                                                     )
-                                                    is None
-                                                    or (
-                                                        _div(
-                                                            v_ss3_store_sales,
-                                                            v_ss2_store_sales,
-                                                        )
-                                                        if (
-                                                            v_ss2_store_sales
-                                                            is not None
-                                                            and (v_ss2_store_sales > 0)
-                                                        )
-                                                        else None
+                                                    else False
+                                                )
+                                                and (
+                                                    v_ss3_store_sales is not None
+                                                    and v_ss2_store_sales is not None
+                                                    if (
+                                                        v_ss2_store_sales is not None
+                                                        and (v_ss2_store_sales > 0)
                                                     )
-                                                    is None
-                                                    else (
-                                                        _nan_key(
-                                                            (
-                                                                _div(
-                                                                    v_ws3_web_sales,
-                                                                    v_ws2_web_sales,
-                                                                )
-                                                                if (
-                                                                    v_ws2_web_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_ws2_web_sales
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                    else False
+                                                )
+                                                and (
+                                                    _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_ws3_web_sales,
+                                                                v_ws2_web_sales,
                                                             )
-                                                        )
-                                                        > _nan_key(
-                                                            (
-                                                                _div(
-                                                                    v_ss3_store_sales,
-                                                                    v_ss2_store_sales,
+                                                            if (
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and (
+                                                                    v_ws2_web_sales > 0
                                                                 )
-                                                                if (
+                                                            )
+                                                            else None
+                                                        )
+                                                    )
+                                                    > _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_ss3_store_sales,
+                                                                v_ss2_store_sales,
+                                                            )
+                                                            if (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and (
                                                                     v_ss2_store_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_ss2_store_sales
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
+                                                            else None
                                                         )
                                                     )
                                                 )
@@ -7179,116 +7092,95 @@ class View:
                                     ].items():
                                         if (
                                             (
-                                                None
+                                                v_ws2_web_sales is not None
+                                                and v_web_sales is not None
                                                 if (
-                                                    _div(v_ws2_web_sales, v_web_sales)
-                                                    if (
-                                                        v_web_sales is not None
-                                                        and (v_web_sales > 0)
-                                                    )
-                                                    else None
+                                                    v_web_sales is not None
+                                                    and (v_web_sales > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_ss2_store_sales, v_store_sales
-                                                    )
-                                                    if (
-                                                        v_store_sales is not None
-                                                        and (v_store_sales > 0)
-                                                    )
-                                                    else None
+                                                else False
+                                            )
+                                            and (
+                                                v_ss2_store_sales is not None
+                                                and v_store_sales is not None
+                                                if (
+                                                    v_store_sales is not None
+                                                    and (v_store_sales > 0)
                                                 )
-                                                is None
-                                                else (
-                                                    _nan_key(
-                                                        (
-                                                            _div(
-                                                                v_ws2_web_sales,
-                                                                v_web_sales,
-                                                            )
-                                                            if (
-                                                                v_web_sales is not None
-                                                                and (v_web_sales > 0)
-                                                            )
-                                                            else None
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_ws2_web_sales, v_web_sales
                                                         )
+                                                        if (
+                                                            v_web_sales is not None
+                                                            and (v_web_sales > 0)
+                                                        )
+                                                        else None
                                                     )
-                                                    > _nan_key(
-                                                        (
-                                                            _div(
-                                                                v_ss2_store_sales,
-                                                                v_store_sales,
-                                                            )
-                                                            if (
-                                                                v_store_sales
-                                                                is not None
-                                                                and (v_store_sales > 0)
-                                                            )
-                                                            else None
+                                                )
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_ss2_store_sales,
+                                                            v_store_sales,
                                                         )
+                                                        if (
+                                                            v_store_sales is not None
+                                                            and (v_store_sales > 0)
+                                                        )
+                                                        else None
                                                     )
                                                 )
                                             )
                                         ) and (
                                             (
-                                                None
+                                                v_ws3_web_sales is not None
+                                                and v_ws2_web_sales is not None
                                                 if (
-                                                    _div(
-                                                        v_ws3_web_sales, v_ws2_web_sales
-                                                    )
-                                                    if (
-                                                        v_ws2_web_sales is not None
-                                                        and (v_ws2_web_sales > 0)
-                                                    )
-                                                    else None
+                                                    v_ws2_web_sales is not None
+                                                    and (v_ws2_web_sales > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_ss3_store_sales,
-                                                        v_ss2_store_sales,
-                                                    )
-                                                    if (
-                                                        v_ss2_store_sales is not None
-                                                        and (v_ss2_store_sales > 0)
-                                                    )
-                                                    else None
+                                                else False
+                                            )
+                                            and (
+                                                v_ss3_store_sales is not None
+                                                and v_ss2_store_sales is not None
+                                                if (
+                                                    v_ss2_store_sales is not None
+                                                    and (v_ss2_store_sales > 0)
                                                 )
-                                                is None
-                                                else (
-                                                    _nan_key(
-                                                        (
-                                                            _div(
-                                                                v_ws3_web_sales,
-                                                                v_ws2_web_sales,
-                                                            )
-                                                            if (
-                                                                v_ws2_web_sales
-                                                                is not None
-                                                                and (
-                                                                    v_ws2_web_sales > 0
-                                                                )
-                                                            )
-                                                            else None
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_ws3_web_sales,
+                                                            v_ws2_web_sales,
                                                         )
+                                                        if (
+                                                            v_ws2_web_sales is not None
+                                                            and (v_ws2_web_sales > 0)
+                                                        )
+                                                        else None
                                                     )
-                                                    > _nan_key(
-                                                        (
-                                                            _div(
-                                                                v_ss3_store_sales,
-                                                                v_ss2_store_sales,
-                                                            )
-                                                            if (
-                                                                v_ss2_store_sales
-                                                                is not None
-                                                                and (
-                                                                    v_ss2_store_sales
-                                                                    > 0
-                                                                )
-                                                            )
-                                                            else None
+                                                )
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_ss3_store_sales,
+                                                            v_ss2_store_sales,
                                                         )
+                                                        if (
+                                                            v_ss2_store_sales
+                                                            is not None
+                                                            and (v_ss2_store_sales > 0)
+                                                        )
+                                                        else None
                                                     )
                                                 )
                                             )
