@@ -10,6 +10,22 @@ acyclic, searched among the tables of its cyclic core; refused beyond
 
 The bag's columns are those of its tables that the rest of the query reads,
 named `alias__column`; conditions on its tables alone move into it.
+
+>>> from dynyan.compiler.frontend import parse_query
+>>> q = parse_query(
+...     "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT);"
+...     "CREATE TABLE t (c INT, a INT); SELECT COUNT(*) AS n FROM r, s, t"
+...     " WHERE r.b = s.b AND s.c = t.c AND t.a = r.a"
+... )
+>>> print(q)
+SELECT COUNT(*) AS n
+  atom t(c, a)
+  atom derived1 __bag1(c, a)
+  group by ()
+  relation derived1 := inner view
+    SELECT c AS s__c, a AS r__a
+      atom r(a, b)
+      atom s(b, c)
 """
 
 from __future__ import annotations

@@ -14,6 +14,15 @@ reads become columns `alias__column` of `__oj1`; the NULL-padded rows come
 and go with the matches, since the NOT EXISTS is a test on `p`'s rows
 re-checked when `b` changes. Runs after `qualify_names` (every column has
 its table).
+
+>>> import sqlglot
+>>> from dynyan.compiler.frontend.context import Context
+>>> from dynyan.compiler.frontend.statements import parse_schema
+>>> from dynyan.compiler.frontend.passes.qualify_names import qualify_names
+>>> ctx = Context(parse_schema("CREATE TABLE p (a INT, b INT); CREATE TABLE q (b INT, c INT);"))
+>>> tree = sqlglot.parse_one("SELECT p.a, q.c FROM p LEFT JOIN q ON p.b = q.b", read="duckdb")
+>>> print(outer_joins(qualify_names(tree, ctx), ctx).sql("duckdb"))
+SELECT __oj1.p__a AS a, __oj1.q__c AS c FROM (SELECT p.a AS p__a, q.c AS q__c FROM p AS p JOIN q AS q ON p.b = q.b UNION ALL SELECT p.a AS p__a, NULL AS q__c FROM p AS p WHERE NOT EXISTS(SELECT 1 FROM q AS q WHERE p.b = q.b)) AS __oj1
 """
 
 from __future__ import annotations

@@ -14,6 +14,21 @@
 
 The outer SELECT keeps only tables; the inner views are compiled on their own
 (`Context.compile`) and listed in `Context.subqueries`.
+
+>>> import sqlglot
+>>> from dynyan.compiler.frontend import compile_select
+>>> from dynyan.compiler.frontend.context import Context
+>>> from dynyan.compiler.frontend.statements import parse_schema
+>>> from dynyan.compiler.frontend.passes.qualify_names import qualify_names
+>>> ctx = Context(parse_schema("CREATE TABLE p (a INT, b INT); CREATE TABLE q (b INT, c INT);"))
+>>> ctx.compile = compile_select
+>>> tree = sqlglot.parse_one("SELECT p.a FROM p WHERE p.b IN (SELECT q.c FROM q)", read="duckdb")
+>>> print(unnest_subqueries(qualify_names(tree, ctx), ctx).sql("duckdb"))
+SELECT p.a AS a FROM p AS p CROSS JOIN in_1 AS in1 WHERE p.b = in1.k1
+>>> for name, view in ctx.subqueries:
+...     print(name, "=", view)
+in_1 = SELECT DISTINCT c AS k1
+  atom q(_, c)
 """
 
 from __future__ import annotations
