@@ -54,10 +54,20 @@ from pathlib import Path
 from dynyan.errors import DynyanError, PipelineError
 from dynyan.pipeline.gcpolicy import FREEZE_EVERY, GCPolicy
 
-SYSTEMS = ("store", "dynyan", "ivm", "recompute", "pathway", "pyflink", "pydbsp")
+SYSTEMS = (
+    "store",
+    "dynyan",
+    "dynyan-trust",
+    "ivm",
+    "recompute",
+    "pathway",
+    "pyflink",
+    "pydbsp",
+)
 DEFAULT_SYSTEMS = (
     "store",
     "dynyan",
+    "dynyan-trust",
     "ivm",
     "recompute",
     "pathway",
@@ -77,6 +87,7 @@ NATIVE = ("recompute", "pathway")  # state in native memory: RSS, not tracemallo
 SYSTEM_TITLES = {
     "store": "store only (floor)",
     "dynyan": "dynyan",
+    "dynyan-trust": "dynyan --trust-input",
     "ivm": "first-order IVM",
     "recompute": "DuckDB recompute",
     "pathway": "Pathway",
@@ -828,6 +839,7 @@ class _DBSP(_Engine):
 _ENGINES = {
     "store": _Store,
     "dynyan": _Dynyan,
+    "dynyan-trust": _Dynyan,  # compiled with trust_input (see _worker)
     "ivm": _IVM,
     "recompute": _Recompute,
     "pathway": _Pathway,
@@ -893,14 +905,16 @@ def _worker(spec_path: str) -> int:
 
     query.relations_names = [r.name for r in base_relations(ir)]
     system, mode = spec["system"], spec["mode"]
-    if system == "dynyan":  # compile before anything is measured
+    if system in ("dynyan", "dynyan-trust"):  # compile before anything is measured
         from dynyan.compiler.render import render_module
         from dynyan.compiler import compile_query, import_source
         from dynyan.compiler.stats import Stats
 
         stats = Stats.from_dict(spec["stats"]) if spec.get("stats") else None
         plan = compile_query(spec["sql"], spec["schema"], stats)
-        query.module = import_source(render_module(plan))
+        query.module = import_source(
+            render_module(plan, trust_input=system == "dynyan-trust")
+        )
         if stats is not None:
             say(
                 phase="note",
@@ -921,7 +935,9 @@ def _worker(spec_path: str) -> int:
     # batches, Pathway's DataFrames) is untimed and must not eat into it.
     # dynyan and the store floor are what every peer is compared with, so they
     # get four times the peers' budget before they are cut short.
-    budget = spec["budget_s"] * (4 if system in ("dynyan", "store") else 1)
+    budget = spec["budget_s"] * (
+        4 if system in ("dynyan", "dynyan-trust", "store") else 1
+    )
     spent = 0.0  # apply seconds of the finished timing runs
     first_s = 0.0  # apply seconds of the first
     mem_budget = spec["mem_budget_mb"] * 2**20

@@ -272,6 +272,9 @@ class View:
             {}
         )  # t3: multiplicities by what it shares with its sibling, summable over a range of t3_ts
         self._appliers = {"transactions": self._apply_transactions}
+        self._batchers = {  # update() of several rows: summed per key first
+            "transactions": self._batch_transactions
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._changes = []
@@ -321,6 +324,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -517,6 +530,243 @@ class View:
         if keep_t3:
             v_t3_ts, v_acc, v_amnt = row
             _p = d
+            _grp = t3_by_acc.get(v_acc)
+            if _grp is None:
+                _grp = t3_by_acc[v_acc] = _SortedGroup()
+            if not _grp.add(v_t3_ts, row, _p):
+                del t3_by_acc[v_acc]
+            _grp = t3_count_by_acc.get(v_acc)
+            if _grp is None:
+                _grp = t3_count_by_acc[v_acc] = _RangeSum()
+            if not _grp.add(v_t3_ts, _p):
+                del t3_count_by_acc[v_acc]
+            _g3 = n1_t2_ts_by_acc.get(v_acc)
+            if _g3:
+                for v_t2_ts, _w1 in _g3.scan(None, True, v_t3_ts, False):
+                    _d2 = _p * _w1
+                    _o = n0_root.get((v_acc, v_t2_ts))
+                    if _o is None:
+                        n0_root[(v_acc, v_t2_ts)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[(v_acc, v_t2_ts)] = _n
+                        else:
+                            del n0_root[(v_acc, v_t2_ts)]
+                    if pending is not None:
+                        _m4 = self.t2[(v_t2_ts, v_acc)]
+                        for (v_ts, v_acc), _m5 in self.t1_by_acc[v_acc].scan(
+                            None, True, v_t2_ts, False
+                        ):
+                            _k = (v_acc, v_ts, v_t2_ts, v_t3_ts, v_amnt)
+                            _v = _p * _m4 * _m5
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_transactions(self, rows, mults):
+        """Apply a batch of transactions rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.transactions_rows
+        sums0 = {}  # atom t2: key -> summed payload
+        sums1 = {}  # atom t1: key -> summed payload
+        sums2 = {}  # atom t3: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 3:
+                raise ViewError(_arity_message("transactions", 3, row))
+            v_t2_ts, v_acc, c_t2_amnt = row
+            keep_t2 = (
+                v_t2_ts is not None
+                and v_acc is not None
+                and (c_t2_amnt is not None and (c_t2_amnt < 100))
+            )
+            if keep_t2 and not (v_t2_ts.__class__ in _NUM):
+                raise _type_error("transactions", row, ((0, "ts", _NUM, "a number"),))
+            if keep_t2:
+                _p = d
+                _k = (v_t2_ts, v_acc)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            v_ts, v_acc, c_t1_amnt = row
+            keep_t1 = (
+                v_ts is not None
+                and v_acc is not None
+                and (c_t1_amnt is not None and (c_t1_amnt < 100))
+            )
+            if keep_t1 and not (v_ts.__class__ in _NUM):
+                raise _type_error("transactions", row, ((0, "ts", _NUM, "a number"),))
+            if keep_t1:
+                _p = d
+                _k = (v_ts, v_acc)
+                _o = sums1.get(_k)
+                sums1[_k] = _p if _o is None else _o + _p
+            v_t3_ts, v_acc, v_amnt = row
+            keep_t3 = (
+                v_t3_ts is not None
+                and v_acc is not None
+                and (v_amnt is not None and (v_amnt > 1000))
+            )
+            if keep_t3 and not (v_t3_ts.__class__ in _NUM):
+                raise _type_error("transactions", row, ((0, "ts", _NUM, "a number"),))
+            if keep_t3:
+                _p = d
+                _k = (row, v_t3_ts, v_acc, v_amnt)
+                _o = sums2.get(_k)
+                sums2[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("transactions", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_t2_ts_by_acc = self.n1_t2_ts_by_acc
+        t1_by_acc = self.t1_by_acc
+        t1_count_by_acc = self.t1_count_by_acc
+        t2 = self.t2
+        t2_t2_ts_by_acc = self.t2_t2_ts_by_acc
+        t3_by_acc = self.t3_by_acc
+        t3_count_by_acc = self.t3_count_by_acc
+        # atom t2
+        for _k, _p in sums0.items():
+            v_t2_ts, v_acc = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (_p == _ZERO or not self.t2.get((v_t2_ts, v_acc), _ZERO)):
+                continue
+            _o = t2.get((v_t2_ts, v_acc))
+            if _o is None:
+                t2[(v_t2_ts, v_acc)] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    t2[(v_t2_ts, v_acc)] = _n
+                else:
+                    del t2[(v_t2_ts, v_acc)]
+            _grp = t2_t2_ts_by_acc.get(v_acc)
+            if _grp is None:
+                _grp = t2_t2_ts_by_acc[v_acc] = _SortedGroup()
+            if not _grp.add(v_t2_ts, v_t2_ts, _p):
+                del t2_t2_ts_by_acc[v_acc]
+            _rs3 = t1_count_by_acc.get(v_acc)
+            _w1 = _rs3.range(None, True, v_t2_ts, False) if _rs3 is not None else _ZERO
+            if _w1:
+                _d2 = _p * _w1
+                _grp = n1_t2_ts_by_acc.get(v_acc)
+                if _grp is None:
+                    _grp = n1_t2_ts_by_acc[v_acc] = _SortedGroup()
+                if not _grp.add(v_t2_ts, v_t2_ts, _d2):
+                    del n1_t2_ts_by_acc[v_acc]
+                _rs6 = t3_count_by_acc.get(v_acc)
+                _w4 = (
+                    _rs6.range(v_t2_ts, False, None, True)
+                    if _rs6 is not None
+                    else _ZERO
+                )
+                if _w4:
+                    _d5 = _d2 * _w4
+                    _o = n0_root.get((v_acc, v_t2_ts))
+                    if _o is None:
+                        n0_root[(v_acc, v_t2_ts)] = _d5
+                    else:
+                        _n = _o + _d5
+                        if _n:
+                            n0_root[(v_acc, v_t2_ts)] = _n
+                        else:
+                            del n0_root[(v_acc, v_t2_ts)]
+                    if pending is not None:
+                        for (v_ts, v_acc), _m7 in self.t1_by_acc[v_acc].scan(
+                            None, True, v_t2_ts, False
+                        ):
+                            for (v_t3_ts, v_acc, v_amnt), _m8 in self.t3_by_acc[
+                                v_acc
+                            ].scan(v_t2_ts, False, None, True):
+                                _k = (v_acc, v_ts, v_t2_ts, v_t3_ts, v_amnt)
+                                _v = _p * _m7 * _m8
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+        # atom t1
+        for _k, _p in sums1.items():
+            v_ts, v_acc = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.t1_by_acc.get(v_acc) or _EMPTY).get((v_ts, v_acc)) or _ZERO
+                )
+            ):
+                continue
+            _grp = t1_by_acc.get(v_acc)
+            if _grp is None:
+                _grp = t1_by_acc[v_acc] = _SortedGroup()
+            if not _grp.add(v_ts, (v_ts, v_acc), _p):
+                del t1_by_acc[v_acc]
+            _grp = t1_count_by_acc.get(v_acc)
+            if _grp is None:
+                _grp = t1_count_by_acc[v_acc] = _RangeSum()
+            if not _grp.add(v_ts, _p):
+                del t1_count_by_acc[v_acc]
+            _g3 = t2_t2_ts_by_acc.get(v_acc)
+            if _g3:
+                for v_t2_ts, _w1 in _g3.scan(v_ts, False, None, True):
+                    _d2 = _p * _w1
+                    _grp = n1_t2_ts_by_acc.get(v_acc)
+                    if _grp is None:
+                        _grp = n1_t2_ts_by_acc[v_acc] = _SortedGroup()
+                    if not _grp.add(v_t2_ts, v_t2_ts, _d2):
+                        del n1_t2_ts_by_acc[v_acc]
+                    _rs6 = t3_count_by_acc.get(v_acc)
+                    _w4 = (
+                        _rs6.range(v_t2_ts, False, None, True)
+                        if _rs6 is not None
+                        else _ZERO
+                    )
+                    if _w4:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get((v_acc, v_t2_ts))
+                        if _o is None:
+                            n0_root[(v_acc, v_t2_ts)] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[(v_acc, v_t2_ts)] = _n
+                            else:
+                                del n0_root[(v_acc, v_t2_ts)]
+                        if pending is not None:
+                            _m7 = self.t2[(v_t2_ts, v_acc)]
+                            for (v_t3_ts, v_acc, v_amnt), _m8 in self.t3_by_acc[
+                                v_acc
+                            ].scan(v_t2_ts, False, None, True):
+                                _k = (v_acc, v_ts, v_t2_ts, v_t3_ts, v_amnt)
+                                _v = _p * _m7 * _m8
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+        # atom t3
+        for _k, _p in sums2.items():
+            row, v_t3_ts, v_acc, v_amnt = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not ((self.t3_by_acc.get(v_acc) or _EMPTY).get(row) or _ZERO)
+            ):
+                continue
             _grp = t3_by_acc.get(v_acc)
             if _grp is None:
                 _grp = t3_by_acc[v_acc] = _SortedGroup()

@@ -1276,14 +1276,57 @@ def _expect_rejected(
     return ""
 
 
+def _expect_rejected_or_ignored(
+    ctx: _Context,
+    checker: ViewChecker,
+    what: str,
+    call: Callable[[], Any],
+    before: Counter,
+    pushed: Counter | None,
+) -> str:
+    """A delete a view compiled to trust its input may take or refuse: one
+    of a row it keeps nothing of (filtered out) is a no-op, one that drives
+    a kept count below zero raises. Either way the result must not change
+    (the stream that follows finds hidden damage)."""
+    push_before = Counter(pushed) if pushed is not None else None
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - any exception is acceptable
+        message = f"{type(e).__name__}: {e}"
+        if not str(e).strip():
+            ctx.fail(f"{what}: raised {type(e).__name__} without a message")
+    else:
+        message = "(taken: the view keeps nothing of the row)"
+    after = Counter(checker.view.rows())
+    if after != before:
+        ctx.fail(
+            f"{what}: changed the result ({message})",
+            "lost:\n"
+            + _fmt_bag(before - after)
+            + "\ngained:\n"
+            + _fmt_bag(after - before),
+        )
+    if pushed is not None and pushed != push_before:
+        ctx.fail(f"{what}: on_delta reported a net change ({message})")
+    return message
+
+
 def check_atomicity(
-    spec: QuerySpec, module, seed: int = 0, n_events: int = 60, push: bool = False
+    spec: QuerySpec,
+    module,
+    seed: int = 0,
+    n_events: int = 60,
+    push: bool = False,
+    trusting: bool = False,
 ) -> list[str]:
     """Bad calls raise and change nothing; the view stays usable afterwards.
 
     With `push`, the view runs in push mode and a rejected call must not leave
-    a net change in the deltas it reported. Returns the exception messages
-    seen (for logging).
+    a net change in the deltas it reported. With `trusting` (a module
+    compiled with trust_input), deletes of absent rows are not bad input; a
+    delete of a present row more often than the whole relation holds rows
+    must be refused or, where the view keeps nothing of the row, change
+    nothing. Returns the exception messages seen (for logging).
     """
     pushed: Counter | None = Counter() if push else None
     view = make_view(module, pushed)
@@ -1352,8 +1395,31 @@ def check_atomicity(
                 lambda: view.delete(rel, stream.random_row(rel) + (1,)),
             ),
         ]
+        if trusting:  # an absent row's kept values may be present
+            cases = [c for c in cases if "absent" not in c[0]]
         present = sorted(stream.db.rels[rel], key=repr)
-        if present:
+        if present and trusting:
+            victim = rng.choice(present)
+            total = sum(stream.db.rels[rel].values())
+            for what, call in [
+                (
+                    f"delete({rel!r}) of a present row {total + 1} times",
+                    lambda: view.update(rel, [victim], [-(total + 1)]),
+                ),
+                (
+                    f"update({rel!r}) deleting a present row {total + 1} times "
+                    "in separate entries",
+                    lambda: view.update(
+                        rel, [victim] * (total + 1), [-1] * (total + 1)
+                    ),
+                ),
+            ]:
+                messages.append(
+                    _expect_rejected_or_ignored(
+                        ctx, checker, what, call, before, pushed
+                    )
+                )
+        elif present:
             victim = rng.choice(present)
             count = stream.db.rels[rel][victim]
             # The other entries must not touch the victim, or the net change

@@ -56,7 +56,11 @@ def cmd_compile(args) -> int:
 
     sql, schema = read_query(args.query, args.schema)
     source = compile_sql(
-        sql, schema, source=display_path(args.query), stats=read_stats(args.stats)
+        sql,
+        schema,
+        source=display_path(args.query),
+        stats=read_stats(args.stats),
+        trust_input=args.trust_input,
     )
     out = Path(args.output) if args.output else default_output(args.query)
     write_atomically(out, source)
@@ -124,6 +128,14 @@ def add_commands(sub) -> None:
         "--output",
         metavar="OUT.py",
         help="default: generated/ mirroring queries/, else generated/<stem>.py",
+    )
+    p.add_argument(
+        "--trust-input",
+        action="store_true",
+        help="keep no copy of whole input rows: deletes are taken to be of rows "
+        "that were inserted (as change-data-capture streams guarantee); a delete "
+        "that drives a kept count below zero is still refused. Default: strict, "
+        "every whole row counted, a delete of an absent row refused",
     )
     p = query_command(
         sub,

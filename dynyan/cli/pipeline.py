@@ -224,6 +224,7 @@ def cmd_replay(args) -> int:
         schema=args.schema,
         push=args.push,
         stats=read_stats(args.stats),
+        trust_input=args.trust_input,
         batch=args.batch,
         engine=args.engine,
         checkpoint=args.checkpoint,
@@ -489,6 +490,12 @@ def _add_replay(subparsers) -> None:
         "--stats",
         metavar="STATS.json",
         help="table sizes for the planner of a .sql QUERY (see `dynyan stats`)",
+    )
+    r.add_argument(
+        "--trust-input",
+        action="store_true",
+        help="compile a .sql QUERY to trust the stream (no copy of whole rows; "
+        "see `dynyan compile --trust-input`)",
     )
     r.add_argument(
         "--batch",

@@ -43,13 +43,18 @@ def compile_sql(
     schema: str | None = None,
     source: str = "<string>",
     stats: Stats | None = None,
+    trust_input: bool = False,
 ) -> str:
-    """The generated module's source for `sql`."""
+    """The generated module's source for `sql`. `trust_input`: the module
+    keeps no copy of whole input rows and takes deletes to be of present
+    rows (change-data-capture streams); by default (strict) it counts every
+    whole row, refuses a delete of an absent one and `multiplicity()` is
+    exact for any sequence of calls."""
     from .render import render_module  # black and jinja2: only when compiling
 
     plan = compile_query(sql, schema, stats)
     with _nesting_limit():
-        return render_module(plan, source=source)
+        return render_module(plan, source=source, trust_input=trust_input)
 
 
 def check_sql(sql: str, schema: str | None = None) -> None:
@@ -65,10 +70,14 @@ def check_sql(sql: str, schema: str | None = None) -> None:
 
 
 def load(
-    sql: str, schema: str | None = None, stats: Stats | None = None
+    sql: str,
+    schema: str | None = None,
+    stats: Stats | None = None,
+    trust_input: bool = False,
 ) -> types.ModuleType:
-    """Compile `sql` and import the generated module (see `import_source`)."""
-    return import_source(compile_sql(sql, schema, stats=stats))
+    """Compile `sql` and import the generated module (see `import_source`;
+    `trust_input`: see `compile_sql`)."""
+    return import_source(compile_sql(sql, schema, stats=stats, trust_input=trust_input))
 
 
 def import_source(source: str) -> types.ModuleType:

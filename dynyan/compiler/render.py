@@ -1303,9 +1303,19 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 parts.append(part)
             payload = tuple_literal(parts)
         info = layout.info[node.id]
+        # What a batch sums payloads by: the values of the row its path reads
+        # (loop variables further up are bound by the path itself).
+        own = [v for v in dict.fromkeys(atom.variables) if v is not None]
+        own += [v for v, _ in atom.derived]
+        group = (["row"] if identity else []) + [
+            layout.var_local[v] for v in dict.fromkeys(own) if v in uses
+        ]
         blocks.append(
             {
                 "name": info.name,
+                "group_key": tup(group),
+                "group_unpack": f"{', '.join(group)} = _k" if group else None,
+                "kept": _kept_count(steps, ring),
                 "loads": loads,
                 "null_check": null_check,
                 "null_columns": null_columns,
@@ -1346,6 +1356,31 @@ def _count_from_index(
         if s.kind == "groups" and s.entry == info.tuple_vars:
             key = tup(layout.local(s.key))
             return ring.count(f"self.{s.attr}.get({key}, _EMPTY).get(row, _ZERO)")
+    return None
+
+
+def _kept_count(steps: list[dict], ring: Ring) -> str | None:
+    """An expression for what a leaf keeps of one row (trusting mode): the
+    count of its tuple, projected on the columns the query reads, in the
+    leaf's own first index (the first step of its path, before the update).
+    A delete that would drive it below zero is refused; None where the leaf
+    has no index of its own."""
+    if not steps:
+        return None
+    s = steps[0]
+    index = f"self.{s['index']}"
+    if s["kind"] == "flat":
+        return ring.count(f"{index}.get({s['key']}, _ZERO)")
+    if s["kind"] in ("groups", "sorted"):  # _SortedGroup.get: None if absent
+        return ring.count(
+            f"(({index}.get({s['key']}) or _EMPTY).get({s['entry']}) or _ZERO)"
+        )
+    if s["kind"] == "rangesum":
+        value = s["order"]
+        return ring.count(
+            f"({index}[{s['key']}].range({value}, True, {value}, True) "
+            f"if {s['key']} in {index} else _ZERO)"
+        )
     return None
 
 
@@ -1572,12 +1607,17 @@ def split_nonfinite(query):
 
 
 def render_module(
-    plan: Plan, source: str = "<string>", inner: bool = False, formatted: bool = True
+    plan: Plan,
+    source: str = "<string>",
+    inner: bool = False,
+    formatted: bool = True,
+    trust_input: bool = False,
 ) -> str:
     """The module's source for `plan`, black-formatted and compile-checked
     (`inner`: raw text of a subquery's view, to be nested in its outer module;
     `formatted=False`: compile-checked but not black-formatted, for a verdict
-    without black's cost)."""
+    without black's cost; `trust_input`: keep no copy of whole input rows,
+    deletes are taken to be of present rows, see `_kept_count`)."""
     plan = replace(plan, query=split_nonfinite(plan.query))
     query = plan.query
     names = Names()
@@ -1651,6 +1691,25 @@ def render_module(
             own = {c for leaf in leaves for c in leaf["null_columns"]}
             null_check = _null_check(rel, inner_null_checks.get(rel.name, set()) - own)
         count = leaves[0]["count"] if len(leaves) == 1 else None
+        test_indexes = [t for t in tests.values() if t["relation"] == rel.name]
+        # Trusting the input drops the copy of whole rows, except where
+        # subquery plumbing (inner views, tests on them) re-reads rows.
+        trusted = (
+            trust_input
+            and rel.name not in virtual
+            and not forwards.get(rel.name)
+            and not test_indexes
+        )
+        for leaf in leaves:
+            leaf["kept_check"] = leaf["kept"] if trusted and not count else None
+        # A batch of rows is summed per key before it propagates, where the
+        # relation feeds no subquery (those re-read rows one by one).
+        batched = (
+            bool(leaves)
+            and rel.name not in virtual
+            and not forwards.get(rel.name)
+            and not test_indexes
+        )
         relations.append(
             {
                 "name": rel.name,
@@ -1658,8 +1717,9 @@ def render_module(
                 "columns": tuple_literal([py(c) for c in rel.columns]),
                 "arity": len(rel.columns),
                 "method": "_" + names.new(f"apply_{rel.name}"),
+                "batch": "_" + names.new(f"batch_{rel.name}") if batched else None,
                 # One atom holding whole rows in its index: that index is the store.
-                "store": None if count else names.new(f"{rel.name}_rows"),
+                "store": None if count or trusted else names.new(f"{rel.name}_rows"),
                 "count": count,
                 "leaves": leaves,
                 "reunpack": len(leaves) > 1,
@@ -1667,9 +1727,7 @@ def render_module(
                 "type_check": type_check,
                 "null_check": null_check,
                 "forwards": forwards.get(rel.name, []),
-                "test_indexes": [
-                    t for t in tests.values() if t["relation"] == rel.name
-                ],
+                "test_indexes": test_indexes,
                 "locals": sorted(
                     {
                         s["index"]
@@ -1705,6 +1763,8 @@ def render_module(
         "inner_depth": inner_depth,
         "payload": ring.mul(*mults) if mults else ring.zero,
         "count": ring.count,
+        "p_count": ring.count("_p"),
+        "p_add": ring.add("_o", "_p"),
         "output": tuple_literal(outputs),
         "grouped": query.grouped,
         "global_aggregate": query.grouped and not query.group_vars,
@@ -1778,6 +1838,7 @@ def render_module(
         ]
         if not r["leaves"]:  # read by subqueries only: they validate
             r["store"] = None
+            r["batch"] = None
     leaves = {leaf["atom"]: leaf for r in relations for leaf in r["leaves"]}
     flips = {}  # atom -> the leaf a test's handler re-applies rows to
     for t in tests.values():
@@ -1807,6 +1868,9 @@ def render_module(
         for sub in subviews
     ]
     context["subviews"] = subviews
+    context["trusting"] = any(
+        leaf["kept_check"] for r in relations for leaf in r["leaves"]
+    )
     context["state_entries"] = _state_entries(context)
     context["layout_id"] = _LAYOUT_PLACEHOLDER
     text = _environment().get_template("module.py.jinja").render(**context)

@@ -77,12 +77,14 @@ def load_query(
     schema: str | Path | None = None,
     benchmark: str | None = None,
     stats=None,
+    trust_input: bool = False,
 ) -> Query:
     """Load a query as a View module.
 
     ``target`` is a ``.sql`` file (compiled with ``dynyan.load``, its schema
-    resolved as ``read_sql_query`` says, planned with `stats` when given), a
-    ``.py`` file (imported), or a dotted module name (imported).
+    resolved as ``read_sql_query`` says, planned with `stats` when given,
+    trusting its input with `trust_input`), a ``.py`` file (imported), or a
+    dotted module name (imported).
     """
     path = Path(target)
     if path.suffix == ".sql":
@@ -91,7 +93,9 @@ def load_query(
         sql, schema_text = read_sql_query(path, schema, benchmark)
         from ..compiler import compile_sql, import_source
 
-        source = compile_sql(sql, schema=schema_text, stats=stats)
+        source = compile_sql(
+            sql, schema=schema_text, stats=stats, trust_input=trust_input
+        )
         module = import_source(source)
         return Query(path.stem, module, _ckpt.source_fingerprint(source))
     if path.suffix == ".py":
@@ -502,12 +506,19 @@ def replay_query(
     schema: str | Path | None = None,
     push: bool = False,
     stats=None,
+    trust_input: bool = False,
     **kwargs,
 ) -> ReplaySummary:
     """Load ``query`` (see ``load_query``), build a View (push mode counts deltas) and replay."""
     if not isinstance(query, Query):
         benchmark = Stream(stream_dir).manifest.get("source", {}).get("benchmark")
-        query = load_query(query, schema=schema, benchmark=benchmark, stats=stats)
+        query = load_query(
+            query,
+            schema=schema,
+            benchmark=benchmark,
+            stats=stats,
+            trust_input=trust_input,
+        )
     deltas = [0]
     if push:
 

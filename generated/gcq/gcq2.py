@@ -257,6 +257,10 @@ class View:
             {}
         )  # s: multiplicities by what it shares with its sibling, summable over a range of d
         self._appliers = {"r": self._apply_r, "s": self._apply_s}
+        self._batchers = {  # update() of several rows: summed per key first
+            "r": self._batch_r,
+            "s": self._batch_s,
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._changes = []
@@ -306,6 +310,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -439,6 +453,178 @@ class View:
         # atom s
         if keep_s:
             _p = d
+            _grp = s_by_all.get(())
+            if _grp is None:
+                _grp = s_by_all[()] = _SortedGroup()
+            if not _grp.add(v_d, row, _p):
+                del s_by_all[()]
+            _grp = s_count_by_all.get(())
+            if _grp is None:
+                _grp = s_count_by_all[()] = _RangeSum()
+            if not _grp.add(v_d, _p):
+                del s_count_by_all[()]
+            _g3 = r_a_by_all.get(())
+            if _g3:
+                for v_a, _w1 in _g3.scan(None, True, v_d, False):
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_a)
+                    if _o is None:
+                        n0_root[v_a] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_a] = _n
+                        else:
+                            del n0_root[v_a]
+                    if pending is not None:
+                        for (v_a, v_b, v_c), _m4 in self.r_by_a[v_a].items():
+                            _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
+                            _v = _p * _m4
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_r(self, rows, mults):
+        """Apply a batch of r rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.r_rows
+        sums0 = {}  # atom r: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 3:
+                raise ViewError(_arity_message("r", 3, row))
+            v_a, v_b, v_c = row
+            keep_r = v_a is not None
+            if keep_r and not (v_a.__class__ in _NUM):
+                raise _type_error("r", row, ((0, "a", _NUM, "a number"),))
+            if keep_r:
+                _p = d
+                _k = (row, v_a, v_b, v_c)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("r", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        r_a_by_all = self.r_a_by_all
+        r_by_a = self.r_by_a
+        s_count_by_all = self.s_count_by_all
+        # atom r
+        for _k, _p in sums0.items():
+            row, v_a, v_b, v_c = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO or not ((self.r_by_a.get(v_a) or _EMPTY).get(row) or _ZERO)
+            ):
+                continue
+            _grp = r_by_a.get(v_a)
+            if _grp is None:
+                r_by_a[v_a] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del r_by_a[v_a]
+            _grp = r_a_by_all.get(())
+            if _grp is None:
+                _grp = r_a_by_all[()] = _SortedGroup()
+            if not _grp.add(v_a, v_a, _p):
+                del r_a_by_all[()]
+            _rs3 = s_count_by_all.get(())
+            _w1 = _rs3.range(v_a, False, None, True) if _rs3 is not None else _ZERO
+            if _w1:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_a)
+                if _o is None:
+                    n0_root[v_a] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_a] = _n
+                    else:
+                        del n0_root[v_a]
+                if pending is not None:
+                    for (v_d, v_e, v_f, v_k), _m4 in self.s_by_all[()].scan(
+                        v_a, False, None, True
+                    ):
+                        _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
+                        _v = _p * _m4
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_s(self, rows, mults):
+        """Apply a batch of s rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.s_rows
+        sums0 = {}  # atom s: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("s", 4, row))
+            v_d, v_e, v_f, v_k = row
+            keep_s = v_d is not None
+            if keep_s and not (v_d.__class__ in _NUM):
+                raise _type_error("s", row, ((0, "d", _NUM, "a number"),))
+            if keep_s:
+                _p = d
+                _k = (row, v_d, v_e, v_f, v_k)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("s", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        r_a_by_all = self.r_a_by_all
+        s_by_all = self.s_by_all
+        s_count_by_all = self.s_count_by_all
+        # atom s
+        for _k, _p in sums0.items():
+            row, v_d, v_e, v_f, v_k = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO or not ((self.s_by_all.get(()) or _EMPTY).get(row) or _ZERO)
+            ):
+                continue
             _grp = s_by_all.get(())
             if _grp is None:
                 _grp = s_by_all[()] = _SortedGroup()

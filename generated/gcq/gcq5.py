@@ -267,6 +267,11 @@ class View:
             {}
         )  # r: multiplicities by what it shares with its sibling, summable over a range of a
         self._appliers = {"r": self._apply_r, "s": self._apply_s, "t": self._apply_t}
+        self._batchers = {  # update() of several rows: summed per key first
+            "r": self._batch_r,
+            "s": self._batch_s,
+            "t": self._batch_t,
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._changes = []
@@ -316,6 +321,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -521,6 +536,306 @@ class View:
         # atom t
         if keep_t:
             _p = d
+            _grp = t_count_by_all.get(())
+            if _grp is None:
+                _grp = t_count_by_all[()] = _RangeSum()
+            if not _grp.add(v_g, _p):
+                del t_count_by_all[()]
+            _g3 = s_d_e_by_all.get(())
+            if _g3:
+                for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
+                    _d2 = _p * _w1
+                    _grp = n1_by_d.get(v_d)
+                    if _grp is None:
+                        n1_by_d[v_d] = {(v_d, v_e): _d2}
+                    else:
+                        _o = _grp.get((v_d, v_e))
+                        if _o is None:
+                            _grp[(v_d, v_e)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_d, v_e)] = _n
+                            else:
+                                del _grp[(v_d, v_e)]
+                                if not _grp:
+                                    del n1_by_d[v_d]
+                    _grp = n1_d_by_all.get(())
+                    if _grp is None:
+                        _grp = n1_d_by_all[()] = _SortedGroup()
+                    if not _grp.add(v_d, v_d, _d2):
+                        del n1_d_by_all[()]
+                    _rs6 = r_count_by_all.get(())
+                    _w4 = (
+                        _rs6.range(None, True, v_d, False)
+                        if _rs6 is not None
+                        else _ZERO
+                    )
+                    if _w4:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(v_d)
+                        if _o is None:
+                            n0_root[v_d] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[v_d] = _n
+                            else:
+                                del n0_root[v_d]
+                        if pending is not None:
+                            for (v_a, v_b), _m7 in self.r_by_all[()].scan(
+                                None, True, v_d, False
+                            ):
+                                _k = (v_a, v_b, v_d, v_e)
+                                _v = _d2 * _m7
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_r(self, rows, mults):
+        """Apply a batch of r rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.r_rows
+        sums0 = {}  # atom r: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 3:
+                raise ViewError(_arity_message("r", 3, row))
+            v_a, v_b, _ = row
+            keep_r = v_a is not None
+            if keep_r and not (v_a.__class__ in _NUM):
+                raise _type_error("r", row, ((0, "a", _NUM, "a number"),))
+            if keep_r:
+                _p = d
+                _k = (v_a, v_b)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("r", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_d_by_all = self.n1_d_by_all
+        r_by_all = self.r_by_all
+        r_count_by_all = self.r_count_by_all
+        # atom r
+        for _k, _p in sums0.items():
+            v_a, v_b = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not ((self.r_by_all.get(()) or _EMPTY).get((v_a, v_b)) or _ZERO)
+            ):
+                continue
+            _grp = r_by_all.get(())
+            if _grp is None:
+                _grp = r_by_all[()] = _SortedGroup()
+            if not _grp.add(v_a, (v_a, v_b), _p):
+                del r_by_all[()]
+            _grp = r_count_by_all.get(())
+            if _grp is None:
+                _grp = r_count_by_all[()] = _RangeSum()
+            if not _grp.add(v_a, _p):
+                del r_count_by_all[()]
+            _g3 = n1_d_by_all.get(())
+            if _g3:
+                for v_d, _w1 in _g3.scan(v_a, False, None, True):
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_d)
+                    if _o is None:
+                        n0_root[v_d] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_d] = _n
+                        else:
+                            del n0_root[v_d]
+                    if pending is not None:
+                        for (v_d, v_e), _m4 in self.n1_by_d[v_d].items():
+                            _k = (v_a, v_b, v_d, v_e)
+                            _v = _p * _m4
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_s(self, rows, mults):
+        """Apply a batch of s rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.s_rows
+        sums0 = {}  # atom s: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("s", 4, row))
+            v_d = row[0]
+            v_e = row[1]
+            keep_s = v_d is not None and v_e is not None
+            if keep_s and not (v_d.__class__ in _NUM and v_e.__class__ in _NUM):
+                raise _type_error(
+                    "s", row, ((0, "d", _NUM, "a number"), (1, "e", _NUM, "a number"))
+                )
+            if keep_s:
+                _p = d
+                _k = (v_d, v_e)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("s", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_by_d = self.n1_by_d
+        n1_d_by_all = self.n1_d_by_all
+        r_count_by_all = self.r_count_by_all
+        s_d_e_by_all = self.s_d_e_by_all
+        t_count_by_all = self.t_count_by_all
+        # atom s
+        for _k, _p in sums0.items():
+            v_d, v_e = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not ((self.s_d_e_by_all.get(()) or _EMPTY).get((v_d, v_e)) or _ZERO)
+            ):
+                continue
+            _grp = s_d_e_by_all.get(())
+            if _grp is None:
+                _grp = s_d_e_by_all[()] = _SortedGroup()
+            if not _grp.add(v_e, (v_d, v_e), _p):
+                del s_d_e_by_all[()]
+            _rs3 = t_count_by_all.get(())
+            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
+            if _w1:
+                _d2 = _p * _w1
+                _grp = n1_by_d.get(v_d)
+                if _grp is None:
+                    n1_by_d[v_d] = {(v_d, v_e): _d2}
+                else:
+                    _o = _grp.get((v_d, v_e))
+                    if _o is None:
+                        _grp[(v_d, v_e)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_d, v_e)] = _n
+                        else:
+                            del _grp[(v_d, v_e)]
+                            if not _grp:
+                                del n1_by_d[v_d]
+                _grp = n1_d_by_all.get(())
+                if _grp is None:
+                    _grp = n1_d_by_all[()] = _SortedGroup()
+                if not _grp.add(v_d, v_d, _d2):
+                    del n1_d_by_all[()]
+                _rs6 = r_count_by_all.get(())
+                _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else _ZERO
+                if _w4:
+                    _d5 = _d2 * _w4
+                    _o = n0_root.get(v_d)
+                    if _o is None:
+                        n0_root[v_d] = _d5
+                    else:
+                        _n = _o + _d5
+                        if _n:
+                            n0_root[v_d] = _n
+                        else:
+                            del n0_root[v_d]
+                    if pending is not None:
+                        for (v_a, v_b), _m7 in self.r_by_all[()].scan(
+                            None, True, v_d, False
+                        ):
+                            _k = (v_a, v_b, v_d, v_e)
+                            _v = _d2 * _m7
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_t(self, rows, mults):
+        """Apply a batch of t rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.t_rows
+        sums0 = {}  # atom t: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("t", 4, row))
+            v_g = row[0]
+            keep_t = v_g is not None
+            if keep_t and not (v_g.__class__ in _NUM):
+                raise _type_error("t", row, ((0, "g", _NUM, "a number"),))
+            if keep_t:
+                _p = d
+                _k = v_g
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("t", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_by_d = self.n1_by_d
+        n1_d_by_all = self.n1_d_by_all
+        r_count_by_all = self.r_count_by_all
+        s_d_e_by_all = self.s_d_e_by_all
+        t_count_by_all = self.t_count_by_all
+        # atom t
+        for _k, _p in sums0.items():
+            v_g = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    self.t_count_by_all[()].range(v_g, True, v_g, True)
+                    if () in self.t_count_by_all
+                    else _ZERO
+                )
+            ):
+                continue
             _grp = t_count_by_all.get(())
             if _grp is None:
                 _grp = t_count_by_all[()] = _RangeSum()

@@ -252,6 +252,10 @@ class View:
             {}
         )  # t: multiplicities by what it shares with its sibling, summable over a range of g
         self._appliers = {"s": self._apply_s, "t": self._apply_t}
+        self._batchers = {  # update() of several rows: summed per key first
+            "s": self._batch_s,
+            "t": self._batch_t,
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._changes = []
@@ -301,6 +305,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -415,6 +429,161 @@ class View:
         # atom t
         if keep_t:
             _p = d
+            _grp = t_count_by_k.get(v_k)
+            if _grp is None:
+                _grp = t_count_by_k[v_k] = _RangeSum()
+            if not _grp.add(v_g, _p):
+                del t_count_by_k[v_k]
+            _g3 = s_d_e_f_by_k.get(v_k)
+            if _g3:
+                for (v_d, v_e, v_f), _w1 in _g3.scan(None, True, v_g, False):
+                    _d2 = _p * _w1
+                    _o = n0_root.get((v_d, v_e, v_f, v_k))
+                    if _o is None:
+                        n0_root[(v_d, v_e, v_f, v_k)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[(v_d, v_e, v_f, v_k)] = _n
+                        else:
+                            del n0_root[(v_d, v_e, v_f, v_k)]
+                    if pending is not None:
+                        _k = (v_d, v_e, v_f, v_k)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_s(self, rows, mults):
+        """Apply a batch of s rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.s_rows
+        sums0 = {}  # atom s: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("s", 4, row))
+            v_d, v_e, v_f, v_k = row
+            keep_s = v_e is not None and v_k is not None
+            if keep_s and not (v_e.__class__ in _NUM):
+                raise _type_error("s", row, ((1, "e", _NUM, "a number"),))
+            if keep_s:
+                _p = d
+                _k = (row, v_d, v_e, v_f, v_k)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("s", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        s_d_e_f_by_k = self.s_d_e_f_by_k
+        t_count_by_k = self.t_count_by_k
+        # atom s
+        for _k, _p in sums0.items():
+            row, v_d, v_e, v_f, v_k = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.s_d_e_f_by_k.get(v_k) or _EMPTY).get((v_d, v_e, v_f)) or _ZERO
+                )
+            ):
+                continue
+            _grp = s_d_e_f_by_k.get(v_k)
+            if _grp is None:
+                _grp = s_d_e_f_by_k[v_k] = _SortedGroup()
+            if not _grp.add(v_e, (v_d, v_e, v_f), _p):
+                del s_d_e_f_by_k[v_k]
+            _rs3 = t_count_by_k.get(v_k)
+            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
+            if _w1:
+                _d2 = _p * _w1
+                _o = n0_root.get((v_d, v_e, v_f, v_k))
+                if _o is None:
+                    n0_root[(v_d, v_e, v_f, v_k)] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[(v_d, v_e, v_f, v_k)] = _n
+                    else:
+                        del n0_root[(v_d, v_e, v_f, v_k)]
+                if pending is not None:
+                    _k = (v_d, v_e, v_f, v_k)
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_t(self, rows, mults):
+        """Apply a batch of t rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.t_rows
+        sums0 = {}  # atom t: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("t", 4, row))
+            v_g = row[0]
+            v_k = row[3]
+            keep_t = v_g is not None and v_k is not None
+            if keep_t and not (v_g.__class__ in _NUM):
+                raise _type_error("t", row, ((0, "g", _NUM, "a number"),))
+            if keep_t:
+                _p = d
+                _k = (v_g, v_k)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("t", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        s_d_e_f_by_k = self.s_d_e_f_by_k
+        t_count_by_k = self.t_count_by_k
+        # atom t
+        for _k, _p in sums0.items():
+            v_g, v_k = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    self.t_count_by_k[v_k].range(v_g, True, v_g, True)
+                    if v_k in self.t_count_by_k
+                    else _ZERO
+                )
+            ):
+                continue
             _grp = t_count_by_k.get(v_k)
             if _grp is None:
                 _grp = t_count_by_k[v_k] = _RangeSum()

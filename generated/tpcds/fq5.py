@@ -322,6 +322,11 @@ class View:
             "store_sales": self._apply_store_sales,
             "item": self._apply_item,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "date_dim": self._batch_date_dim,
+            "store_sales": self._batch_store_sales,
+            "item": self._batch_item,
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._changes = []
@@ -371,6 +376,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1141,6 +1156,989 @@ class View:
                                 _v = _p * _m6 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            (
+                v_d_date_sk,
+                v_d_date_id,
+                v_d_date,
+                v_d_month_seq,
+                v_d_week_seq,
+                v_d_quarter_seq,
+                v_d_year,
+                v_d_dow,
+                v_d_moy,
+                v_d_dom,
+                v_d_qoy,
+                v_d_fy_year,
+                v_d_fy_quarter_seq,
+                v_d_fy_week_seq,
+                v_d_day_name,
+                v_d_quarter_name,
+                v_d_holiday,
+                v_d_weekend,
+                v_d_following_holiday,
+                v_d_first_dom,
+                v_d_last_dom,
+                v_d_same_day_ly,
+                v_d_same_day_lq,
+                v_d_current_day,
+                v_d_current_week,
+                v_d_current_month,
+                v_d_current_quarter,
+                v_d_current_year,
+            ) = row
+            if v_d_date_sk is None or v_d_date_id is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"), (1, "d_date_id")))
+            _p = d
+            _k = (
+                row,
+                v_d_date_sk,
+                v_d_date_id,
+                v_d_date,
+                v_d_month_seq,
+                v_d_week_seq,
+                v_d_quarter_seq,
+                v_d_year,
+                v_d_dow,
+                v_d_moy,
+                v_d_dom,
+                v_d_qoy,
+                v_d_fy_year,
+                v_d_fy_quarter_seq,
+                v_d_fy_week_seq,
+                v_d_day_name,
+                v_d_quarter_name,
+                v_d_holiday,
+                v_d_weekend,
+                v_d_following_holiday,
+                v_d_first_dom,
+                v_d_last_dom,
+                v_d_same_day_ly,
+                v_d_same_day_lq,
+                v_d_current_day,
+                v_d_current_week,
+                v_d_current_month,
+                v_d_current_quarter,
+                v_d_current_year,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.date_dim_by_d_date_sk.get(v_d_date_sk, _EMPTY).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        pending = self._pending
+        date_dim_by_d_date_sk = self.date_dim_by_d_date_sk
+        date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
+        n0_root = self.n0_root
+        n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
+        # atom date_dim
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_d_date_sk,
+                v_d_date_id,
+                v_d_date,
+                v_d_month_seq,
+                v_d_week_seq,
+                v_d_quarter_seq,
+                v_d_year,
+                v_d_dow,
+                v_d_moy,
+                v_d_dom,
+                v_d_qoy,
+                v_d_fy_year,
+                v_d_fy_quarter_seq,
+                v_d_fy_week_seq,
+                v_d_day_name,
+                v_d_quarter_name,
+                v_d_holiday,
+                v_d_weekend,
+                v_d_following_holiday,
+                v_d_first_dom,
+                v_d_last_dom,
+                v_d_same_day_ly,
+                v_d_same_day_lq,
+                v_d_current_day,
+                v_d_current_week,
+                v_d_current_month,
+                v_d_current_quarter,
+                v_d_current_year,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.date_dim_by_d_date_sk.get(v_d_date_sk) or _EMPTY).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
+            if _grp is None:
+                date_dim_by_d_date_sk[v_d_date_sk] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del date_dim_by_d_date_sk[v_d_date_sk]
+            _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+            if _o is None:
+                date_dim_count_by_d_date_sk[v_d_date_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    date_dim_count_by_d_date_sk[v_d_date_sk] = _n
+                else:
+                    del date_dim_count_by_d_date_sk[v_d_date_sk]
+            _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_d_date_sk)
+                if _o is None:
+                    n0_root[v_d_date_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_d_date_sk] = _n
+                    else:
+                        del n0_root[v_d_date_sk]
+                if pending is not None:
+                    for (v_d_date_sk, v_ss_item_sk), _m3 in self.n1_by_d_date_sk[
+                        v_d_date_sk
+                    ].items():
+                        for (
+                            v_d_date_sk,
+                            v_ss_sold_time_sk,
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_cdemo_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_promo_sk,
+                            v_ss_ticket_number,
+                            v_ss_quantity,
+                            v_ss_wholesale_cost,
+                            v_ss_list_price,
+                            v_ss_sales_price,
+                            v_ss_ext_discount_amt,
+                            v_ss_ext_sales_price,
+                            v_ss_ext_wholesale_cost,
+                            v_ss_ext_list_price,
+                            v_ss_ext_tax,
+                            v_ss_coupon_amt,
+                            v_ss_net_paid,
+                            v_ss_net_paid_inc_tax,
+                            v_ss_net_profit,
+                        ), _m4 in self.store_sales_by_d_date_sk_ss_item_sk[
+                            (v_d_date_sk, v_ss_item_sk)
+                        ].items():
+                            for (
+                                v_ss_item_sk,
+                                v_i_item_id,
+                                v_i_rec_start_date,
+                                v_i_rec_end_date,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_wholesale_cost,
+                                v_i_brand_id,
+                                v_i_brand,
+                                v_i_class_id,
+                                v_i_class,
+                                v_i_category_id,
+                                v_i_category,
+                                v_i_manufact_id,
+                                v_i_manufact,
+                                v_i_size,
+                                v_i_formulation,
+                                v_i_color,
+                                v_i_units,
+                                v_i_container,
+                                v_i_manager_id,
+                                v_i_product_name,
+                            ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                                _k = (
+                                    v_d_date_sk,
+                                    v_d_date_id,
+                                    v_d_date,
+                                    v_d_month_seq,
+                                    v_d_week_seq,
+                                    v_d_quarter_seq,
+                                    v_d_year,
+                                    v_d_dow,
+                                    v_d_moy,
+                                    v_d_dom,
+                                    v_d_qoy,
+                                    v_d_fy_year,
+                                    v_d_fy_quarter_seq,
+                                    v_d_fy_week_seq,
+                                    v_d_day_name,
+                                    v_d_quarter_name,
+                                    v_d_holiday,
+                                    v_d_weekend,
+                                    v_d_following_holiday,
+                                    v_d_first_dom,
+                                    v_d_last_dom,
+                                    v_d_same_day_ly,
+                                    v_d_same_day_lq,
+                                    v_d_current_day,
+                                    v_d_current_week,
+                                    v_d_current_month,
+                                    v_d_current_quarter,
+                                    v_d_current_year,
+                                    v_d_date_sk,
+                                    v_ss_sold_time_sk,
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_cdemo_sk,
+                                    v_ss_hdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_store_sk,
+                                    v_ss_promo_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_quantity,
+                                    v_ss_wholesale_cost,
+                                    v_ss_list_price,
+                                    v_ss_sales_price,
+                                    v_ss_ext_discount_amt,
+                                    v_ss_ext_sales_price,
+                                    v_ss_ext_wholesale_cost,
+                                    v_ss_ext_list_price,
+                                    v_ss_ext_tax,
+                                    v_ss_coupon_amt,
+                                    v_ss_net_paid,
+                                    v_ss_net_paid_inc_tax,
+                                    v_ss_net_profit,
+                                    v_ss_item_sk,
+                                    v_i_item_id,
+                                    v_i_rec_start_date,
+                                    v_i_rec_end_date,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_wholesale_cost,
+                                    v_i_brand_id,
+                                    v_i_brand,
+                                    v_i_class_id,
+                                    v_i_class,
+                                    v_i_category_id,
+                                    v_i_category,
+                                    v_i_manufact_id,
+                                    v_i_manufact,
+                                    v_i_size,
+                                    v_i_formulation,
+                                    v_i_color,
+                                    v_i_units,
+                                    v_i_container,
+                                    v_i_manager_id,
+                                    v_i_product_name,
+                                )
+                                _v = _p * _m4 * _m5
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_store_sales(self, rows, mults):
+        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_sales_rows
+        sums0 = {}  # atom store_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 23:
+                raise ViewError(_arity_message("store_sales", 23, row))
+            (
+                v_d_date_sk,
+                v_ss_sold_time_sk,
+                v_ss_item_sk,
+                v_ss_customer_sk,
+                v_ss_cdemo_sk,
+                v_ss_hdemo_sk,
+                v_ss_addr_sk,
+                v_ss_store_sk,
+                v_ss_promo_sk,
+                v_ss_ticket_number,
+                v_ss_quantity,
+                v_ss_wholesale_cost,
+                v_ss_list_price,
+                v_ss_sales_price,
+                v_ss_ext_discount_amt,
+                v_ss_ext_sales_price,
+                v_ss_ext_wholesale_cost,
+                v_ss_ext_list_price,
+                v_ss_ext_tax,
+                v_ss_coupon_amt,
+                v_ss_net_paid,
+                v_ss_net_paid_inc_tax,
+                v_ss_net_profit,
+            ) = row
+            if v_ss_item_sk is None or v_ss_ticket_number is None:
+                raise _null_error(
+                    "store_sales", row, ((2, "ss_item_sk"), (9, "ss_ticket_number"))
+                )
+            keep_store_sales = v_d_date_sk is not None
+            if keep_store_sales:
+                _p = d
+                _k = (
+                    row,
+                    v_d_date_sk,
+                    v_ss_sold_time_sk,
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_cdemo_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_promo_sk,
+                    v_ss_ticket_number,
+                    v_ss_quantity,
+                    v_ss_wholesale_cost,
+                    v_ss_list_price,
+                    v_ss_sales_price,
+                    v_ss_ext_discount_amt,
+                    v_ss_ext_sales_price,
+                    v_ss_ext_wholesale_cost,
+                    v_ss_ext_list_price,
+                    v_ss_ext_tax,
+                    v_ss_coupon_amt,
+                    v_ss_net_paid,
+                    v_ss_net_paid_inc_tax,
+                    v_ss_net_profit,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n1_by_d_date_sk = self.n1_by_d_date_sk
+        n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
+        store_sales_by_d_date_sk_ss_item_sk = self.store_sales_by_d_date_sk_ss_item_sk
+        store_sales_d_date_sk_by_ss_item_sk = self.store_sales_d_date_sk_by_ss_item_sk
+        # atom store_sales
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_d_date_sk,
+                v_ss_sold_time_sk,
+                v_ss_item_sk,
+                v_ss_customer_sk,
+                v_ss_cdemo_sk,
+                v_ss_hdemo_sk,
+                v_ss_addr_sk,
+                v_ss_store_sk,
+                v_ss_promo_sk,
+                v_ss_ticket_number,
+                v_ss_quantity,
+                v_ss_wholesale_cost,
+                v_ss_list_price,
+                v_ss_sales_price,
+                v_ss_ext_discount_amt,
+                v_ss_ext_sales_price,
+                v_ss_ext_wholesale_cost,
+                v_ss_ext_list_price,
+                v_ss_ext_tax,
+                v_ss_coupon_amt,
+                v_ss_net_paid,
+                v_ss_net_paid_inc_tax,
+                v_ss_net_profit,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_sales_by_d_date_sk_ss_item_sk.get(
+                            (v_d_date_sk, v_ss_item_sk)
+                        )
+                        or _EMPTY
+                    ).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = store_sales_by_d_date_sk_ss_item_sk.get((v_d_date_sk, v_ss_item_sk))
+            if _grp is None:
+                store_sales_by_d_date_sk_ss_item_sk[(v_d_date_sk, v_ss_item_sk)] = {
+                    row: _p
+                }
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del store_sales_by_d_date_sk_ss_item_sk[
+                                (v_d_date_sk, v_ss_item_sk)
+                            ]
+            _grp = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
+            if _grp is None:
+                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {v_d_date_sk: _p}
+            else:
+                _o = _grp.get(v_d_date_sk)
+                if _o is None:
+                    _grp[v_d_date_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_d_date_sk] = _n
+                    else:
+                        del _grp[v_d_date_sk]
+                        if not _grp:
+                            del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
+            _w1 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n1_by_d_date_sk.get(v_d_date_sk)
+                if _grp is None:
+                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_item_sk): _d2}
+                else:
+                    _o = _grp.get((v_d_date_sk, v_ss_item_sk))
+                    if _o is None:
+                        _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                        else:
+                            del _grp[(v_d_date_sk, v_ss_item_sk)]
+                            if not _grp:
+                                del n1_by_d_date_sk[v_d_date_sk]
+                _o = n1_count_by_d_date_sk.get(v_d_date_sk)
+                if _o is None:
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_d_date_sk[v_d_date_sk] = _n
+                    else:
+                        del n1_count_by_d_date_sk[v_d_date_sk]
+                _w3 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_d_date_sk)
+                    if _o is None:
+                        n0_root[v_d_date_sk] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_d_date_sk] = _n
+                        else:
+                            del n0_root[v_d_date_sk]
+                    if pending is not None:
+                        for (
+                            v_ss_item_sk,
+                            v_i_item_id,
+                            v_i_rec_start_date,
+                            v_i_rec_end_date,
+                            v_i_item_desc,
+                            v_i_current_price,
+                            v_i_wholesale_cost,
+                            v_i_brand_id,
+                            v_i_brand,
+                            v_i_class_id,
+                            v_i_class,
+                            v_i_category_id,
+                            v_i_category,
+                            v_i_manufact_id,
+                            v_i_manufact,
+                            v_i_size,
+                            v_i_formulation,
+                            v_i_color,
+                            v_i_units,
+                            v_i_container,
+                            v_i_manager_id,
+                            v_i_product_name,
+                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                            for (
+                                v_d_date_sk,
+                                v_d_date_id,
+                                v_d_date,
+                                v_d_month_seq,
+                                v_d_week_seq,
+                                v_d_quarter_seq,
+                                v_d_year,
+                                v_d_dow,
+                                v_d_moy,
+                                v_d_dom,
+                                v_d_qoy,
+                                v_d_fy_year,
+                                v_d_fy_quarter_seq,
+                                v_d_fy_week_seq,
+                                v_d_day_name,
+                                v_d_quarter_name,
+                                v_d_holiday,
+                                v_d_weekend,
+                                v_d_following_holiday,
+                                v_d_first_dom,
+                                v_d_last_dom,
+                                v_d_same_day_ly,
+                                v_d_same_day_lq,
+                                v_d_current_day,
+                                v_d_current_week,
+                                v_d_current_month,
+                                v_d_current_quarter,
+                                v_d_current_year,
+                            ), _m6 in self.date_dim_by_d_date_sk[v_d_date_sk].items():
+                                _k = (
+                                    v_d_date_sk,
+                                    v_d_date_id,
+                                    v_d_date,
+                                    v_d_month_seq,
+                                    v_d_week_seq,
+                                    v_d_quarter_seq,
+                                    v_d_year,
+                                    v_d_dow,
+                                    v_d_moy,
+                                    v_d_dom,
+                                    v_d_qoy,
+                                    v_d_fy_year,
+                                    v_d_fy_quarter_seq,
+                                    v_d_fy_week_seq,
+                                    v_d_day_name,
+                                    v_d_quarter_name,
+                                    v_d_holiday,
+                                    v_d_weekend,
+                                    v_d_following_holiday,
+                                    v_d_first_dom,
+                                    v_d_last_dom,
+                                    v_d_same_day_ly,
+                                    v_d_same_day_lq,
+                                    v_d_current_day,
+                                    v_d_current_week,
+                                    v_d_current_month,
+                                    v_d_current_quarter,
+                                    v_d_current_year,
+                                    v_d_date_sk,
+                                    v_ss_sold_time_sk,
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_cdemo_sk,
+                                    v_ss_hdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_store_sk,
+                                    v_ss_promo_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_quantity,
+                                    v_ss_wholesale_cost,
+                                    v_ss_list_price,
+                                    v_ss_sales_price,
+                                    v_ss_ext_discount_amt,
+                                    v_ss_ext_sales_price,
+                                    v_ss_ext_wholesale_cost,
+                                    v_ss_ext_list_price,
+                                    v_ss_ext_tax,
+                                    v_ss_coupon_amt,
+                                    v_ss_net_paid,
+                                    v_ss_net_paid_inc_tax,
+                                    v_ss_net_profit,
+                                    v_ss_item_sk,
+                                    v_i_item_id,
+                                    v_i_rec_start_date,
+                                    v_i_rec_end_date,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_wholesale_cost,
+                                    v_i_brand_id,
+                                    v_i_brand,
+                                    v_i_class_id,
+                                    v_i_class,
+                                    v_i_category_id,
+                                    v_i_category,
+                                    v_i_manufact_id,
+                                    v_i_manufact,
+                                    v_i_size,
+                                    v_i_formulation,
+                                    v_i_color,
+                                    v_i_units,
+                                    v_i_container,
+                                    v_i_manager_id,
+                                    v_i_product_name,
+                                )
+                                _v = _p * _m5 * _m6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            (
+                v_ss_item_sk,
+                v_i_item_id,
+                v_i_rec_start_date,
+                v_i_rec_end_date,
+                v_i_item_desc,
+                v_i_current_price,
+                v_i_wholesale_cost,
+                v_i_brand_id,
+                v_i_brand,
+                v_i_class_id,
+                v_i_class,
+                v_i_category_id,
+                v_i_category,
+                v_i_manufact_id,
+                v_i_manufact,
+                v_i_size,
+                v_i_formulation,
+                v_i_color,
+                v_i_units,
+                v_i_container,
+                v_i_manager_id,
+                v_i_product_name,
+            ) = row
+            if v_ss_item_sk is None or v_i_item_id is None:
+                raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+            _p = d
+            _k = (
+                row,
+                v_ss_item_sk,
+                v_i_item_id,
+                v_i_rec_start_date,
+                v_i_rec_end_date,
+                v_i_item_desc,
+                v_i_current_price,
+                v_i_wholesale_cost,
+                v_i_brand_id,
+                v_i_brand,
+                v_i_class_id,
+                v_i_class,
+                v_i_category_id,
+                v_i_category,
+                v_i_manufact_id,
+                v_i_manufact,
+                v_i_size,
+                v_i_formulation,
+                v_i_color,
+                v_i_units,
+                v_i_container,
+                v_i_manager_id,
+                v_i_product_name,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.item_by_ss_item_sk.get(v_ss_item_sk, _EMPTY).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        pending = self._pending
+        date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
+        item_by_ss_item_sk = self.item_by_ss_item_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n1_by_d_date_sk = self.n1_by_d_date_sk
+        n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
+        store_sales_d_date_sk_by_ss_item_sk = self.store_sales_d_date_sk_by_ss_item_sk
+        # atom item
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_ss_item_sk,
+                v_i_item_id,
+                v_i_rec_start_date,
+                v_i_rec_end_date,
+                v_i_item_desc,
+                v_i_current_price,
+                v_i_wholesale_cost,
+                v_i_brand_id,
+                v_i_brand,
+                v_i_class_id,
+                v_i_class,
+                v_i_category_id,
+                v_i_category,
+                v_i_manufact_id,
+                v_i_manufact,
+                v_i_size,
+                v_i_formulation,
+                v_i_color,
+                v_i_units,
+                v_i_container,
+                v_i_manager_id,
+                v_i_product_name,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = item_by_ss_item_sk.get(v_ss_item_sk)
+            if _grp is None:
+                item_by_ss_item_sk[v_ss_item_sk] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del item_by_ss_item_sk[v_ss_item_sk]
+            _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _o is None:
+                item_count_by_ss_item_sk[v_ss_item_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    item_count_by_ss_item_sk[v_ss_item_sk] = _n
+                else:
+                    del item_count_by_ss_item_sk[v_ss_item_sk]
+            _g3 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
+            if _g3:
+                for v_d_date_sk, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n1_by_d_date_sk.get(v_d_date_sk)
+                    if _grp is None:
+                        n1_by_d_date_sk[v_d_date_sk] = {
+                            (v_d_date_sk, v_ss_item_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_d_date_sk, v_ss_item_sk))
+                        if _o is None:
+                            _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                            else:
+                                del _grp[(v_d_date_sk, v_ss_item_sk)]
+                                if not _grp:
+                                    del n1_by_d_date_sk[v_d_date_sk]
+                    _o = n1_count_by_d_date_sk.get(v_d_date_sk)
+                    if _o is None:
+                        n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n1_count_by_d_date_sk[v_d_date_sk] = _n
+                        else:
+                            del n1_count_by_d_date_sk[v_d_date_sk]
+                    _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(v_d_date_sk)
+                        if _o is None:
+                            n0_root[v_d_date_sk] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[v_d_date_sk] = _n
+                            else:
+                                del n0_root[v_d_date_sk]
+                        if pending is not None:
+                            for (
+                                v_d_date_sk,
+                                v_ss_sold_time_sk,
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_cdemo_sk,
+                                v_ss_hdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_store_sk,
+                                v_ss_promo_sk,
+                                v_ss_ticket_number,
+                                v_ss_quantity,
+                                v_ss_wholesale_cost,
+                                v_ss_list_price,
+                                v_ss_sales_price,
+                                v_ss_ext_discount_amt,
+                                v_ss_ext_sales_price,
+                                v_ss_ext_wholesale_cost,
+                                v_ss_ext_list_price,
+                                v_ss_ext_tax,
+                                v_ss_coupon_amt,
+                                v_ss_net_paid,
+                                v_ss_net_paid_inc_tax,
+                                v_ss_net_profit,
+                            ), _m6 in self.store_sales_by_d_date_sk_ss_item_sk[
+                                (v_d_date_sk, v_ss_item_sk)
+                            ].items():
+                                for (
+                                    v_d_date_sk,
+                                    v_d_date_id,
+                                    v_d_date,
+                                    v_d_month_seq,
+                                    v_d_week_seq,
+                                    v_d_quarter_seq,
+                                    v_d_year,
+                                    v_d_dow,
+                                    v_d_moy,
+                                    v_d_dom,
+                                    v_d_qoy,
+                                    v_d_fy_year,
+                                    v_d_fy_quarter_seq,
+                                    v_d_fy_week_seq,
+                                    v_d_day_name,
+                                    v_d_quarter_name,
+                                    v_d_holiday,
+                                    v_d_weekend,
+                                    v_d_following_holiday,
+                                    v_d_first_dom,
+                                    v_d_last_dom,
+                                    v_d_same_day_ly,
+                                    v_d_same_day_lq,
+                                    v_d_current_day,
+                                    v_d_current_week,
+                                    v_d_current_month,
+                                    v_d_current_quarter,
+                                    v_d_current_year,
+                                ), _m7 in self.date_dim_by_d_date_sk[
+                                    v_d_date_sk
+                                ].items():
+                                    _k = (
+                                        v_d_date_sk,
+                                        v_d_date_id,
+                                        v_d_date,
+                                        v_d_month_seq,
+                                        v_d_week_seq,
+                                        v_d_quarter_seq,
+                                        v_d_year,
+                                        v_d_dow,
+                                        v_d_moy,
+                                        v_d_dom,
+                                        v_d_qoy,
+                                        v_d_fy_year,
+                                        v_d_fy_quarter_seq,
+                                        v_d_fy_week_seq,
+                                        v_d_day_name,
+                                        v_d_quarter_name,
+                                        v_d_holiday,
+                                        v_d_weekend,
+                                        v_d_following_holiday,
+                                        v_d_first_dom,
+                                        v_d_last_dom,
+                                        v_d_same_day_ly,
+                                        v_d_same_day_lq,
+                                        v_d_current_day,
+                                        v_d_current_week,
+                                        v_d_current_month,
+                                        v_d_current_quarter,
+                                        v_d_current_year,
+                                        v_d_date_sk,
+                                        v_ss_sold_time_sk,
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_cdemo_sk,
+                                        v_ss_hdemo_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_store_sk,
+                                        v_ss_promo_sk,
+                                        v_ss_ticket_number,
+                                        v_ss_quantity,
+                                        v_ss_wholesale_cost,
+                                        v_ss_list_price,
+                                        v_ss_sales_price,
+                                        v_ss_ext_discount_amt,
+                                        v_ss_ext_sales_price,
+                                        v_ss_ext_wholesale_cost,
+                                        v_ss_ext_list_price,
+                                        v_ss_ext_tax,
+                                        v_ss_coupon_amt,
+                                        v_ss_net_paid,
+                                        v_ss_net_paid_inc_tax,
+                                        v_ss_net_profit,
+                                        v_ss_item_sk,
+                                        v_i_item_id,
+                                        v_i_rec_start_date,
+                                        v_i_rec_end_date,
+                                        v_i_item_desc,
+                                        v_i_current_price,
+                                        v_i_wholesale_cost,
+                                        v_i_brand_id,
+                                        v_i_brand,
+                                        v_i_class_id,
+                                        v_i_class,
+                                        v_i_category_id,
+                                        v_i_category,
+                                        v_i_manufact_id,
+                                        v_i_manufact,
+                                        v_i_size,
+                                        v_i_formulation,
+                                        v_i_color,
+                                        v_i_units,
+                                        v_i_container,
+                                        v_i_manager_id,
+                                        v_i_product_name,
+                                    )
+                                    _v = _p * _m6 * _m7
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,

@@ -202,6 +202,12 @@ class View:
             "item": self._apply_item,
             "warehouse": self._apply_warehouse,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "inventory": self._batch_inventory,
+            "date_dim": self._batch_date_dim,
+            "item": self._batch_item,
+            "warehouse": self._batch_warehouse,
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._reported = {}  # push mode: group key -> the row last reported
@@ -252,6 +258,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -753,6 +769,637 @@ class View:
                                     if _o is None
                                     else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
+
+    def _batch_inventory(self, rows, mults):
+        """Apply a batch of inventory rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.inventory_rows
+        sums0 = {}  # atom inventory: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("inventory", 4, row))
+            (
+                v_inv_date_sk,
+                v_inv_item_sk,
+                v_inv_warehouse_sk,
+                c_inventory_inv_quantity_on_hand,
+            ) = row
+            if (
+                v_inv_date_sk is None
+                or v_inv_item_sk is None
+                or v_inv_warehouse_sk is None
+            ):
+                raise _null_error(
+                    "inventory",
+                    row,
+                    ((0, "inv_date_sk"), (1, "inv_item_sk"), (2, "inv_warehouse_sk")),
+                )
+            _p = (
+                d,
+                (d if c_inventory_inv_quantity_on_hand is not None else 0),
+                (
+                    d * round(c_inventory_inv_quantity_on_hand)
+                    if c_inventory_inv_quantity_on_hand is not None
+                    else 0
+                ),
+            )
+            _k = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("inventory", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
+        inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = (
+            self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk
+        )
+        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
+            self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+        n4_inv_item_sk_by_inv_date_sk = self.n4_inv_item_sk_by_inv_date_sk
+        warehouse_count_by_inv_warehouse_sk = self.warehouse_count_by_inv_warehouse_sk
+        # atom inventory
+        for _k, _p in sums0.items():
+            v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+                            v_inv_warehouse_sk
+                        )
+                        or _EMPTY
+                    ).get((v_inv_date_sk, v_inv_item_sk))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+                v_inv_warehouse_sk
+            )
+            if _grp is None:
+                inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                    v_inv_warehouse_sk
+                ] = {(v_inv_date_sk, v_inv_item_sk): _p}
+            else:
+                _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+                if _o is None:
+                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                    else:
+                        del _grp[(v_inv_date_sk, v_inv_item_sk)]
+                        if not _grp:
+                            del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                                v_inv_warehouse_sk
+                            ]
+            _w1 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
+                if _grp is None:
+                    n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_inv_item_sk: _d2}
+                else:
+                    _o = _grp.get(v_inv_item_sk)
+                    if _o is None:
+                        _grp[v_inv_item_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[v_inv_item_sk] = _n
+                        else:
+                            del _grp[v_inv_item_sk]
+                            if not _grp:
+                                del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                _w3 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _o is None:
+                        n3_count_by_inv_item_sk[v_inv_item_sk] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n3_count_by_inv_item_sk[v_inv_item_sk] = _n
+                        else:
+                            del n3_count_by_inv_item_sk[v_inv_item_sk]
+                    _g7 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                        v_inv_item_sk
+                    )
+                    if _g7:
+                        for (
+                            v_i_brand,
+                            v_i_class,
+                            v_i_category,
+                            v_i_product_name,
+                        ), _w5 in _g7.items():
+                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                            _o = n0_root.get(
+                                (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                            )
+                            if _o is None:
+                                n0_root[
+                                    (
+                                        v_i_brand,
+                                        v_i_class,
+                                        v_i_category,
+                                        v_i_product_name,
+                                    )
+                                ] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    n0_root[
+                                        (
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                            v_i_product_name,
+                                        )
+                                    ] = _n
+                                else:
+                                    del n0_root[
+                                        (
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                            v_i_product_name,
+                                        )
+                                    ]
+                            if pending is not None:
+                                _k = (
+                                    v_i_product_name,
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_category,
+                                )
+                                _v = _d6
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_inv_date_sk = row[0]
+            c_date_dim_d_month_seq = row[3]
+            if v_inv_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = (
+                c_date_dim_d_month_seq is not None
+                and (c_date_dim_d_month_seq >= 1200)
+                and (c_date_dim_d_month_seq <= 1211)
+            )
+            if keep_date_dim:
+                _p = (d, d, d)
+                _k = v_inv_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
+        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
+            self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+        n4_inv_item_sk_by_inv_date_sk = self.n4_inv_item_sk_by_inv_date_sk
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_inv_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.date_dim_count_by_inv_date_sk.get(v_inv_date_sk, _ZERO)[0]
+            ):
+                continue
+            _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+            if _o is None:
+                date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
+                else:
+                    del date_dim_count_by_inv_date_sk[v_inv_date_sk]
+            _g3 = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
+            if _g3:
+                for v_inv_item_sk, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _o is None:
+                        n3_count_by_inv_item_sk[v_inv_item_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n3_count_by_inv_item_sk[v_inv_item_sk] = _n
+                        else:
+                            del n3_count_by_inv_item_sk[v_inv_item_sk]
+                    _g6 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                        v_inv_item_sk
+                    )
+                    if _g6:
+                        for (
+                            v_i_brand,
+                            v_i_class,
+                            v_i_category,
+                            v_i_product_name,
+                        ), _w4 in _g6.items():
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(
+                                (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                            )
+                            if _o is None:
+                                n0_root[
+                                    (
+                                        v_i_brand,
+                                        v_i_class,
+                                        v_i_category,
+                                        v_i_product_name,
+                                    )
+                                ] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[
+                                        (
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                            v_i_product_name,
+                                        )
+                                    ] = _n
+                                else:
+                                    del n0_root[
+                                        (
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                            v_i_product_name,
+                                        )
+                                    ]
+                            if pending is not None:
+                                _k = (
+                                    v_i_product_name,
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_category,
+                                )
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_inv_item_sk = row[0]
+            v_i_brand = row[8]
+            v_i_class = row[10]
+            v_i_category = row[12]
+            v_i_product_name = row[21]
+            if v_inv_item_sk is None:
+                raise _null_error("item", row, ((0, "i_item_sk"),))
+            _p = (d, d, d)
+            _k = (v_inv_item_sk, v_i_brand, v_i_class, v_i_category, v_i_product_name)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
+            self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+        # atom item
+        for _k, _p in sums0.items():
+            v_inv_item_sk, v_i_brand, v_i_class, v_i_category, v_i_product_name = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                            v_inv_item_sk
+                        )
+                        or _EMPTY
+                    ).get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                v_inv_item_sk
+            )
+            if _grp is None:
+                item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                    v_inv_item_sk
+                ] = {(v_i_brand, v_i_class, v_i_category, v_i_product_name): _p}
+            else:
+                _o = _grp.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
+                if _o is None:
+                    _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = (
+                            _n
+                        )
+                    else:
+                        del _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)]
+                        if not _grp:
+                            del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                v_inv_item_sk
+                            ]
+            _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n0_root.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
+                if _o is None:
+                    n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = (
+                        _d2
+                    )
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n0_root[
+                            (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                        ] = _n
+                    else:
+                        del n0_root[
+                            (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                        ]
+                if pending is not None:
+                    _k = (v_i_product_name, v_i_brand, v_i_class, v_i_category)
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = (
+                        _v
+                        if _o is None
+                        else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                    )
+
+    def _batch_warehouse(self, rows, mults):
+        """Apply a batch of warehouse rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.warehouse_rows
+        sums0 = {}  # atom warehouse: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 14:
+                raise ViewError(_arity_message("warehouse", 14, row))
+            v_inv_warehouse_sk = row[0]
+            if v_inv_warehouse_sk is None:
+                raise _null_error("warehouse", row, ((0, "w_warehouse_sk"),))
+            _p = (d, d, d)
+            _k = v_inv_warehouse_sk
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("warehouse", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
+        inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = (
+            self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk
+        )
+        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
+            self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+        n4_inv_item_sk_by_inv_date_sk = self.n4_inv_item_sk_by_inv_date_sk
+        warehouse_count_by_inv_warehouse_sk = self.warehouse_count_by_inv_warehouse_sk
+        # atom warehouse
+        for _k, _p in sums0.items():
+            v_inv_warehouse_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.warehouse_count_by_inv_warehouse_sk.get(
+                    v_inv_warehouse_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+            if _o is None:
+                warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
+                else:
+                    del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
+            _g3 = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+                v_inv_warehouse_sk
+            )
+            if _g3:
+                for (v_inv_date_sk, v_inv_item_sk), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
+                    if _grp is None:
+                        n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                            v_inv_item_sk: _d2
+                        }
+                    else:
+                        _o = _grp.get(v_inv_item_sk)
+                        if _o is None:
+                            _grp[v_inv_item_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[v_inv_item_sk] = _n
+                            else:
+                                del _grp[v_inv_item_sk]
+                                if not _grp:
+                                    del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                    _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                        if _o is None:
+                            n3_count_by_inv_item_sk[v_inv_item_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n3_count_by_inv_item_sk[v_inv_item_sk] = _n
+                            else:
+                                del n3_count_by_inv_item_sk[v_inv_item_sk]
+                        _g8 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                            v_inv_item_sk
+                        )
+                        if _g8:
+                            for (
+                                v_i_brand,
+                                v_i_class,
+                                v_i_category,
+                                v_i_product_name,
+                            ), _w6 in _g8.items():
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                )
+                                _o = n0_root.get(
+                                    (
+                                        v_i_brand,
+                                        v_i_class,
+                                        v_i_category,
+                                        v_i_product_name,
+                                    )
+                                )
+                                if _o is None:
+                                    n0_root[
+                                        (
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                            v_i_product_name,
+                                        )
+                                    ] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[
+                                            (
+                                                v_i_brand,
+                                                v_i_class,
+                                                v_i_category,
+                                                v_i_product_name,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del n0_root[
+                                            (
+                                                v_i_brand,
+                                                v_i_class,
+                                                v_i_category,
+                                                v_i_product_name,
+                                            )
+                                        ]
+                                if pending is not None:
+                                    _k = (
+                                        v_i_product_name,
+                                        v_i_brand,
+                                        v_i_class,
+                                        v_i_category,
+                                    )
+                                    _v = _d7
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
 
     def _lookup(self, v_i_product_name, v_i_brand, v_i_class, v_i_category):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -237,6 +237,12 @@ class View:
             "part": self._apply_part,
             "partsupp": self._apply_partsupp,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "orders": self._batch_orders,
+            "lineitem": self._batch_lineitem,
+            "part": self._batch_part,
+            "partsupp": self._batch_partsupp,
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._changes = []
@@ -286,6 +292,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1243,6 +1259,1166 @@ class View:
                                     _v = _p * _m6 * _m7 * _m8
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_orders(self, rows, mults):
+        """Apply a batch of orders rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom orders: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("orders", 9, row))
+            (
+                v_o_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            ) = row
+            if (
+                v_o_orderkey is None
+                or v_o_custkey is None
+                or v_o_orderstatus is None
+                or v_o_totalprice is None
+                or v_o_orderdate is None
+                or v_o_orderpriority is None
+                or v_o_clerk is None
+                or v_o_shippriority is None
+                or v_o_comment is None
+            ):
+                raise _null_error(
+                    "orders",
+                    row,
+                    (
+                        (0, "o_orderkey"),
+                        (1, "o_custkey"),
+                        (2, "o_orderstatus"),
+                        (3, "o_totalprice"),
+                        (4, "o_orderdate"),
+                        (5, "o_orderpriority"),
+                        (6, "o_clerk"),
+                        (7, "o_shippriority"),
+                        (8, "o_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_o_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.orders_by_o_orderkey.get(v_o_orderkey, _EMPTY).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("orders", row))
+        pending = self._pending
+        lineitem_l_partkey_l_suppkey_by_o_orderkey = (
+            self.lineitem_l_partkey_l_suppkey_by_o_orderkey
+        )
+        n0_root = self.n0_root
+        n1_by_l_partkey = self.n1_by_l_partkey
+        n1_count_by_l_partkey = self.n1_count_by_l_partkey
+        n3_by_l_partkey_l_suppkey = self.n3_by_l_partkey_l_suppkey
+        n3_count_by_l_partkey_l_suppkey = self.n3_count_by_l_partkey_l_suppkey
+        orders_by_o_orderkey = self.orders_by_o_orderkey
+        orders_count_by_o_orderkey = self.orders_count_by_o_orderkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        partsupp_count_by_l_partkey_l_suppkey = (
+            self.partsupp_count_by_l_partkey_l_suppkey
+        )
+        # atom orders
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_o_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.orders_by_o_orderkey.get(v_o_orderkey) or _EMPTY).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = orders_by_o_orderkey.get(v_o_orderkey)
+            if _grp is None:
+                orders_by_o_orderkey[v_o_orderkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del orders_by_o_orderkey[v_o_orderkey]
+            _o = orders_count_by_o_orderkey.get(v_o_orderkey)
+            if _o is None:
+                orders_count_by_o_orderkey[v_o_orderkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    orders_count_by_o_orderkey[v_o_orderkey] = _n
+                else:
+                    del orders_count_by_o_orderkey[v_o_orderkey]
+            _g3 = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
+            if _g3:
+                for (v_l_partkey, v_l_suppkey), _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                    if _grp is None:
+                        n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
+                            (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
+                        if _o is None:
+                            _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                            else:
+                                del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
+                                if not _grp:
+                                    del n3_by_l_partkey_l_suppkey[
+                                        (v_l_partkey, v_l_suppkey)
+                                    ]
+                    _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                    if _o is None:
+                        n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = (
+                            _d2
+                        )
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n3_count_by_l_partkey_l_suppkey[
+                                (v_l_partkey, v_l_suppkey)
+                            ] = _n
+                        else:
+                            del n3_count_by_l_partkey_l_suppkey[
+                                (v_l_partkey, v_l_suppkey)
+                            ]
+                    _w4 = partsupp_count_by_l_partkey_l_suppkey.get(
+                        (v_l_partkey, v_l_suppkey)
+                    )
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _grp = n1_by_l_partkey.get(v_l_partkey)
+                        if _grp is None:
+                            n1_by_l_partkey[v_l_partkey] = {
+                                (v_l_partkey, v_l_suppkey): _d5
+                            }
+                        else:
+                            _o = _grp.get((v_l_partkey, v_l_suppkey))
+                            if _o is None:
+                                _grp[(v_l_partkey, v_l_suppkey)] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[(v_l_partkey, v_l_suppkey)] = _n
+                                else:
+                                    del _grp[(v_l_partkey, v_l_suppkey)]
+                                    if not _grp:
+                                        del n1_by_l_partkey[v_l_partkey]
+                        _o = n1_count_by_l_partkey.get(v_l_partkey)
+                        if _o is None:
+                            n1_count_by_l_partkey[v_l_partkey] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n1_count_by_l_partkey[v_l_partkey] = _n
+                            else:
+                                del n1_count_by_l_partkey[v_l_partkey]
+                        _w6 = part_count_by_l_partkey.get(v_l_partkey)
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
+                            _o = n0_root.get(v_l_partkey)
+                            if _o is None:
+                                n0_root[v_l_partkey] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[v_l_partkey] = _n
+                                else:
+                                    del n0_root[v_l_partkey]
+                            if pending is not None:
+                                for (
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_ps_availqty,
+                                    v_ps_supplycost,
+                                    v_ps_comment,
+                                ), _m8 in self.partsupp_by_l_partkey_l_suppkey[
+                                    (v_l_partkey, v_l_suppkey)
+                                ].items():
+                                    for (
+                                        v_o_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                    ), _m9 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                        (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                                    ].items():
+                                        for (
+                                            v_l_partkey,
+                                            v_p_name,
+                                            v_p_mfgr,
+                                            v_p_brand,
+                                            v_p_type,
+                                            v_p_size,
+                                            v_p_container,
+                                            v_p_retailprice,
+                                            v_p_comment,
+                                        ), _m10 in self.part_by_l_partkey[
+                                            v_l_partkey
+                                        ].items():
+                                            _k = (
+                                                v_o_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                                v_o_orderkey,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_l_linenumber,
+                                                v_l_quantity,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_tax,
+                                                v_l_returnflag,
+                                                v_l_linestatus,
+                                                v_l_shipdate,
+                                                v_l_commitdate,
+                                                v_l_receiptdate,
+                                                v_l_shipinstruct,
+                                                v_l_shipmode,
+                                                v_l_comment,
+                                                v_l_partkey,
+                                                v_p_name,
+                                                v_p_mfgr,
+                                                v_p_brand,
+                                                v_p_type,
+                                                v_p_size,
+                                                v_p_container,
+                                                v_p_retailprice,
+                                                v_p_comment,
+                                                v_l_partkey,
+                                                v_l_suppkey,
+                                                v_ps_availqty,
+                                                v_ps_supplycost,
+                                                v_ps_comment,
+                                            )
+                                            _v = _p * _m8 * _m9 * _m10
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            (
+                v_o_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            ) = row
+            if (
+                v_o_orderkey is None
+                or v_l_partkey is None
+                or v_l_suppkey is None
+                or v_l_linenumber is None
+                or v_l_quantity is None
+                or v_l_extendedprice is None
+                or v_l_discount is None
+                or v_l_tax is None
+                or v_l_returnflag is None
+                or v_l_linestatus is None
+                or v_l_shipdate is None
+                or v_l_commitdate is None
+                or v_l_receiptdate is None
+                or v_l_shipinstruct is None
+                or v_l_shipmode is None
+                or v_l_comment is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (0, "l_orderkey"),
+                        (1, "l_partkey"),
+                        (2, "l_suppkey"),
+                        (3, "l_linenumber"),
+                        (4, "l_quantity"),
+                        (5, "l_extendedprice"),
+                        (6, "l_discount"),
+                        (7, "l_tax"),
+                        (8, "l_returnflag"),
+                        (9, "l_linestatus"),
+                        (10, "l_shipdate"),
+                        (11, "l_commitdate"),
+                        (12, "l_receiptdate"),
+                        (13, "l_shipinstruct"),
+                        (14, "l_shipmode"),
+                        (15, "l_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_o_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
+                    (v_o_orderkey, v_l_partkey, v_l_suppkey), _EMPTY
+                ).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        pending = self._pending
+        lineitem_by_o_orderkey_l_partkey_l_suppkey = (
+            self.lineitem_by_o_orderkey_l_partkey_l_suppkey
+        )
+        lineitem_l_partkey_l_suppkey_by_o_orderkey = (
+            self.lineitem_l_partkey_l_suppkey_by_o_orderkey
+        )
+        n0_root = self.n0_root
+        n1_by_l_partkey = self.n1_by_l_partkey
+        n1_count_by_l_partkey = self.n1_count_by_l_partkey
+        n3_by_l_partkey_l_suppkey = self.n3_by_l_partkey_l_suppkey
+        n3_count_by_l_partkey_l_suppkey = self.n3_count_by_l_partkey_l_suppkey
+        orders_count_by_o_orderkey = self.orders_count_by_o_orderkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        partsupp_count_by_l_partkey_l_suppkey = (
+            self.partsupp_count_by_l_partkey_l_suppkey
+        )
+        # atom lineitem
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_o_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
+                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                        )
+                        or _EMPTY
+                    ).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
+                (v_o_orderkey, v_l_partkey, v_l_suppkey)
+            )
+            if _grp is None:
+                lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                ] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                            ]
+            _grp = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
+            if _grp is None:
+                lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = {
+                    (v_l_partkey, v_l_suppkey): _p
+                }
+            else:
+                _o = _grp.get((v_l_partkey, v_l_suppkey))
+                if _o is None:
+                    _grp[(v_l_partkey, v_l_suppkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_l_partkey, v_l_suppkey)] = _n
+                    else:
+                        del _grp[(v_l_partkey, v_l_suppkey)]
+                        if not _grp:
+                            del lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey]
+            _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                if _grp is None:
+                    n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
+                        (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
+                    }
+                else:
+                    _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
+                    if _o is None:
+                        _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                        else:
+                            del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
+                            if not _grp:
+                                del n3_by_l_partkey_l_suppkey[
+                                    (v_l_partkey, v_l_suppkey)
+                                ]
+                _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                if _o is None:
+                    n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+                    else:
+                        del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
+                _w3 = partsupp_count_by_l_partkey_l_suppkey.get(
+                    (v_l_partkey, v_l_suppkey)
+                )
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _grp = n1_by_l_partkey.get(v_l_partkey)
+                    if _grp is None:
+                        n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d4}
+                    else:
+                        _o = _grp.get((v_l_partkey, v_l_suppkey))
+                        if _o is None:
+                            _grp[(v_l_partkey, v_l_suppkey)] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                _grp[(v_l_partkey, v_l_suppkey)] = _n
+                            else:
+                                del _grp[(v_l_partkey, v_l_suppkey)]
+                                if not _grp:
+                                    del n1_by_l_partkey[v_l_partkey]
+                    _o = n1_count_by_l_partkey.get(v_l_partkey)
+                    if _o is None:
+                        n1_count_by_l_partkey[v_l_partkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n1_count_by_l_partkey[v_l_partkey] = _n
+                        else:
+                            del n1_count_by_l_partkey[v_l_partkey]
+                    _w5 = part_count_by_l_partkey.get(v_l_partkey)
+                    if _w5 is not None:
+                        _d6 = _d4 * _w5
+                        _o = n0_root.get(v_l_partkey)
+                        if _o is None:
+                            n0_root[v_l_partkey] = _d6
+                        else:
+                            _n = _o + _d6
+                            if _n:
+                                n0_root[v_l_partkey] = _n
+                            else:
+                                del n0_root[v_l_partkey]
+                        if pending is not None:
+                            for (
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            ), _m7 in self.partsupp_by_l_partkey_l_suppkey[
+                                (v_l_partkey, v_l_suppkey)
+                            ].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_o_custkey,
+                                    v_o_orderstatus,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                    v_o_orderpriority,
+                                    v_o_clerk,
+                                    v_o_shippriority,
+                                    v_o_comment,
+                                ), _m8 in self.orders_by_o_orderkey[
+                                    v_o_orderkey
+                                ].items():
+                                    for (
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                    ), _m9 in self.part_by_l_partkey[
+                                        v_l_partkey
+                                    ].items():
+                                        _k = (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                            v_o_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                            v_l_partkey,
+                                            v_p_name,
+                                            v_p_mfgr,
+                                            v_p_brand,
+                                            v_p_type,
+                                            v_p_size,
+                                            v_p_container,
+                                            v_p_retailprice,
+                                            v_p_comment,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_ps_availqty,
+                                            v_ps_supplycost,
+                                            v_ps_comment,
+                                        )
+                                        _v = _p * _m7 * _m8 * _m9
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_part(self, rows, mults):
+        """Apply a batch of part rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom part: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("part", 9, row))
+            (
+                v_l_partkey,
+                v_p_name,
+                v_p_mfgr,
+                v_p_brand,
+                v_p_type,
+                v_p_size,
+                v_p_container,
+                v_p_retailprice,
+                v_p_comment,
+            ) = row
+            if (
+                v_l_partkey is None
+                or v_p_name is None
+                or v_p_mfgr is None
+                or v_p_brand is None
+                or v_p_type is None
+                or v_p_size is None
+                or v_p_container is None
+                or v_p_retailprice is None
+                or v_p_comment is None
+            ):
+                raise _null_error(
+                    "part",
+                    row,
+                    (
+                        (0, "p_partkey"),
+                        (1, "p_name"),
+                        (2, "p_mfgr"),
+                        (3, "p_brand"),
+                        (4, "p_type"),
+                        (5, "p_size"),
+                        (6, "p_container"),
+                        (7, "p_retailprice"),
+                        (8, "p_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_l_partkey,
+                v_p_name,
+                v_p_mfgr,
+                v_p_brand,
+                v_p_type,
+                v_p_size,
+                v_p_container,
+                v_p_retailprice,
+                v_p_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("part", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_l_partkey = self.n1_count_by_l_partkey
+        part_by_l_partkey = self.part_by_l_partkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        # atom part
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_l_partkey,
+                v_p_name,
+                v_p_mfgr,
+                v_p_brand,
+                v_p_type,
+                v_p_size,
+                v_p_container,
+                v_p_retailprice,
+                v_p_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.part_by_l_partkey.get(v_l_partkey) or _EMPTY).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = part_by_l_partkey.get(v_l_partkey)
+            if _grp is None:
+                part_by_l_partkey[v_l_partkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del part_by_l_partkey[v_l_partkey]
+            _o = part_count_by_l_partkey.get(v_l_partkey)
+            if _o is None:
+                part_count_by_l_partkey[v_l_partkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    part_count_by_l_partkey[v_l_partkey] = _n
+                else:
+                    del part_count_by_l_partkey[v_l_partkey]
+            _w1 = n1_count_by_l_partkey.get(v_l_partkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_l_partkey)
+                if _o is None:
+                    n0_root[v_l_partkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_l_partkey] = _n
+                    else:
+                        del n0_root[v_l_partkey]
+                if pending is not None:
+                    for (v_l_partkey, v_l_suppkey), _m3 in self.n1_by_l_partkey[
+                        v_l_partkey
+                    ].items():
+                        for (
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_ps_availqty,
+                            v_ps_supplycost,
+                            v_ps_comment,
+                        ), _m4 in self.partsupp_by_l_partkey_l_suppkey[
+                            (v_l_partkey, v_l_suppkey)
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                            ), _m5 in self.n3_by_l_partkey_l_suppkey[
+                                (v_l_partkey, v_l_suppkey)
+                            ].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                                ].items():
+                                    for (
+                                        v_o_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                    ), _m7 in self.orders_by_o_orderkey[
+                                        v_o_orderkey
+                                    ].items():
+                                        _k = (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                            v_o_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                            v_l_partkey,
+                                            v_p_name,
+                                            v_p_mfgr,
+                                            v_p_brand,
+                                            v_p_type,
+                                            v_p_size,
+                                            v_p_container,
+                                            v_p_retailprice,
+                                            v_p_comment,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_ps_availqty,
+                                            v_ps_supplycost,
+                                            v_ps_comment,
+                                        )
+                                        _v = _p * _m4 * _m6 * _m7
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_partsupp(self, rows, mults):
+        """Apply a batch of partsupp rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom partsupp: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 5:
+                raise ViewError(_arity_message("partsupp", 5, row))
+            v_l_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = row
+            if (
+                v_l_partkey is None
+                or v_l_suppkey is None
+                or v_ps_availqty is None
+                or v_ps_supplycost is None
+                or v_ps_comment is None
+            ):
+                raise _null_error(
+                    "partsupp",
+                    row,
+                    (
+                        (0, "ps_partkey"),
+                        (1, "ps_suppkey"),
+                        (2, "ps_availqty"),
+                        (3, "ps_supplycost"),
+                        (4, "ps_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_l_partkey,
+                v_l_suppkey,
+                v_ps_availqty,
+                v_ps_supplycost,
+                v_ps_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.partsupp_by_l_partkey_l_suppkey.get(
+                    (v_l_partkey, v_l_suppkey), _EMPTY
+                ).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("partsupp", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_by_l_partkey = self.n1_by_l_partkey
+        n1_count_by_l_partkey = self.n1_count_by_l_partkey
+        n3_count_by_l_partkey_l_suppkey = self.n3_count_by_l_partkey_l_suppkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        partsupp_by_l_partkey_l_suppkey = self.partsupp_by_l_partkey_l_suppkey
+        partsupp_count_by_l_partkey_l_suppkey = (
+            self.partsupp_count_by_l_partkey_l_suppkey
+        )
+        # atom partsupp
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_l_partkey,
+                v_l_suppkey,
+                v_ps_availqty,
+                v_ps_supplycost,
+                v_ps_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.partsupp_by_l_partkey_l_suppkey.get(
+                            (v_l_partkey, v_l_suppkey)
+                        )
+                        or _EMPTY
+                    ).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            if _grp is None:
+                partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del partsupp_by_l_partkey_l_suppkey[
+                                (v_l_partkey, v_l_suppkey)
+                            ]
+            _o = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            if _o is None:
+                partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    partsupp_count_by_l_partkey_l_suppkey[
+                        (v_l_partkey, v_l_suppkey)
+                    ] = _n
+                else:
+                    del partsupp_count_by_l_partkey_l_suppkey[
+                        (v_l_partkey, v_l_suppkey)
+                    ]
+            _w1 = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n1_by_l_partkey.get(v_l_partkey)
+                if _grp is None:
+                    n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d2}
+                else:
+                    _o = _grp.get((v_l_partkey, v_l_suppkey))
+                    if _o is None:
+                        _grp[(v_l_partkey, v_l_suppkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_l_partkey, v_l_suppkey)] = _n
+                        else:
+                            del _grp[(v_l_partkey, v_l_suppkey)]
+                            if not _grp:
+                                del n1_by_l_partkey[v_l_partkey]
+                _o = n1_count_by_l_partkey.get(v_l_partkey)
+                if _o is None:
+                    n1_count_by_l_partkey[v_l_partkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_l_partkey[v_l_partkey] = _n
+                    else:
+                        del n1_count_by_l_partkey[v_l_partkey]
+                _w3 = part_count_by_l_partkey.get(v_l_partkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_partkey)
+                    if _o is None:
+                        n0_root[v_l_partkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_partkey] = _n
+                        else:
+                            del n0_root[v_l_partkey]
+                    if pending is not None:
+                        for (
+                            v_o_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                        ), _m5 in self.n3_by_l_partkey_l_suppkey[
+                            (v_l_partkey, v_l_suppkey)
+                        ].items():
+                            for (
+                                v_o_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                            ].items():
+                                for (
+                                    v_o_orderkey,
+                                    v_o_custkey,
+                                    v_o_orderstatus,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                    v_o_orderpriority,
+                                    v_o_clerk,
+                                    v_o_shippriority,
+                                    v_o_comment,
+                                ), _m7 in self.orders_by_o_orderkey[
+                                    v_o_orderkey
+                                ].items():
+                                    for (
+                                        v_l_partkey,
+                                        v_p_name,
+                                        v_p_mfgr,
+                                        v_p_brand,
+                                        v_p_type,
+                                        v_p_size,
+                                        v_p_container,
+                                        v_p_retailprice,
+                                        v_p_comment,
+                                    ), _m8 in self.part_by_l_partkey[
+                                        v_l_partkey
+                                    ].items():
+                                        _k = (
+                                            v_o_orderkey,
+                                            v_o_custkey,
+                                            v_o_orderstatus,
+                                            v_o_totalprice,
+                                            v_o_orderdate,
+                                            v_o_orderpriority,
+                                            v_o_clerk,
+                                            v_o_shippriority,
+                                            v_o_comment,
+                                            v_o_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                            v_l_partkey,
+                                            v_p_name,
+                                            v_p_mfgr,
+                                            v_p_brand,
+                                            v_p_type,
+                                            v_p_size,
+                                            v_p_container,
+                                            v_p_retailprice,
+                                            v_p_comment,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_ps_availqty,
+                                            v_ps_supplycost,
+                                            v_ps_comment,
+                                        )
+                                        _v = _p * _m6 * _m7 * _m8
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,

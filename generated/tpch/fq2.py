@@ -266,6 +266,13 @@ class View:
             "part": self._apply_part,
             "nation": self._apply_nation,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "lineitem": self._batch_lineitem,
+            "orders": self._batch_orders,
+            "customer": self._batch_customer,
+            "part": self._batch_part,
+            "nation": self._batch_nation,
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._changes = []
@@ -315,6 +322,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1621,6 +1638,1553 @@ class View:
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
                                                     )
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            (
+                v_l_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            ) = row
+            if (
+                v_l_orderkey is None
+                or v_l_partkey is None
+                or v_l_suppkey is None
+                or v_l_linenumber is None
+                or v_l_quantity is None
+                or v_l_extendedprice is None
+                or v_l_discount is None
+                or v_l_tax is None
+                or v_l_returnflag is None
+                or v_l_linestatus is None
+                or v_l_shipdate is None
+                or v_l_commitdate is None
+                or v_l_receiptdate is None
+                or v_l_shipinstruct is None
+                or v_l_shipmode is None
+                or v_l_comment is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (0, "l_orderkey"),
+                        (1, "l_partkey"),
+                        (2, "l_suppkey"),
+                        (3, "l_linenumber"),
+                        (4, "l_quantity"),
+                        (5, "l_extendedprice"),
+                        (6, "l_discount"),
+                        (7, "l_tax"),
+                        (8, "l_returnflag"),
+                        (9, "l_linestatus"),
+                        (10, "l_shipdate"),
+                        (11, "l_commitdate"),
+                        (12, "l_receiptdate"),
+                        (13, "l_shipinstruct"),
+                        (14, "l_shipmode"),
+                        (15, "l_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_l_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.lineitem_by_l_orderkey_l_partkey.get(
+                    (v_l_orderkey, v_l_partkey), _EMPTY
+                ).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        pending = self._pending
+        lineitem_by_l_orderkey_l_partkey = self.lineitem_by_l_orderkey_l_partkey
+        lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
+        n0_root = self.n0_root
+        n1_by_l_orderkey = self.n1_by_l_orderkey
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        # atom lineitem
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_l_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.lineitem_by_l_orderkey_l_partkey.get(
+                            (v_l_orderkey, v_l_partkey)
+                        )
+                        or _EMPTY
+                    ).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
+            if _grp is None:
+                lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)] = {
+                    row: _p
+                }
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del lineitem_by_l_orderkey_l_partkey[
+                                (v_l_orderkey, v_l_partkey)
+                            ]
+            _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
+            if _grp is None:
+                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {v_l_orderkey: _p}
+            else:
+                _o = _grp.get(v_l_orderkey)
+                if _o is None:
+                    _grp[v_l_orderkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_l_orderkey] = _n
+                    else:
+                        del _grp[v_l_orderkey]
+                        if not _grp:
+                            del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+            _w1 = part_count_by_l_partkey.get(v_l_partkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                if _grp is None:
+                    n1_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
+                else:
+                    _o = _grp.get((v_l_orderkey, v_l_partkey))
+                    if _o is None:
+                        _grp[(v_l_orderkey, v_l_partkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_l_orderkey, v_l_partkey)] = _n
+                        else:
+                            del _grp[(v_l_orderkey, v_l_partkey)]
+                            if not _grp:
+                                del n1_by_l_orderkey[v_l_orderkey]
+                _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                if _o is None:
+                    n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_l_orderkey[v_l_orderkey] = _n
+                    else:
+                        del n1_count_by_l_orderkey[v_l_orderkey]
+                _w3 = n4_count_by_l_orderkey.get(v_l_orderkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_orderkey)
+                    if _o is None:
+                        n0_root[v_l_orderkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_orderkey] = _n
+                        else:
+                            del n0_root[v_l_orderkey]
+                    if pending is not None:
+                        for (
+                            v_l_partkey,
+                            v_p_name,
+                            v_p_mfgr,
+                            v_p_brand,
+                            v_p_type,
+                            v_p_size,
+                            v_p_container,
+                            v_p_retailprice,
+                            v_p_comment,
+                        ), _m5 in self.part_by_l_partkey[v_l_partkey].items():
+                            for (
+                                v_l_orderkey,
+                                v_o_custkey,
+                            ), _m6 in self.n4_by_l_orderkey[v_l_orderkey].items():
+                                for (
+                                    v_l_orderkey,
+                                    v_o_custkey,
+                                    v_o_orderstatus,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                    v_o_orderpriority,
+                                    v_o_clerk,
+                                    v_o_shippriority,
+                                    v_o_comment,
+                                ), _m7 in self.orders_by_l_orderkey_o_custkey[
+                                    (v_l_orderkey, v_o_custkey)
+                                ].items():
+                                    for (
+                                        v_o_custkey,
+                                        v_c_nationkey,
+                                    ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
+                                        for (
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        ), _m9 in self.customer_by_o_custkey_c_nationkey[
+                                            (v_o_custkey, v_c_nationkey)
+                                        ].items():
+                                            for (
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            ), _m10 in self.nation_by_c_nationkey[
+                                                v_c_nationkey
+                                            ].items():
+                                                _k = (
+                                                    v_l_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_l_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                    v_l_partkey,
+                                                    v_p_name,
+                                                    v_p_mfgr,
+                                                    v_p_brand,
+                                                    v_p_type,
+                                                    v_p_size,
+                                                    v_p_container,
+                                                    v_p_retailprice,
+                                                    v_p_comment,
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                )
+                                                _v = _p * _m5 * _m7 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+    def _batch_orders(self, rows, mults):
+        """Apply a batch of orders rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom orders: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("orders", 9, row))
+            (
+                v_l_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            ) = row
+            if (
+                v_l_orderkey is None
+                or v_o_custkey is None
+                or v_o_orderstatus is None
+                or v_o_totalprice is None
+                or v_o_orderdate is None
+                or v_o_orderpriority is None
+                or v_o_clerk is None
+                or v_o_shippriority is None
+                or v_o_comment is None
+            ):
+                raise _null_error(
+                    "orders",
+                    row,
+                    (
+                        (0, "o_orderkey"),
+                        (1, "o_custkey"),
+                        (2, "o_orderstatus"),
+                        (3, "o_totalprice"),
+                        (4, "o_orderdate"),
+                        (5, "o_orderpriority"),
+                        (6, "o_clerk"),
+                        (7, "o_shippriority"),
+                        (8, "o_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_l_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.orders_by_l_orderkey_o_custkey.get(
+                    (v_l_orderkey, v_o_custkey), _EMPTY
+                ).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("orders", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_by_l_orderkey = self.n4_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        n6_count_by_o_custkey = self.n6_count_by_o_custkey
+        orders_by_l_orderkey_o_custkey = self.orders_by_l_orderkey_o_custkey
+        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+        # atom orders
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_l_orderkey,
+                v_o_custkey,
+                v_o_orderstatus,
+                v_o_totalprice,
+                v_o_orderdate,
+                v_o_orderpriority,
+                v_o_clerk,
+                v_o_shippriority,
+                v_o_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.orders_by_l_orderkey_o_custkey.get(
+                            (v_l_orderkey, v_o_custkey)
+                        )
+                        or _EMPTY
+                    ).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
+            if _grp is None:
+                orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del orders_by_l_orderkey_o_custkey[
+                                (v_l_orderkey, v_o_custkey)
+                            ]
+            _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+            if _grp is None:
+                orders_l_orderkey_by_o_custkey[v_o_custkey] = {v_l_orderkey: _p}
+            else:
+                _o = _grp.get(v_l_orderkey)
+                if _o is None:
+                    _grp[v_l_orderkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_l_orderkey] = _n
+                    else:
+                        del _grp[v_l_orderkey]
+                        if not _grp:
+                            del orders_l_orderkey_by_o_custkey[v_o_custkey]
+            _w1 = n6_count_by_o_custkey.get(v_o_custkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n4_by_l_orderkey.get(v_l_orderkey)
+                if _grp is None:
+                    n4_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_o_custkey): _d2}
+                else:
+                    _o = _grp.get((v_l_orderkey, v_o_custkey))
+                    if _o is None:
+                        _grp[(v_l_orderkey, v_o_custkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_l_orderkey, v_o_custkey)] = _n
+                        else:
+                            del _grp[(v_l_orderkey, v_o_custkey)]
+                            if not _grp:
+                                del n4_by_l_orderkey[v_l_orderkey]
+                _o = n4_count_by_l_orderkey.get(v_l_orderkey)
+                if _o is None:
+                    n4_count_by_l_orderkey[v_l_orderkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n4_count_by_l_orderkey[v_l_orderkey] = _n
+                    else:
+                        del n4_count_by_l_orderkey[v_l_orderkey]
+                _w3 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_orderkey)
+                    if _o is None:
+                        n0_root[v_l_orderkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_orderkey] = _n
+                        else:
+                            del n0_root[v_l_orderkey]
+                    if pending is not None:
+                        for (v_l_orderkey, v_l_partkey), _m5 in self.n1_by_l_orderkey[
+                            v_l_orderkey
+                        ].items():
+                            for (
+                                v_l_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
+                                (v_l_orderkey, v_l_partkey)
+                            ].items():
+                                for (
+                                    v_l_partkey,
+                                    v_p_name,
+                                    v_p_mfgr,
+                                    v_p_brand,
+                                    v_p_type,
+                                    v_p_size,
+                                    v_p_container,
+                                    v_p_retailprice,
+                                    v_p_comment,
+                                ), _m7 in self.part_by_l_partkey[v_l_partkey].items():
+                                    for (
+                                        v_o_custkey,
+                                        v_c_nationkey,
+                                    ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
+                                        for (
+                                            v_o_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_mktsegment,
+                                            v_c_comment,
+                                        ), _m9 in self.customer_by_o_custkey_c_nationkey[
+                                            (v_o_custkey, v_c_nationkey)
+                                        ].items():
+                                            for (
+                                                v_c_nationkey,
+                                                v_n_name,
+                                                v_n_regionkey,
+                                                v_n_comment,
+                                            ), _m10 in self.nation_by_c_nationkey[
+                                                v_c_nationkey
+                                            ].items():
+                                                _k = (
+                                                    v_l_orderkey,
+                                                    v_l_partkey,
+                                                    v_l_suppkey,
+                                                    v_l_linenumber,
+                                                    v_l_quantity,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_tax,
+                                                    v_l_returnflag,
+                                                    v_l_linestatus,
+                                                    v_l_shipdate,
+                                                    v_l_commitdate,
+                                                    v_l_receiptdate,
+                                                    v_l_shipinstruct,
+                                                    v_l_shipmode,
+                                                    v_l_comment,
+                                                    v_l_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                    v_o_custkey,
+                                                    v_c_name,
+                                                    v_c_address,
+                                                    v_c_nationkey,
+                                                    v_c_phone,
+                                                    v_c_acctbal,
+                                                    v_c_mktsegment,
+                                                    v_c_comment,
+                                                    v_l_partkey,
+                                                    v_p_name,
+                                                    v_p_mfgr,
+                                                    v_p_brand,
+                                                    v_p_type,
+                                                    v_p_size,
+                                                    v_p_container,
+                                                    v_p_retailprice,
+                                                    v_p_comment,
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                )
+                                                _v = _p * _m6 * _m7 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 8:
+                raise ViewError(_arity_message("customer", 8, row))
+            (
+                v_o_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_mktsegment,
+                v_c_comment,
+            ) = row
+            if (
+                v_o_custkey is None
+                or v_c_name is None
+                or v_c_address is None
+                or v_c_nationkey is None
+                or v_c_phone is None
+                or v_c_acctbal is None
+                or v_c_mktsegment is None
+                or v_c_comment is None
+            ):
+                raise _null_error(
+                    "customer",
+                    row,
+                    (
+                        (0, "c_custkey"),
+                        (1, "c_name"),
+                        (2, "c_address"),
+                        (3, "c_nationkey"),
+                        (4, "c_phone"),
+                        (5, "c_acctbal"),
+                        (6, "c_mktsegment"),
+                        (7, "c_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_o_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_mktsegment,
+                v_c_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.customer_by_o_custkey_c_nationkey.get(
+                    (v_o_custkey, v_c_nationkey), _EMPTY
+                ).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        pending = self._pending
+        customer_by_o_custkey_c_nationkey = self.customer_by_o_custkey_c_nationkey
+        customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+        n0_root = self.n0_root
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_by_l_orderkey = self.n4_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        n6_by_o_custkey = self.n6_by_o_custkey
+        n6_count_by_o_custkey = self.n6_count_by_o_custkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+        # atom customer
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_o_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_mktsegment,
+                v_c_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_by_o_custkey_c_nationkey.get(
+                            (v_o_custkey, v_c_nationkey)
+                        )
+                        or _EMPTY
+                    ).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
+            if _grp is None:
+                customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {
+                    row: _p
+                }
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del customer_by_o_custkey_c_nationkey[
+                                (v_o_custkey, v_c_nationkey)
+                            ]
+            _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+            if _grp is None:
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+            else:
+                _o = _grp.get(v_o_custkey)
+                if _o is None:
+                    _grp[v_o_custkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_o_custkey] = _n
+                    else:
+                        del _grp[v_o_custkey]
+                        if not _grp:
+                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+            _w1 = nation_count_by_c_nationkey.get(v_c_nationkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n6_by_o_custkey.get(v_o_custkey)
+                if _grp is None:
+                    n6_by_o_custkey[v_o_custkey] = {(v_o_custkey, v_c_nationkey): _d2}
+                else:
+                    _o = _grp.get((v_o_custkey, v_c_nationkey))
+                    if _o is None:
+                        _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_o_custkey, v_c_nationkey)] = _n
+                        else:
+                            del _grp[(v_o_custkey, v_c_nationkey)]
+                            if not _grp:
+                                del n6_by_o_custkey[v_o_custkey]
+                _o = n6_count_by_o_custkey.get(v_o_custkey)
+                if _o is None:
+                    n6_count_by_o_custkey[v_o_custkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n6_count_by_o_custkey[v_o_custkey] = _n
+                    else:
+                        del n6_count_by_o_custkey[v_o_custkey]
+                _g5 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                if _g5:
+                    for v_l_orderkey, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
+                        _grp = n4_by_l_orderkey.get(v_l_orderkey)
+                        if _grp is None:
+                            n4_by_l_orderkey[v_l_orderkey] = {
+                                (v_l_orderkey, v_o_custkey): _d4
+                            }
+                        else:
+                            _o = _grp.get((v_l_orderkey, v_o_custkey))
+                            if _o is None:
+                                _grp[(v_l_orderkey, v_o_custkey)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                else:
+                                    del _grp[(v_l_orderkey, v_o_custkey)]
+                                    if not _grp:
+                                        del n4_by_l_orderkey[v_l_orderkey]
+                        _o = n4_count_by_l_orderkey.get(v_l_orderkey)
+                        if _o is None:
+                            n4_count_by_l_orderkey[v_l_orderkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n4_count_by_l_orderkey[v_l_orderkey] = _n
+                            else:
+                                del n4_count_by_l_orderkey[v_l_orderkey]
+                        _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w6 is not None:
+                            _d7 = _d4 * _w6
+                            _o = n0_root.get(v_l_orderkey)
+                            if _o is None:
+                                n0_root[v_l_orderkey] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[v_l_orderkey] = _n
+                                else:
+                                    del n0_root[v_l_orderkey]
+                            if pending is not None:
+                                for (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                ), _m8 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                                    for (
+                                        v_l_orderkey,
+                                        v_l_partkey,
+                                        v_l_suppkey,
+                                        v_l_linenumber,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                        v_l_tax,
+                                        v_l_returnflag,
+                                        v_l_linestatus,
+                                        v_l_shipdate,
+                                        v_l_commitdate,
+                                        v_l_receiptdate,
+                                        v_l_shipinstruct,
+                                        v_l_shipmode,
+                                        v_l_comment,
+                                    ), _m9 in self.lineitem_by_l_orderkey_l_partkey[
+                                        (v_l_orderkey, v_l_partkey)
+                                    ].items():
+                                        for (
+                                            v_l_partkey,
+                                            v_p_name,
+                                            v_p_mfgr,
+                                            v_p_brand,
+                                            v_p_type,
+                                            v_p_size,
+                                            v_p_container,
+                                            v_p_retailprice,
+                                            v_p_comment,
+                                        ), _m10 in self.part_by_l_partkey[
+                                            v_l_partkey
+                                        ].items():
+                                            for (
+                                                v_l_orderkey,
+                                                v_o_custkey,
+                                                v_o_orderstatus,
+                                                v_o_totalprice,
+                                                v_o_orderdate,
+                                                v_o_orderpriority,
+                                                v_o_clerk,
+                                                v_o_shippriority,
+                                                v_o_comment,
+                                            ), _m11 in self.orders_by_l_orderkey_o_custkey[
+                                                (v_l_orderkey, v_o_custkey)
+                                            ].items():
+                                                for (
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                ), _m12 in self.nation_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_l_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_l_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                        v_l_partkey,
+                                                        v_p_name,
+                                                        v_p_mfgr,
+                                                        v_p_brand,
+                                                        v_p_type,
+                                                        v_p_size,
+                                                        v_p_container,
+                                                        v_p_retailprice,
+                                                        v_p_comment,
+                                                        v_c_nationkey,
+                                                        v_n_name,
+                                                        v_n_regionkey,
+                                                        v_n_comment,
+                                                    )
+                                                    _v = _p * _m9 * _m10 * _m11 * _m12
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+    def _batch_part(self, rows, mults):
+        """Apply a batch of part rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom part: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("part", 9, row))
+            (
+                v_l_partkey,
+                v_p_name,
+                v_p_mfgr,
+                v_p_brand,
+                v_p_type,
+                v_p_size,
+                v_p_container,
+                v_p_retailprice,
+                v_p_comment,
+            ) = row
+            if (
+                v_l_partkey is None
+                or v_p_name is None
+                or v_p_mfgr is None
+                or v_p_brand is None
+                or v_p_type is None
+                or v_p_size is None
+                or v_p_container is None
+                or v_p_retailprice is None
+                or v_p_comment is None
+            ):
+                raise _null_error(
+                    "part",
+                    row,
+                    (
+                        (0, "p_partkey"),
+                        (1, "p_name"),
+                        (2, "p_mfgr"),
+                        (3, "p_brand"),
+                        (4, "p_type"),
+                        (5, "p_size"),
+                        (6, "p_container"),
+                        (7, "p_retailprice"),
+                        (8, "p_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_l_partkey,
+                v_p_name,
+                v_p_mfgr,
+                v_p_brand,
+                v_p_type,
+                v_p_size,
+                v_p_container,
+                v_p_retailprice,
+                v_p_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("part", row))
+        pending = self._pending
+        lineitem_l_orderkey_by_l_partkey = self.lineitem_l_orderkey_by_l_partkey
+        n0_root = self.n0_root
+        n1_by_l_orderkey = self.n1_by_l_orderkey
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        part_by_l_partkey = self.part_by_l_partkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        # atom part
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_l_partkey,
+                v_p_name,
+                v_p_mfgr,
+                v_p_brand,
+                v_p_type,
+                v_p_size,
+                v_p_container,
+                v_p_retailprice,
+                v_p_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.part_by_l_partkey.get(v_l_partkey) or _EMPTY).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = part_by_l_partkey.get(v_l_partkey)
+            if _grp is None:
+                part_by_l_partkey[v_l_partkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del part_by_l_partkey[v_l_partkey]
+            _o = part_count_by_l_partkey.get(v_l_partkey)
+            if _o is None:
+                part_count_by_l_partkey[v_l_partkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    part_count_by_l_partkey[v_l_partkey] = _n
+                else:
+                    del part_count_by_l_partkey[v_l_partkey]
+            _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
+            if _g3:
+                for v_l_orderkey, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n1_by_l_orderkey[v_l_orderkey] = {
+                            (v_l_orderkey, v_l_partkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_l_orderkey, v_l_partkey))
+                        if _o is None:
+                            _grp[(v_l_orderkey, v_l_partkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_l_orderkey, v_l_partkey)] = _n
+                            else:
+                                del _grp[(v_l_orderkey, v_l_partkey)]
+                                if not _grp:
+                                    del n1_by_l_orderkey[v_l_orderkey]
+                    _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _o is None:
+                        n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n1_count_by_l_orderkey[v_l_orderkey] = _n
+                        else:
+                            del n1_count_by_l_orderkey[v_l_orderkey]
+                    _w4 = n4_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(v_l_orderkey)
+                        if _o is None:
+                            n0_root[v_l_orderkey] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[v_l_orderkey] = _n
+                            else:
+                                del n0_root[v_l_orderkey]
+                        if pending is not None:
+                            for (
+                                v_l_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                            ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
+                                (v_l_orderkey, v_l_partkey)
+                            ].items():
+                                for (
+                                    v_l_orderkey,
+                                    v_o_custkey,
+                                ), _m7 in self.n4_by_l_orderkey[v_l_orderkey].items():
+                                    for (
+                                        v_l_orderkey,
+                                        v_o_custkey,
+                                        v_o_orderstatus,
+                                        v_o_totalprice,
+                                        v_o_orderdate,
+                                        v_o_orderpriority,
+                                        v_o_clerk,
+                                        v_o_shippriority,
+                                        v_o_comment,
+                                    ), _m8 in self.orders_by_l_orderkey_o_custkey[
+                                        (v_l_orderkey, v_o_custkey)
+                                    ].items():
+                                        for (
+                                            v_o_custkey,
+                                            v_c_nationkey,
+                                        ), _m9 in self.n6_by_o_custkey[
+                                            v_o_custkey
+                                        ].items():
+                                            for (
+                                                v_o_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_mktsegment,
+                                                v_c_comment,
+                                            ), _m10 in self.customer_by_o_custkey_c_nationkey[
+                                                (v_o_custkey, v_c_nationkey)
+                                            ].items():
+                                                for (
+                                                    v_c_nationkey,
+                                                    v_n_name,
+                                                    v_n_regionkey,
+                                                    v_n_comment,
+                                                ), _m11 in self.nation_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_l_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                        v_l_linenumber,
+                                                        v_l_quantity,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_tax,
+                                                        v_l_returnflag,
+                                                        v_l_linestatus,
+                                                        v_l_shipdate,
+                                                        v_l_commitdate,
+                                                        v_l_receiptdate,
+                                                        v_l_shipinstruct,
+                                                        v_l_shipmode,
+                                                        v_l_comment,
+                                                        v_l_orderkey,
+                                                        v_o_custkey,
+                                                        v_o_orderstatus,
+                                                        v_o_totalprice,
+                                                        v_o_orderdate,
+                                                        v_o_orderpriority,
+                                                        v_o_clerk,
+                                                        v_o_shippriority,
+                                                        v_o_comment,
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                        v_l_partkey,
+                                                        v_p_name,
+                                                        v_p_mfgr,
+                                                        v_p_brand,
+                                                        v_p_type,
+                                                        v_p_size,
+                                                        v_p_container,
+                                                        v_p_retailprice,
+                                                        v_p_comment,
+                                                        v_c_nationkey,
+                                                        v_n_name,
+                                                        v_n_regionkey,
+                                                        v_n_comment,
+                                                    )
+                                                    _v = _p * _m6 * _m8 * _m10 * _m11
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+    def _batch_nation(self, rows, mults):
+        """Apply a batch of nation rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom nation: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("nation", 4, row))
+            v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment = row
+            if (
+                v_c_nationkey is None
+                or v_n_name is None
+                or v_n_regionkey is None
+                or v_n_comment is None
+            ):
+                raise _null_error(
+                    "nation",
+                    row,
+                    (
+                        (0, "n_nationkey"),
+                        (1, "n_name"),
+                        (2, "n_regionkey"),
+                        (3, "n_comment"),
+                    ),
+                )
+            _p = d
+            _k = (row, v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.nation_by_c_nationkey.get(v_c_nationkey, _EMPTY).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("nation", row))
+        pending = self._pending
+        customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+        n0_root = self.n0_root
+        n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+        n4_by_l_orderkey = self.n4_by_l_orderkey
+        n4_count_by_l_orderkey = self.n4_count_by_l_orderkey
+        n6_by_o_custkey = self.n6_by_o_custkey
+        n6_count_by_o_custkey = self.n6_count_by_o_custkey
+        nation_by_c_nationkey = self.nation_by_c_nationkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+        # atom nation
+        for _k, _p in sums0.items():
+            row, v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.nation_by_c_nationkey.get(v_c_nationkey) or _EMPTY).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = nation_by_c_nationkey.get(v_c_nationkey)
+            if _grp is None:
+                nation_by_c_nationkey[v_c_nationkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del nation_by_c_nationkey[v_c_nationkey]
+            _o = nation_count_by_c_nationkey.get(v_c_nationkey)
+            if _o is None:
+                nation_count_by_c_nationkey[v_c_nationkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    nation_count_by_c_nationkey[v_c_nationkey] = _n
+                else:
+                    del nation_count_by_c_nationkey[v_c_nationkey]
+            _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+            if _g3:
+                for v_o_custkey, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n6_by_o_custkey.get(v_o_custkey)
+                    if _grp is None:
+                        n6_by_o_custkey[v_o_custkey] = {
+                            (v_o_custkey, v_c_nationkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_o_custkey, v_c_nationkey))
+                        if _o is None:
+                            _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_o_custkey, v_c_nationkey)] = _n
+                            else:
+                                del _grp[(v_o_custkey, v_c_nationkey)]
+                                if not _grp:
+                                    del n6_by_o_custkey[v_o_custkey]
+                    _o = n6_count_by_o_custkey.get(v_o_custkey)
+                    if _o is None:
+                        n6_count_by_o_custkey[v_o_custkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n6_count_by_o_custkey[v_o_custkey] = _n
+                        else:
+                            del n6_count_by_o_custkey[v_o_custkey]
+                    _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                    if _g6:
+                        for v_l_orderkey, _w4 in _g6.items():
+                            _d5 = _d2 * _w4
+                            _grp = n4_by_l_orderkey.get(v_l_orderkey)
+                            if _grp is None:
+                                n4_by_l_orderkey[v_l_orderkey] = {
+                                    (v_l_orderkey, v_o_custkey): _d5
+                                }
+                            else:
+                                _o = _grp.get((v_l_orderkey, v_o_custkey))
+                                if _o is None:
+                                    _grp[(v_l_orderkey, v_o_custkey)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                    else:
+                                        del _grp[(v_l_orderkey, v_o_custkey)]
+                                        if not _grp:
+                                            del n4_by_l_orderkey[v_l_orderkey]
+                            _o = n4_count_by_l_orderkey.get(v_l_orderkey)
+                            if _o is None:
+                                n4_count_by_l_orderkey[v_l_orderkey] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n4_count_by_l_orderkey[v_l_orderkey] = _n
+                                else:
+                                    del n4_count_by_l_orderkey[v_l_orderkey]
+                            _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w7 is not None:
+                                _d8 = _d5 * _w7
+                                _o = n0_root.get(v_l_orderkey)
+                                if _o is None:
+                                    n0_root[v_l_orderkey] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n0_root[v_l_orderkey] = _n
+                                    else:
+                                        del n0_root[v_l_orderkey]
+                                if pending is not None:
+                                    for (
+                                        v_l_orderkey,
+                                        v_l_partkey,
+                                    ), _m9 in self.n1_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_l_orderkey,
+                                            v_l_partkey,
+                                            v_l_suppkey,
+                                            v_l_linenumber,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_tax,
+                                            v_l_returnflag,
+                                            v_l_linestatus,
+                                            v_l_shipdate,
+                                            v_l_commitdate,
+                                            v_l_receiptdate,
+                                            v_l_shipinstruct,
+                                            v_l_shipmode,
+                                            v_l_comment,
+                                        ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
+                                            (v_l_orderkey, v_l_partkey)
+                                        ].items():
+                                            for (
+                                                v_l_partkey,
+                                                v_p_name,
+                                                v_p_mfgr,
+                                                v_p_brand,
+                                                v_p_type,
+                                                v_p_size,
+                                                v_p_container,
+                                                v_p_retailprice,
+                                                v_p_comment,
+                                            ), _m11 in self.part_by_l_partkey[
+                                                v_l_partkey
+                                            ].items():
+                                                for (
+                                                    v_l_orderkey,
+                                                    v_o_custkey,
+                                                    v_o_orderstatus,
+                                                    v_o_totalprice,
+                                                    v_o_orderdate,
+                                                    v_o_orderpriority,
+                                                    v_o_clerk,
+                                                    v_o_shippriority,
+                                                    v_o_comment,
+                                                ), _m12 in self.orders_by_l_orderkey_o_custkey[
+                                                    (v_l_orderkey, v_o_custkey)
+                                                ].items():
+                                                    for (
+                                                        v_o_custkey,
+                                                        v_c_name,
+                                                        v_c_address,
+                                                        v_c_nationkey,
+                                                        v_c_phone,
+                                                        v_c_acctbal,
+                                                        v_c_mktsegment,
+                                                        v_c_comment,
+                                                    ), _m13 in self.customer_by_o_custkey_c_nationkey[
+                                                        (v_o_custkey, v_c_nationkey)
+                                                    ].items():
+                                                        _k = (
+                                                            v_l_orderkey,
+                                                            v_l_partkey,
+                                                            v_l_suppkey,
+                                                            v_l_linenumber,
+                                                            v_l_quantity,
+                                                            v_l_extendedprice,
+                                                            v_l_discount,
+                                                            v_l_tax,
+                                                            v_l_returnflag,
+                                                            v_l_linestatus,
+                                                            v_l_shipdate,
+                                                            v_l_commitdate,
+                                                            v_l_receiptdate,
+                                                            v_l_shipinstruct,
+                                                            v_l_shipmode,
+                                                            v_l_comment,
+                                                            v_l_orderkey,
+                                                            v_o_custkey,
+                                                            v_o_orderstatus,
+                                                            v_o_totalprice,
+                                                            v_o_orderdate,
+                                                            v_o_orderpriority,
+                                                            v_o_clerk,
+                                                            v_o_shippriority,
+                                                            v_o_comment,
+                                                            v_o_custkey,
+                                                            v_c_name,
+                                                            v_c_address,
+                                                            v_c_nationkey,
+                                                            v_c_phone,
+                                                            v_c_acctbal,
+                                                            v_c_mktsegment,
+                                                            v_c_comment,
+                                                            v_l_partkey,
+                                                            v_p_name,
+                                                            v_p_mfgr,
+                                                            v_p_brand,
+                                                            v_p_type,
+                                                            v_p_size,
+                                                            v_p_container,
+                                                            v_p_retailprice,
+                                                            v_p_comment,
+                                                            v_c_nationkey,
+                                                            v_n_name,
+                                                            v_n_regionkey,
+                                                            v_n_comment,
+                                                        )
+                                                        _v = (
+                                                            _p
+                                                            * _m10
+                                                            * _m11
+                                                            * _m12
+                                                            * _m13
+                                                        )
+                                                        _o = pending.get(_k)
+                                                        pending[_k] = (
+                                                            _v
+                                                            if _o is None
+                                                            else _o + _v
+                                                        )
 
     def _lookup(
         self,

@@ -186,6 +186,11 @@ class View:
             "supplier": self._apply_supplier,
             "partsupp": self._apply_partsupp,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "lineitem": self._batch_lineitem,
+            "supplier": self._batch_supplier,
+            "partsupp": self._batch_partsupp,
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._changes = []
@@ -235,6 +240,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -747,6 +762,634 @@ class View:
                         _v = _p * _m3 * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            (
+                v_l_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            ) = row
+            if (
+                v_l_orderkey is None
+                or v_l_partkey is None
+                or v_l_suppkey is None
+                or v_l_linenumber is None
+                or v_l_quantity is None
+                or v_l_extendedprice is None
+                or v_l_discount is None
+                or v_l_tax is None
+                or v_l_returnflag is None
+                or v_l_linestatus is None
+                or v_l_shipdate is None
+                or v_l_commitdate is None
+                or v_l_receiptdate is None
+                or v_l_shipinstruct is None
+                or v_l_shipmode is None
+                or v_l_comment is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (0, "l_orderkey"),
+                        (1, "l_partkey"),
+                        (2, "l_suppkey"),
+                        (3, "l_linenumber"),
+                        (4, "l_quantity"),
+                        (5, "l_extendedprice"),
+                        (6, "l_discount"),
+                        (7, "l_tax"),
+                        (8, "l_returnflag"),
+                        (9, "l_linestatus"),
+                        (10, "l_shipdate"),
+                        (11, "l_commitdate"),
+                        (12, "l_receiptdate"),
+                        (13, "l_shipinstruct"),
+                        (14, "l_shipmode"),
+                        (15, "l_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_l_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.lineitem_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        pending = self._pending
+        lineitem_by_l_suppkey = self.lineitem_by_l_suppkey
+        lineitem_count_by_l_suppkey = self.lineitem_count_by_l_suppkey
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
+        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
+        # atom lineitem
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_l_orderkey,
+                v_l_partkey,
+                v_l_suppkey,
+                v_l_linenumber,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+                v_l_tax,
+                v_l_returnflag,
+                v_l_linestatus,
+                v_l_shipdate,
+                v_l_commitdate,
+                v_l_receiptdate,
+                v_l_shipinstruct,
+                v_l_shipmode,
+                v_l_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.lineitem_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
+            if _grp is None:
+                lineitem_by_l_suppkey[v_l_suppkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del lineitem_by_l_suppkey[v_l_suppkey]
+            _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                lineitem_count_by_l_suppkey[v_l_suppkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    lineitem_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del lineitem_count_by_l_suppkey[v_l_suppkey]
+            _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+                if _o is None:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_l_suppkey[v_l_suppkey] = _n
+                    else:
+                        del n1_count_by_l_suppkey[v_l_suppkey]
+                _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_suppkey)
+                    if _o is None:
+                        n0_root[v_l_suppkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_suppkey] = _n
+                        else:
+                            del n0_root[v_l_suppkey]
+                    if pending is not None:
+                        for (
+                            v_l_suppkey,
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                        ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                            for (
+                                v_ps_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                                _k = (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                    v_l_suppkey,
+                                    v_s_name,
+                                    v_s_address,
+                                    v_s_nationkey,
+                                    v_s_phone,
+                                    v_s_acctbal,
+                                    v_s_comment,
+                                    v_ps_partkey,
+                                    v_l_suppkey,
+                                    v_ps_availqty,
+                                    v_ps_supplycost,
+                                    v_ps_comment,
+                                )
+                                _v = _p * _m5 * _m6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_supplier(self, rows, mults):
+        """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom supplier: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 7:
+                raise ViewError(_arity_message("supplier", 7, row))
+            (
+                v_l_suppkey,
+                v_s_name,
+                v_s_address,
+                v_s_nationkey,
+                v_s_phone,
+                v_s_acctbal,
+                v_s_comment,
+            ) = row
+            if (
+                v_l_suppkey is None
+                or v_s_name is None
+                or v_s_address is None
+                or v_s_nationkey is None
+                or v_s_phone is None
+                or v_s_acctbal is None
+                or v_s_comment is None
+            ):
+                raise _null_error(
+                    "supplier",
+                    row,
+                    (
+                        (0, "s_suppkey"),
+                        (1, "s_name"),
+                        (2, "s_address"),
+                        (3, "s_nationkey"),
+                        (4, "s_phone"),
+                        (5, "s_acctbal"),
+                        (6, "s_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_l_suppkey,
+                v_s_name,
+                v_s_address,
+                v_s_nationkey,
+                v_s_phone,
+                v_s_acctbal,
+                v_s_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("supplier", row))
+        pending = self._pending
+        lineitem_count_by_l_suppkey = self.lineitem_count_by_l_suppkey
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
+        supplier_by_l_suppkey = self.supplier_by_l_suppkey
+        supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
+        # atom supplier
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_l_suppkey,
+                v_s_name,
+                v_s_address,
+                v_s_nationkey,
+                v_s_phone,
+                v_s_acctbal,
+                v_s_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.supplier_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = supplier_by_l_suppkey.get(v_l_suppkey)
+            if _grp is None:
+                supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del supplier_by_l_suppkey[v_l_suppkey]
+            _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                supplier_count_by_l_suppkey[v_l_suppkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    supplier_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del supplier_count_by_l_suppkey[v_l_suppkey]
+            _w1 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n1_count_by_l_suppkey.get(v_l_suppkey)
+                if _o is None:
+                    n1_count_by_l_suppkey[v_l_suppkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_l_suppkey[v_l_suppkey] = _n
+                    else:
+                        del n1_count_by_l_suppkey[v_l_suppkey]
+                _w3 = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_l_suppkey)
+                    if _o is None:
+                        n0_root[v_l_suppkey] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_l_suppkey] = _n
+                        else:
+                            del n0_root[v_l_suppkey]
+                    if pending is not None:
+                        for (
+                            v_l_orderkey,
+                            v_l_partkey,
+                            v_l_suppkey,
+                            v_l_linenumber,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_tax,
+                            v_l_returnflag,
+                            v_l_linestatus,
+                            v_l_shipdate,
+                            v_l_commitdate,
+                            v_l_receiptdate,
+                            v_l_shipinstruct,
+                            v_l_shipmode,
+                            v_l_comment,
+                        ), _m5 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                            for (
+                                v_ps_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                                _k = (
+                                    v_l_orderkey,
+                                    v_l_partkey,
+                                    v_l_suppkey,
+                                    v_l_linenumber,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_tax,
+                                    v_l_returnflag,
+                                    v_l_linestatus,
+                                    v_l_shipdate,
+                                    v_l_commitdate,
+                                    v_l_receiptdate,
+                                    v_l_shipinstruct,
+                                    v_l_shipmode,
+                                    v_l_comment,
+                                    v_l_suppkey,
+                                    v_s_name,
+                                    v_s_address,
+                                    v_s_nationkey,
+                                    v_s_phone,
+                                    v_s_acctbal,
+                                    v_s_comment,
+                                    v_ps_partkey,
+                                    v_l_suppkey,
+                                    v_ps_availqty,
+                                    v_ps_supplycost,
+                                    v_ps_comment,
+                                )
+                                _v = _p * _m5 * _m6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_partsupp(self, rows, mults):
+        """Apply a batch of partsupp rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        sums0 = {}  # atom partsupp: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 5:
+                raise ViewError(_arity_message("partsupp", 5, row))
+            v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment = (
+                row
+            )
+            if (
+                v_ps_partkey is None
+                or v_l_suppkey is None
+                or v_ps_availqty is None
+                or v_ps_supplycost is None
+                or v_ps_comment is None
+            ):
+                raise _null_error(
+                    "partsupp",
+                    row,
+                    (
+                        (0, "ps_partkey"),
+                        (1, "ps_suppkey"),
+                        (2, "ps_availqty"),
+                        (3, "ps_supplycost"),
+                        (4, "ps_comment"),
+                    ),
+                )
+            _p = d
+            _k = (
+                row,
+                v_ps_partkey,
+                v_l_suppkey,
+                v_ps_availqty,
+                v_ps_supplycost,
+                v_ps_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (
+                self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO)
+                if c is None
+                else c
+            ) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("partsupp", row))
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_l_suppkey = self.n1_count_by_l_suppkey
+        partsupp_by_l_suppkey = self.partsupp_by_l_suppkey
+        partsupp_count_by_l_suppkey = self.partsupp_count_by_l_suppkey
+        # atom partsupp
+        for _k, _p in sums0.items():
+            (
+                row,
+                v_ps_partkey,
+                v_l_suppkey,
+                v_ps_availqty,
+                v_ps_supplycost,
+                v_ps_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.partsupp_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(row)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
+            if _grp is None:
+                partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del partsupp_by_l_suppkey[v_l_suppkey]
+            _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
+            if _o is None:
+                partsupp_count_by_l_suppkey[v_l_suppkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    partsupp_count_by_l_suppkey[v_l_suppkey] = _n
+                else:
+                    del partsupp_count_by_l_suppkey[v_l_suppkey]
+            _w1 = n1_count_by_l_suppkey.get(v_l_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_l_suppkey)
+                if _o is None:
+                    n0_root[v_l_suppkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_l_suppkey] = _n
+                    else:
+                        del n0_root[v_l_suppkey]
+                if pending is not None:
+                    for (
+                        v_l_orderkey,
+                        v_l_partkey,
+                        v_l_suppkey,
+                        v_l_linenumber,
+                        v_l_quantity,
+                        v_l_extendedprice,
+                        v_l_discount,
+                        v_l_tax,
+                        v_l_returnflag,
+                        v_l_linestatus,
+                        v_l_shipdate,
+                        v_l_commitdate,
+                        v_l_receiptdate,
+                        v_l_shipinstruct,
+                        v_l_shipmode,
+                        v_l_comment,
+                    ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                        for (
+                            v_l_suppkey,
+                            v_s_name,
+                            v_s_address,
+                            v_s_nationkey,
+                            v_s_phone,
+                            v_s_acctbal,
+                            v_s_comment,
+                        ), _m4 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                            _k = (
+                                v_l_orderkey,
+                                v_l_partkey,
+                                v_l_suppkey,
+                                v_l_linenumber,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_tax,
+                                v_l_returnflag,
+                                v_l_linestatus,
+                                v_l_shipdate,
+                                v_l_commitdate,
+                                v_l_receiptdate,
+                                v_l_shipinstruct,
+                                v_l_shipmode,
+                                v_l_comment,
+                                v_l_suppkey,
+                                v_s_name,
+                                v_s_address,
+                                v_s_nationkey,
+                                v_s_phone,
+                                v_s_acctbal,
+                                v_s_comment,
+                                v_ps_partkey,
+                                v_l_suppkey,
+                                v_ps_availqty,
+                                v_ps_supplycost,
+                                v_ps_comment,
+                            )
+                            _v = _p * _m3 * _m4
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,

@@ -141,6 +141,10 @@ class View:
             "orders": self._apply_orders,
             "lineitem": self._apply_lineitem,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "orders": self._batch_orders,
+            "lineitem": self._batch_lineitem,
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._reported = {}  # push mode: group key -> the row last reported
@@ -191,6 +195,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -364,6 +378,236 @@ class View:
             del store[row]
         # atom lineitem
         if keep_lineitem:
+            _grp = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
+            if _grp is None:
+                lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = {v_l_shipmode: _p}
+            else:
+                _o = _grp.get(v_l_shipmode)
+                if _o is None:
+                    _grp[v_l_shipmode] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[v_l_shipmode] = _n
+                    else:
+                        del _grp[v_l_shipmode]
+                        if not _grp:
+                            del lineitem_l_shipmode_by_o_orderkey[v_o_orderkey]
+            _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n0_root.get(v_l_shipmode)
+                if _o is None:
+                    n0_root[v_l_shipmode] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n0_root[v_l_shipmode] = _n
+                    else:
+                        del n0_root[v_l_shipmode]
+                if pending is not None:
+                    _k = (v_l_shipmode,)
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = (
+                        _v
+                        if _o is None
+                        else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                    )
+
+    def _batch_orders(self, rows, mults):
+        """Apply a batch of orders rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.orders_rows
+        sums0 = {}  # atom orders: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("orders", 9, row))
+            v_o_orderkey = row[0]
+            c_orders_o_orderpriority = row[5]
+            if v_o_orderkey is None or c_orders_o_orderpriority is None:
+                raise _null_error(
+                    "orders", row, ((0, "o_orderkey"), (5, "o_orderpriority"))
+                )
+            _p = (
+                d,
+                d
+                * round(
+                    (
+                        1
+                        if (
+                            ((c_orders_o_orderpriority == "1-URGENT"))
+                            or ((c_orders_o_orderpriority == "2-HIGH"))
+                        )
+                        else 0
+                    )
+                ),
+                d
+                * round(
+                    (
+                        1
+                        if (
+                            (c_orders_o_orderpriority != "1-URGENT")
+                            and (c_orders_o_orderpriority != "2-HIGH")
+                        )
+                        else 0
+                    )
+                ),
+            )
+            _k = v_o_orderkey
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("orders", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_l_shipmode_by_o_orderkey = self.lineitem_l_shipmode_by_o_orderkey
+        n0_root = self.n0_root
+        orders_count_by_o_orderkey = self.orders_count_by_o_orderkey
+        # atom orders
+        for _k, _p in sums0.items():
+            v_o_orderkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.orders_count_by_o_orderkey.get(v_o_orderkey, _ZERO)[0]
+            ):
+                continue
+            _o = orders_count_by_o_orderkey.get(v_o_orderkey)
+            if _o is None:
+                orders_count_by_o_orderkey[v_o_orderkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    orders_count_by_o_orderkey[v_o_orderkey] = _n
+                else:
+                    del orders_count_by_o_orderkey[v_o_orderkey]
+            _g3 = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
+            if _g3:
+                for v_l_shipmode, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_l_shipmode)
+                    if _o is None:
+                        n0_root[v_l_shipmode] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_l_shipmode] = _n
+                        else:
+                            del n0_root[v_l_shipmode]
+                    if pending is not None:
+                        _k = (v_l_shipmode,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                        )
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.lineitem_rows
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            v_o_orderkey = row[0]
+            c_lineitem_l_shipdate = row[10]
+            c_lineitem_l_commitdate = row[11]
+            c_lineitem_l_receiptdate = row[12]
+            v_l_shipmode = row[14]
+            if (
+                v_o_orderkey is None
+                or c_lineitem_l_shipdate is None
+                or c_lineitem_l_commitdate is None
+                or c_lineitem_l_receiptdate is None
+                or v_l_shipmode is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (0, "l_orderkey"),
+                        (10, "l_shipdate"),
+                        (11, "l_commitdate"),
+                        (12, "l_receiptdate"),
+                        (14, "l_shipmode"),
+                    ),
+                )
+            keep_lineitem = (
+                (v_l_shipmode in ("MAIL", "SHIP"))
+                and (c_lineitem_l_commitdate < c_lineitem_l_receiptdate)
+                and (c_lineitem_l_shipdate < c_lineitem_l_commitdate)
+                and (c_lineitem_l_receiptdate >= datetime.date(1994, 1, 1))
+                and (c_lineitem_l_receiptdate < datetime.date(1995, 1, 1))
+            )
+            if keep_lineitem:
+                _p = (d, d, d)
+                _k = (v_o_orderkey, v_l_shipmode)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_l_shipmode_by_o_orderkey = self.lineitem_l_shipmode_by_o_orderkey
+        n0_root = self.n0_root
+        orders_count_by_o_orderkey = self.orders_count_by_o_orderkey
+        # atom lineitem
+        for _k, _p in sums0.items():
+            v_o_orderkey, v_l_shipmode = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
+                        or _EMPTY
+                    ).get(v_l_shipmode)
+                    or _ZERO
+                )[0]
+            ):
+                continue
             _grp = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
                 lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = {v_l_shipmode: _p}

@@ -163,6 +163,10 @@ def _make_derived1():
                 "customer": self._apply_customer,
                 "orders": self._apply_orders,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "customer": self._batch_customer,
+                "orders": self._batch_orders,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -213,6 +217,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -328,6 +342,161 @@ def _make_derived1():
             # atom orders
             if keep_orders:
                 _p = d
+                _o = orders_count_by_c_custkey.get(v_c_custkey)
+                if _o is None:
+                    orders_count_by_c_custkey[v_c_custkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        orders_count_by_c_custkey[v_c_custkey] = _n
+                    else:
+                        del orders_count_by_c_custkey[v_c_custkey]
+                _w1 = customer_count_by_c_custkey.get(v_c_custkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_c_custkey)
+                    if _o is None:
+                        n0_root[v_c_custkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_c_custkey] = _n
+                        else:
+                            del n0_root[v_c_custkey]
+                    if pending is not None:
+                        _k = (v_c_custkey,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_customer(self, rows, mults):
+            """Apply a batch of customer rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_rows
+            sums0 = {}  # atom customer: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 8:
+                    raise ViewError(_arity_message("customer", 8, row))
+                v_c_custkey = row[0]
+                if v_c_custkey is None:
+                    raise _null_error("customer", row, ((0, "c_custkey"),))
+                _p = d
+                _k = v_c_custkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_count_by_c_custkey = self.customer_count_by_c_custkey
+            n0_root = self.n0_root
+            orders_count_by_c_custkey = self.orders_count_by_c_custkey
+            # atom customer
+            for _k, _p in sums0.items():
+                v_c_custkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.customer_count_by_c_custkey.get(v_c_custkey, _ZERO)
+                ):
+                    continue
+                _o = customer_count_by_c_custkey.get(v_c_custkey)
+                if _o is None:
+                    customer_count_by_c_custkey[v_c_custkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        customer_count_by_c_custkey[v_c_custkey] = _n
+                    else:
+                        del customer_count_by_c_custkey[v_c_custkey]
+                _w1 = orders_count_by_c_custkey.get(v_c_custkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_c_custkey)
+                    if _o is None:
+                        n0_root[v_c_custkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_c_custkey] = _n
+                        else:
+                            del n0_root[v_c_custkey]
+                    if pending is not None:
+                        _k = (v_c_custkey,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_orders(self, rows, mults):
+            """Apply a batch of orders rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.orders_rows
+            sums0 = {}  # atom orders: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 9:
+                    raise ViewError(_arity_message("orders", 9, row))
+                v_c_custkey = row[1]
+                c_orders_o_comment = row[8]
+                if v_c_custkey is None or c_orders_o_comment is None:
+                    raise _null_error(
+                        "orders", row, ((1, "o_custkey"), (8, "o_comment"))
+                    )
+                keep_orders = not (_LIKE_0.fullmatch(c_orders_o_comment) is not None)
+                if keep_orders:
+                    _p = d
+                    _k = v_c_custkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("orders", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_count_by_c_custkey = self.customer_count_by_c_custkey
+            n0_root = self.n0_root
+            orders_count_by_c_custkey = self.orders_count_by_c_custkey
+            # atom orders
+            for _k, _p in sums0.items():
+                v_c_custkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.orders_count_by_c_custkey.get(v_c_custkey, _ZERO)
+                ):
+                    continue
                 _o = orders_count_by_c_custkey.get(v_c_custkey)
                 if _o is None:
                     orders_count_by_c_custkey[v_c_custkey] = _p
@@ -538,6 +707,7 @@ class View:
             "customer": self._apply_customer,
             "orders": self._apply_orders,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
@@ -594,6 +764,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

@@ -149,6 +149,9 @@ def _make_exists_1():
             self.lineitem_rows = {}  # input rows: row -> multiplicity
             self.lineitem_root = {}  # root lineitem: its tuples
             self._appliers = {"lineitem": self._apply_lineitem}
+            self._batchers = {  # update() of several rows: summed per key first
+                "lineitem": self._batch_lineitem
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -198,6 +201,16 @@ def _make_exists_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -270,6 +283,82 @@ def _make_exists_1():
             # atom lineitem
             if keep_lineitem:
                 _p = d
+                _o = lineitem_root.get(v_l_orderkey)
+                if _o is None:
+                    lineitem_root[v_l_orderkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        lineitem_root[v_l_orderkey] = _n
+                    else:
+                        del lineitem_root[v_l_orderkey]
+                if pending is not None:
+                    _k = (v_l_orderkey,)
+                    _v = _p
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom lineitem: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_orderkey = row[0]
+                c_lineitem_l_commitdate = row[11]
+                c_lineitem_l_receiptdate = row[12]
+                if (
+                    v_l_orderkey is None
+                    or c_lineitem_l_commitdate is None
+                    or c_lineitem_l_receiptdate is None
+                ):
+                    raise _null_error(
+                        "lineitem",
+                        row,
+                        (
+                            (0, "l_orderkey"),
+                            (11, "l_commitdate"),
+                            (12, "l_receiptdate"),
+                        ),
+                    )
+                keep_lineitem = c_lineitem_l_commitdate < c_lineitem_l_receiptdate
+                if keep_lineitem:
+                    _p = d
+                    _k = v_l_orderkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_root = self.lineitem_root
+            # atom lineitem
+            for _k, _p in sums0.items():
+                v_l_orderkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO or not self.lineitem_root.get(v_l_orderkey, _ZERO)
+                ):
+                    continue
                 _o = lineitem_root.get(v_l_orderkey)
                 if _o is None:
                     lineitem_root[v_l_orderkey] = _p
@@ -458,6 +547,9 @@ class View:
             "orders": self._apply_orders,
             "lineitem": self._apply_lineitem,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "orders": self._batch_orders
+        }
         self.sub_exists_1 = _exists_1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
@@ -514,6 +606,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -689,6 +791,109 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_exists_1(sub_row, change)
+
+    def _batch_orders(self, rows, mults):
+        """Apply a batch of orders rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.orders_rows
+        sums0 = {}  # atom orders: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("orders", 9, row))
+            v_o_orderkey = row[0]
+            c_orders_o_orderdate = row[4]
+            v_o_orderpriority = row[5]
+            if (
+                v_o_orderkey is None
+                or c_orders_o_orderdate is None
+                or v_o_orderpriority is None
+            ):
+                raise _null_error(
+                    "orders",
+                    row,
+                    ((0, "o_orderkey"), (4, "o_orderdate"), (5, "o_orderpriority")),
+                )
+            keep_orders = (c_orders_o_orderdate >= datetime.date(1993, 7, 1)) and (
+                c_orders_o_orderdate < datetime.date(1993, 10, 1)
+            )
+            if keep_orders:
+                _p = d
+                _k = (v_o_orderkey, v_o_orderpriority)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("orders", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        exists1_count_by_o_orderkey = self.exists1_count_by_o_orderkey
+        n0_root = self.n0_root
+        orders_o_orderpriority_by_o_orderkey = self.orders_o_orderpriority_by_o_orderkey
+        # atom orders
+        for _k, _p in sums0.items():
+            v_o_orderkey, v_o_orderpriority = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey)
+                        or _EMPTY
+                    ).get(v_o_orderpriority)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey)
+            if _grp is None:
+                orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = {
+                    v_o_orderpriority: _p
+                }
+            else:
+                _o = _grp.get(v_o_orderpriority)
+                if _o is None:
+                    _grp[v_o_orderpriority] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_o_orderpriority] = _n
+                    else:
+                        del _grp[v_o_orderpriority]
+                        if not _grp:
+                            del orders_o_orderpriority_by_o_orderkey[v_o_orderkey]
+            _w1 = exists1_count_by_o_orderkey.get(v_o_orderkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_o_orderpriority)
+                if _o is None:
+                    n0_root[v_o_orderpriority] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_o_orderpriority] = _n
+                    else:
+                        del n0_root[v_o_orderpriority]
+                if pending is not None:
+                    _k = (v_o_orderpriority,)
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(self, v_o_orderpriority):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -215,6 +215,14 @@ class View:
             "orders": self._apply_orders,
             "nation": self._apply_nation,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "part": self._batch_part,
+            "supplier": self._batch_supplier,
+            "lineitem": self._batch_lineitem,
+            "partsupp": self._batch_partsupp,
+            "orders": self._batch_orders,
+            "nation": self._batch_nation,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -269,6 +277,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1212,6 +1230,1139 @@ class View:
                                     if _o is None
                                     else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
+
+    def _batch_part(self, rows, mults):
+        """Apply a batch of part rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.part_rows
+        sums0 = {}  # atom part: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("part", 9, row))
+            v_p_partkey = row[0]
+            c_part_p_name = row[1]
+            if v_p_partkey is None or c_part_p_name is None:
+                raise _null_error("part", row, ((0, "p_partkey"), (1, "p_name")))
+            keep_part = "green" in c_part_p_name
+            if keep_part:
+                _p = (d, d, d)
+                _k = v_p_partkey
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("part", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_s_suppkey_l_orderkey_by_p_partkey = (
+            self.lineitem_s_suppkey_l_orderkey_by_p_partkey
+        )
+        n0_root = self.n0_root
+        n1_by_s_suppkey = self.n1_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+        n2 = self.n2
+        n2_s_suppkey_by_l_orderkey = self.n2_s_suppkey_by_l_orderkey
+        n4_l_orderkey_by_p_partkey_s_suppkey = self.n4_l_orderkey_by_p_partkey_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
+        orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
+        part_count_by_p_partkey = self.part_count_by_p_partkey
+        partsupp_count_by_p_partkey_s_suppkey = (
+            self.partsupp_count_by_p_partkey_s_suppkey
+        )
+        # atom part
+        for _k, _p in sums0.items():
+            v_p_partkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.part_count_by_p_partkey.get(v_p_partkey, _ZERO)[0]
+            ):
+                continue
+            _o = part_count_by_p_partkey.get(v_p_partkey)
+            if _o is None:
+                part_count_by_p_partkey[v_p_partkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    part_count_by_p_partkey[v_p_partkey] = _n
+                else:
+                    del part_count_by_p_partkey[v_p_partkey]
+            _g3 = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
+            if _g3:
+                for (v_s_suppkey, v_l_orderkey), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(
+                        (v_p_partkey, v_s_suppkey)
+                    )
+                    if _grp is None:
+                        n4_l_orderkey_by_p_partkey_s_suppkey[
+                            (v_p_partkey, v_s_suppkey)
+                        ] = {v_l_orderkey: _d2}
+                    else:
+                        _o = _grp.get(v_l_orderkey)
+                        if _o is None:
+                            _grp[v_l_orderkey] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[v_l_orderkey] = _n
+                            else:
+                                del _grp[v_l_orderkey]
+                                if not _grp:
+                                    del n4_l_orderkey_by_p_partkey_s_suppkey[
+                                        (v_p_partkey, v_s_suppkey)
+                                    ]
+                    _w4 = partsupp_count_by_p_partkey_s_suppkey.get(
+                        (v_p_partkey, v_s_suppkey)
+                    )
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n2.get((v_s_suppkey, v_l_orderkey))
+                        if _o is None:
+                            n2[(v_s_suppkey, v_l_orderkey)] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n2[(v_s_suppkey, v_l_orderkey)] = _n
+                            else:
+                                del n2[(v_s_suppkey, v_l_orderkey)]
+                        _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                        if _grp is None:
+                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                v_s_suppkey: _d5
+                            }
+                        else:
+                            _o = _grp.get(v_s_suppkey)
+                            if _o is None:
+                                _grp[v_s_suppkey] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    _grp[v_s_suppkey] = _n
+                                else:
+                                    del _grp[v_s_suppkey]
+                                    if not _grp:
+                                        del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                        _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w6 is not None:
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                            if _grp is None:
+                                n1_by_s_suppkey[v_s_suppkey] = {
+                                    (v_s_suppkey, v_l_orderkey): _d7
+                                }
+                            else:
+                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                                if _o is None:
+                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                    else:
+                                        del _grp[(v_s_suppkey, v_l_orderkey)]
+                                        if not _grp:
+                                            del n1_by_s_suppkey[v_s_suppkey]
+                            _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                            if _o is None:
+                                n1_count_by_s_suppkey[v_s_suppkey] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                else:
+                                    del n1_count_by_s_suppkey[v_s_suppkey]
+                            _w8 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                )
+                                _o = n0_root.get(v_s_suppkey)
+                                if _o is None:
+                                    n0_root[v_s_suppkey] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_s_suppkey] = _n
+                                    else:
+                                        del n0_root[v_s_suppkey]
+                                if pending is not None:
+                                    for (
+                                        v_l_orderkey,
+                                        v_group2,
+                                    ), _m10 in self.orders_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_s_suppkey,
+                                            v_s_nationkey,
+                                        ), _m11 in self.n9_by_s_suppkey[
+                                            v_s_suppkey
+                                        ].items():
+                                            _m12 = self.supplier[
+                                                (v_s_suppkey, v_s_nationkey)
+                                            ]
+                                            for (
+                                                v_s_nationkey,
+                                                v_n_name,
+                                            ), _m13 in self.nation_by_s_nationkey[
+                                                v_s_nationkey
+                                            ].items():
+                                                _k = (v_n_name, v_group2)
+                                                _v = (
+                                                    _d5[0]
+                                                    * _m10[0]
+                                                    * _m12[0]
+                                                    * _m13[0],
+                                                    _d5[1]
+                                                    * _m10[1]
+                                                    * _m12[1]
+                                                    * _m13[1],
+                                                    _d5[2]
+                                                    * _m10[2]
+                                                    * _m12[2]
+                                                    * _m13[2],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
+    def _batch_supplier(self, rows, mults):
+        """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.supplier_rows
+        sums0 = {}  # atom supplier: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 7:
+                raise ViewError(_arity_message("supplier", 7, row))
+            v_s_suppkey = row[0]
+            v_s_nationkey = row[3]
+            if v_s_suppkey is None or v_s_nationkey is None:
+                raise _null_error(
+                    "supplier", row, ((0, "s_suppkey"), (3, "s_nationkey"))
+                )
+            _p = (d, d, d)
+            _k = (v_s_suppkey, v_s_nationkey)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("supplier", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+        n9_by_s_suppkey = self.n9_by_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
+        nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+        supplier = self.supplier
+        supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
+        # atom supplier
+        for _k, _p in sums0.items():
+            v_s_suppkey, v_s_nationkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.supplier.get((v_s_suppkey, v_s_nationkey), _ZERO)[0]
+            ):
+                continue
+            _o = supplier.get((v_s_suppkey, v_s_nationkey))
+            if _o is None:
+                supplier[(v_s_suppkey, v_s_nationkey)] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                else:
+                    del supplier[(v_s_suppkey, v_s_nationkey)]
+            _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+            if _grp is None:
+                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+            else:
+                _o = _grp.get(v_s_suppkey)
+                if _o is None:
+                    _grp[v_s_suppkey] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[v_s_suppkey] = _n
+                    else:
+                        del _grp[v_s_suppkey]
+                        if not _grp:
+                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+            _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n9_by_s_suppkey.get(v_s_suppkey)
+                if _grp is None:
+                    n9_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
+                else:
+                    _o = _grp.get((v_s_suppkey, v_s_nationkey))
+                    if _o is None:
+                        _grp[(v_s_suppkey, v_s_nationkey)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                        else:
+                            del _grp[(v_s_suppkey, v_s_nationkey)]
+                            if not _grp:
+                                del n9_by_s_suppkey[v_s_suppkey]
+                _o = n9_count_by_s_suppkey.get(v_s_suppkey)
+                if _o is None:
+                    n9_count_by_s_suppkey[v_s_suppkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n9_count_by_s_suppkey[v_s_suppkey] = _n
+                    else:
+                        del n9_count_by_s_suppkey[v_s_suppkey]
+                _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n0_root.get(v_s_suppkey)
+                    if _o is None:
+                        n0_root[v_s_suppkey] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n0_root[v_s_suppkey] = _n
+                        else:
+                            del n0_root[v_s_suppkey]
+                    if pending is not None:
+                        for (v_s_suppkey, v_l_orderkey), _m5 in self.n1_by_s_suppkey[
+                            v_s_suppkey
+                        ].items():
+                            _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                            for (
+                                v_l_orderkey,
+                                v_group2,
+                            ), _m7 in self.orders_by_l_orderkey[v_l_orderkey].items():
+                                for (
+                                    v_s_nationkey,
+                                    v_n_name,
+                                ), _m8 in self.nation_by_s_nationkey[
+                                    v_s_nationkey
+                                ].items():
+                                    _k = (v_n_name, v_group2)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m7[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m7[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m7[2] * _m8[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.lineitem_rows
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            v_l_orderkey = row[0]
+            v_p_partkey = row[1]
+            v_s_suppkey = row[2]
+            c_lineitem_l_quantity = row[4]
+            c_lineitem_l_extendedprice = row[5]
+            c_lineitem_l_discount = row[6]
+            if (
+                v_l_orderkey is None
+                or v_p_partkey is None
+                or v_s_suppkey is None
+                or c_lineitem_l_quantity is None
+                or c_lineitem_l_extendedprice is None
+                or c_lineitem_l_discount is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (0, "l_orderkey"),
+                        (1, "l_partkey"),
+                        (2, "l_suppkey"),
+                        (4, "l_quantity"),
+                        (5, "l_extendedprice"),
+                        (6, "l_discount"),
+                    ),
+                )
+            _p = (
+                d,
+                d
+                * round(
+                    (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount)) * 10000
+                ),
+                d * round(c_lineitem_l_quantity * 100),
+            )
+            _k = (v_l_orderkey, v_p_partkey, v_s_suppkey)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_s_suppkey_l_orderkey_by_p_partkey = (
+            self.lineitem_s_suppkey_l_orderkey_by_p_partkey
+        )
+        n0_root = self.n0_root
+        n1_by_s_suppkey = self.n1_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+        n2 = self.n2
+        n2_s_suppkey_by_l_orderkey = self.n2_s_suppkey_by_l_orderkey
+        n4_l_orderkey_by_p_partkey_s_suppkey = self.n4_l_orderkey_by_p_partkey_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
+        orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
+        part_count_by_p_partkey = self.part_count_by_p_partkey
+        partsupp_count_by_p_partkey_s_suppkey = (
+            self.partsupp_count_by_p_partkey_s_suppkey
+        )
+        # atom lineitem
+        for _k, _p in sums0.items():
+            v_l_orderkey, v_p_partkey, v_s_suppkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
+                        or _EMPTY
+                    ).get((v_s_suppkey, v_l_orderkey))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
+            if _grp is None:
+                lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = {
+                    (v_s_suppkey, v_l_orderkey): _p
+                }
+            else:
+                _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                if _o is None:
+                    _grp[(v_s_suppkey, v_l_orderkey)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                    else:
+                        del _grp[(v_s_suppkey, v_l_orderkey)]
+                        if not _grp:
+                            del lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey]
+            _w1 = part_count_by_p_partkey.get(v_p_partkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(
+                    (v_p_partkey, v_s_suppkey)
+                )
+                if _grp is None:
+                    n4_l_orderkey_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
+                        v_l_orderkey: _d2
+                    }
+                else:
+                    _o = _grp.get(v_l_orderkey)
+                    if _o is None:
+                        _grp[v_l_orderkey] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[v_l_orderkey] = _n
+                        else:
+                            del _grp[v_l_orderkey]
+                            if not _grp:
+                                del n4_l_orderkey_by_p_partkey_s_suppkey[
+                                    (v_p_partkey, v_s_suppkey)
+                                ]
+                _w3 = partsupp_count_by_p_partkey_s_suppkey.get(
+                    (v_p_partkey, v_s_suppkey)
+                )
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n2.get((v_s_suppkey, v_l_orderkey))
+                    if _o is None:
+                        n2[(v_s_suppkey, v_l_orderkey)] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n2[(v_s_suppkey, v_l_orderkey)] = _n
+                        else:
+                            del n2[(v_s_suppkey, v_l_orderkey)]
+                    _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d4}
+                    else:
+                        _o = _grp.get(v_s_suppkey)
+                        if _o is None:
+                            _grp[v_s_suppkey] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                _grp[v_s_suppkey] = _n
+                            else:
+                                del _grp[v_s_suppkey]
+                                if not _grp:
+                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                    _w5 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w5 is not None:
+                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                        _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                        if _grp is None:
+                            n1_by_s_suppkey[v_s_suppkey] = {
+                                (v_s_suppkey, v_l_orderkey): _d6
+                            }
+                        else:
+                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                            if _o is None:
+                                _grp[(v_s_suppkey, v_l_orderkey)] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                else:
+                                    del _grp[(v_s_suppkey, v_l_orderkey)]
+                                    if not _grp:
+                                        del n1_by_s_suppkey[v_s_suppkey]
+                        _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                        if _o is None:
+                            n1_count_by_s_suppkey[v_s_suppkey] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n1_count_by_s_suppkey[v_s_suppkey] = _n
+                            else:
+                                del n1_count_by_s_suppkey[v_s_suppkey]
+                        _w7 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                            _o = n0_root.get(v_s_suppkey)
+                            if _o is None:
+                                n0_root[v_s_suppkey] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    n0_root[v_s_suppkey] = _n
+                                else:
+                                    del n0_root[v_s_suppkey]
+                            if pending is not None:
+                                for (
+                                    v_l_orderkey,
+                                    v_group2,
+                                ), _m9 in self.orders_by_l_orderkey[
+                                    v_l_orderkey
+                                ].items():
+                                    for (
+                                        v_s_suppkey,
+                                        v_s_nationkey,
+                                    ), _m10 in self.n9_by_s_suppkey[
+                                        v_s_suppkey
+                                    ].items():
+                                        _m11 = self.supplier[
+                                            (v_s_suppkey, v_s_nationkey)
+                                        ]
+                                        for (
+                                            v_s_nationkey,
+                                            v_n_name,
+                                        ), _m12 in self.nation_by_s_nationkey[
+                                            v_s_nationkey
+                                        ].items():
+                                            _k = (v_n_name, v_group2)
+                                            _v = (
+                                                _d4[0] * _m9[0] * _m11[0] * _m12[0],
+                                                _d4[1] * _m9[1] * _m11[1] * _m12[1],
+                                                _d4[2] * _m9[2] * _m11[2] * _m12[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+    def _batch_partsupp(self, rows, mults):
+        """Apply a batch of partsupp rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.partsupp_rows
+        sums0 = {}  # atom partsupp: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 5:
+                raise ViewError(_arity_message("partsupp", 5, row))
+            v_p_partkey, v_s_suppkey, _, c_partsupp_ps_supplycost, _ = row
+            if (
+                v_p_partkey is None
+                or v_s_suppkey is None
+                or c_partsupp_ps_supplycost is None
+            ):
+                raise _null_error(
+                    "partsupp",
+                    row,
+                    ((0, "ps_partkey"), (1, "ps_suppkey"), (3, "ps_supplycost")),
+                )
+            _p = (d, d, d * round(c_partsupp_ps_supplycost * 100))
+            _k = (v_p_partkey, v_s_suppkey)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("partsupp", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_by_s_suppkey = self.n1_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+        n2 = self.n2
+        n2_s_suppkey_by_l_orderkey = self.n2_s_suppkey_by_l_orderkey
+        n4_l_orderkey_by_p_partkey_s_suppkey = self.n4_l_orderkey_by_p_partkey_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
+        orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
+        partsupp_count_by_p_partkey_s_suppkey = (
+            self.partsupp_count_by_p_partkey_s_suppkey
+        )
+        # atom partsupp
+        for _k, _p in sums0.items():
+            v_p_partkey, v_s_suppkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.partsupp_count_by_p_partkey_s_suppkey.get(
+                    (v_p_partkey, v_s_suppkey), _ZERO
+                )[0]
+            ):
+                continue
+            _o = partsupp_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+            if _o is None:
+                partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    partsupp_count_by_p_partkey_s_suppkey[
+                        (v_p_partkey, v_s_suppkey)
+                    ] = _n
+                else:
+                    del partsupp_count_by_p_partkey_s_suppkey[
+                        (v_p_partkey, v_s_suppkey)
+                    ]
+            _g3 = n4_l_orderkey_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+            if _g3:
+                for v_l_orderkey, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n2.get((v_s_suppkey, v_l_orderkey))
+                    if _o is None:
+                        n2[(v_s_suppkey, v_l_orderkey)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n2[(v_s_suppkey, v_l_orderkey)] = _n
+                        else:
+                            del n2[(v_s_suppkey, v_l_orderkey)]
+                    _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d2}
+                    else:
+                        _o = _grp.get(v_s_suppkey)
+                        if _o is None:
+                            _grp[v_s_suppkey] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[v_s_suppkey] = _n
+                            else:
+                                del _grp[v_s_suppkey]
+                                if not _grp:
+                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                    _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                        if _grp is None:
+                            n1_by_s_suppkey[v_s_suppkey] = {
+                                (v_s_suppkey, v_l_orderkey): _d5
+                            }
+                        else:
+                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                            if _o is None:
+                                _grp[(v_s_suppkey, v_l_orderkey)] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                else:
+                                    del _grp[(v_s_suppkey, v_l_orderkey)]
+                                    if not _grp:
+                                        del n1_by_s_suppkey[v_s_suppkey]
+                        _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                        if _o is None:
+                            n1_count_by_s_suppkey[v_s_suppkey] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n1_count_by_s_suppkey[v_s_suppkey] = _n
+                            else:
+                                del n1_count_by_s_suppkey[v_s_suppkey]
+                        _w6 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w6 is not None:
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _o = n0_root.get(v_s_suppkey)
+                            if _o is None:
+                                n0_root[v_s_suppkey] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n0_root[v_s_suppkey] = _n
+                                else:
+                                    del n0_root[v_s_suppkey]
+                            if pending is not None:
+                                for (
+                                    v_l_orderkey,
+                                    v_group2,
+                                ), _m8 in self.orders_by_l_orderkey[
+                                    v_l_orderkey
+                                ].items():
+                                    for (
+                                        v_s_suppkey,
+                                        v_s_nationkey,
+                                    ), _m9 in self.n9_by_s_suppkey[v_s_suppkey].items():
+                                        _m10 = self.supplier[
+                                            (v_s_suppkey, v_s_nationkey)
+                                        ]
+                                        for (
+                                            v_s_nationkey,
+                                            v_n_name,
+                                        ), _m11 in self.nation_by_s_nationkey[
+                                            v_s_nationkey
+                                        ].items():
+                                            _k = (v_n_name, v_group2)
+                                            _v = (
+                                                _d2[0] * _m8[0] * _m10[0] * _m11[0],
+                                                _d2[1] * _m8[1] * _m10[1] * _m11[1],
+                                                _d2[2] * _m8[2] * _m10[2] * _m11[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+    def _batch_orders(self, rows, mults):
+        """Apply a batch of orders rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.orders_rows
+        sums0 = {}  # atom orders: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("orders", 9, row))
+            v_l_orderkey = row[0]
+            c_orders_o_orderdate = row[4]
+            if v_l_orderkey is None or c_orders_o_orderdate is None:
+                raise _null_error(
+                    "orders", row, ((0, "o_orderkey"), (4, "o_orderdate"))
+                )
+            v_group2 = c_orders_o_orderdate.year
+            _p = (d, d, d)
+            _k = (v_l_orderkey, v_group2)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("orders", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_by_s_suppkey = self.n1_by_s_suppkey
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+        n2_s_suppkey_by_l_orderkey = self.n2_s_suppkey_by_l_orderkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
+        orders_by_l_orderkey = self.orders_by_l_orderkey
+        orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
+        # atom orders
+        for _k, _p in sums0.items():
+            v_l_orderkey, v_group2 = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.orders_by_l_orderkey.get(v_l_orderkey) or _EMPTY).get(
+                        (v_l_orderkey, v_group2)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = orders_by_l_orderkey.get(v_l_orderkey)
+            if _grp is None:
+                orders_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_group2): _p}
+            else:
+                _o = _grp.get((v_l_orderkey, v_group2))
+                if _o is None:
+                    _grp[(v_l_orderkey, v_group2)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_l_orderkey, v_group2)] = _n
+                    else:
+                        del _grp[(v_l_orderkey, v_group2)]
+                        if not _grp:
+                            del orders_by_l_orderkey[v_l_orderkey]
+            _o = orders_count_by_l_orderkey.get(v_l_orderkey)
+            if _o is None:
+                orders_count_by_l_orderkey[v_l_orderkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    orders_count_by_l_orderkey[v_l_orderkey] = _n
+                else:
+                    del orders_count_by_l_orderkey[v_l_orderkey]
+            _g3 = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+            if _g3:
+                for v_s_suppkey, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n1_by_s_suppkey[v_s_suppkey] = {
+                            (v_s_suppkey, v_l_orderkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                        if _o is None:
+                            _grp[(v_s_suppkey, v_l_orderkey)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                            else:
+                                del _grp[(v_s_suppkey, v_l_orderkey)]
+                                if not _grp:
+                                    del n1_by_s_suppkey[v_s_suppkey]
+                    _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n1_count_by_s_suppkey[v_s_suppkey] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_s_suppkey[v_s_suppkey] = _n
+                        else:
+                            del n1_count_by_s_suppkey[v_s_suppkey]
+                    _w4 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_s_suppkey)
+                        if _o is None:
+                            n0_root[v_s_suppkey] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_s_suppkey] = _n
+                            else:
+                                del n0_root[v_s_suppkey]
+                        if pending is not None:
+                            _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                            for (
+                                v_s_suppkey,
+                                v_s_nationkey,
+                            ), _m7 in self.n9_by_s_suppkey[v_s_suppkey].items():
+                                _m8 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                for (
+                                    v_s_nationkey,
+                                    v_n_name,
+                                ), _m9 in self.nation_by_s_nationkey[
+                                    v_s_nationkey
+                                ].items():
+                                    _k = (v_n_name, v_group2)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m6[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m6[2] * _m8[2] * _m9[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+    def _batch_nation(self, rows, mults):
+        """Apply a batch of nation rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.nation_rows
+        sums0 = {}  # atom nation: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("nation", 4, row))
+            v_s_nationkey = row[0]
+            v_n_name = row[1]
+            if v_s_nationkey is None or v_n_name is None:
+                raise _null_error("nation", row, ((0, "n_nationkey"), (1, "n_name")))
+            _p = (d, d, d)
+            _k = (v_s_nationkey, v_n_name)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("nation", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+        n9_by_s_suppkey = self.n9_by_s_suppkey
+        n9_count_by_s_suppkey = self.n9_count_by_s_suppkey
+        nation_by_s_nationkey = self.nation_by_s_nationkey
+        nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+        supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
+        # atom nation
+        for _k, _p in sums0.items():
+            v_s_nationkey, v_n_name = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.nation_by_s_nationkey.get(v_s_nationkey) or _EMPTY).get(
+                        (v_s_nationkey, v_n_name)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = nation_by_s_nationkey.get(v_s_nationkey)
+            if _grp is None:
+                nation_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+            else:
+                _o = _grp.get((v_s_nationkey, v_n_name))
+                if _o is None:
+                    _grp[(v_s_nationkey, v_n_name)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_s_nationkey, v_n_name)] = _n
+                    else:
+                        del _grp[(v_s_nationkey, v_n_name)]
+                        if not _grp:
+                            del nation_by_s_nationkey[v_s_nationkey]
+            _o = nation_count_by_s_nationkey.get(v_s_nationkey)
+            if _o is None:
+                nation_count_by_s_nationkey[v_s_nationkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    nation_count_by_s_nationkey[v_s_nationkey] = _n
+                else:
+                    del nation_count_by_s_nationkey[v_s_nationkey]
+            _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+            if _g3:
+                for v_s_suppkey, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n9_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n9_by_s_suppkey[v_s_suppkey] = {
+                            (v_s_suppkey, v_s_nationkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
+                        if _o is None:
+                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                            else:
+                                del _grp[(v_s_suppkey, v_s_nationkey)]
+                                if not _grp:
+                                    del n9_by_s_suppkey[v_s_suppkey]
+                    _o = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n9_count_by_s_suppkey[v_s_suppkey] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n9_count_by_s_suppkey[v_s_suppkey] = _n
+                        else:
+                            del n9_count_by_s_suppkey[v_s_suppkey]
+                    _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_s_suppkey)
+                        if _o is None:
+                            n0_root[v_s_suppkey] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_s_suppkey] = _n
+                            else:
+                                del n0_root[v_s_suppkey]
+                        if pending is not None:
+                            for (
+                                v_s_suppkey,
+                                v_l_orderkey,
+                            ), _m6 in self.n1_by_s_suppkey[v_s_suppkey].items():
+                                _m7 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                                for (
+                                    v_l_orderkey,
+                                    v_group2,
+                                ), _m8 in self.orders_by_l_orderkey[
+                                    v_l_orderkey
+                                ].items():
+                                    _m9 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                    _k = (v_n_name, v_group2)
+                                    _v = (
+                                        _p[0] * _m7[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m7[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
 
     def _lookup(self, v_n_name, v_group2, v_s_suppkey, v_s_nationkey, v_l_orderkey):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -288,6 +288,10 @@ def _make_derived1():
                 "store_returns": self._apply_store_returns,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_returns": self._batch_store_returns,
+                "date_dim": self._batch_date_dim,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -338,6 +342,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -498,6 +512,227 @@ def _make_derived1():
                 del store[row]
             # atom date_dim
             if keep_date_dim:
+                _o = date_dim_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+                if _o is None:
+                    date_dim_count_by_sr_returned_date_sk[v_sr_returned_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_sr_returned_date_sk[v_sr_returned_date_sk] = (
+                            _n
+                        )
+                    else:
+                        del date_dim_count_by_sr_returned_date_sk[v_sr_returned_date_sk]
+                _g3 = (
+                    store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk
+                    )
+                )
+                if _g3:
+                    for (v_sr_customer_sk, v_sr_store_sk), _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                        if _o is None:
+                            n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                            else:
+                                del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                        if pending is not None:
+                            _k = (v_sr_customer_sk, v_sr_store_sk)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
+        def _batch_store_returns(self, rows, mults):
+            """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_returns_rows
+            sums0 = {}  # atom store_returns: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 20:
+                    raise ViewError(_arity_message("store_returns", 20, row))
+                v_sr_returned_date_sk = row[0]
+                v_sr_customer_sk = row[3]
+                v_sr_store_sk = row[7]
+                c_store_returns_sr_return_amt = row[11]
+                keep_store_returns = v_sr_returned_date_sk is not None
+                if keep_store_returns:
+                    _p = (
+                        d,
+                        (d if c_store_returns_sr_return_amt is not None else 0),
+                        (
+                            d * round(c_store_returns_sr_return_amt * 100)
+                            if c_store_returns_sr_return_amt is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_sr_returned_date_sk, v_sr_customer_sk, v_sr_store_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_returns", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_sr_returned_date_sk = (
+                self.date_dim_count_by_sr_returned_date_sk
+            )
+            n0_root = self.n0_root
+            store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk = (
+                self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk
+            )
+            # atom store_returns
+            for _k, _p in sums0.items():
+                v_sr_returned_date_sk, v_sr_customer_sk, v_sr_store_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
+                                v_sr_returned_date_sk
+                            )
+                            or _EMPTY
+                        ).get((v_sr_customer_sk, v_sr_store_sk))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = (
+                    store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk
+                    )
+                )
+                if _grp is None:
+                    store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {(v_sr_customer_sk, v_sr_store_sk): _p}
+                else:
+                    _o = _grp.get((v_sr_customer_sk, v_sr_store_sk))
+                    if _o is None:
+                        _grp[(v_sr_customer_sk, v_sr_store_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                        else:
+                            del _grp[(v_sr_customer_sk, v_sr_store_sk)]
+                            if not _grp:
+                                del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                    v_sr_returned_date_sk
+                                ]
+                _w1 = date_dim_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                    if _o is None:
+                        n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                        else:
+                            del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                    if pending is not None:
+                        _k = (v_sr_customer_sk, v_sr_store_sk)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                        )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_sr_returned_date_sk = row[0]
+                c_date_dim_d_year = row[6]
+                if v_sr_returned_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = c_date_dim_d_year is not None and (
+                    c_date_dim_d_year == 2000
+                )
+                if keep_date_dim:
+                    _p = (d, d, d)
+                    _k = v_sr_returned_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_sr_returned_date_sk = (
+                self.date_dim_count_by_sr_returned_date_sk
+            )
+            n0_root = self.n0_root
+            store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk = (
+                self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_sr_returned_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk, _ZERO
+                    )[0]
+                ):
+                    continue
                 _o = date_dim_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
                 if _o is None:
                     date_dim_count_by_sr_returned_date_sk[v_sr_returned_date_sk] = _p
@@ -860,6 +1095,10 @@ def _make_scalar_2():
                     "store_returns": self._apply_store_returns,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "store_returns": self._batch_store_returns,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._reported = {}  # push mode: group key -> the row last reported
@@ -910,6 +1149,16 @@ def _make_scalar_2():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -1075,6 +1324,231 @@ def _make_scalar_2():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _o = date_dim_count_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk
+                    )
+                    if _o is None:
+                        date_dim_count_by_sr_returned_date_sk[v_sr_returned_date_sk] = (
+                            _p
+                        )
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ] = _n
+                        else:
+                            del date_dim_count_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ]
+                    _g3 = store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk
+                    )
+                    if _g3:
+                        for (v_sr_customer_sk, v_sr_store_sk), _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                            if _o is None:
+                                n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                                else:
+                                    del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                            if pending is not None:
+                                _k = (v_sr_customer_sk, v_sr_store_sk)
+                                _v = _d2
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+            def _batch_store_returns(self, rows, mults):
+                """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_returns_rows
+                sums0 = {}  # atom store_returns: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 20:
+                        raise ViewError(_arity_message("store_returns", 20, row))
+                    v_sr_returned_date_sk = row[0]
+                    v_sr_customer_sk = row[3]
+                    v_sr_store_sk = row[7]
+                    c_store_returns_sr_return_amt = row[11]
+                    keep_store_returns = v_sr_returned_date_sk is not None
+                    if keep_store_returns:
+                        _p = (
+                            d,
+                            (d if c_store_returns_sr_return_amt is not None else 0),
+                            (
+                                d * round(c_store_returns_sr_return_amt * 100)
+                                if c_store_returns_sr_return_amt is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_sr_returned_date_sk, v_sr_customer_sk, v_sr_store_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_returns", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_sr_returned_date_sk = (
+                    self.date_dim_count_by_sr_returned_date_sk
+                )
+                n0_root = self.n0_root
+                store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk = (
+                    self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk
+                )
+                # atom store_returns
+                for _k, _p in sums0.items():
+                    v_sr_returned_date_sk, v_sr_customer_sk, v_sr_store_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
+                                    v_sr_returned_date_sk
+                                )
+                                or _EMPTY
+                            ).get((v_sr_customer_sk, v_sr_store_sk))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk
+                    )
+                    if _grp is None:
+                        store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = {(v_sr_customer_sk, v_sr_store_sk): _p}
+                    else:
+                        _o = _grp.get((v_sr_customer_sk, v_sr_store_sk))
+                        if _o is None:
+                            _grp[(v_sr_customer_sk, v_sr_store_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                            else:
+                                del _grp[(v_sr_customer_sk, v_sr_store_sk)]
+                                if not _grp:
+                                    del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                        v_sr_returned_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk
+                    )
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                        if _o is None:
+                            n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                            else:
+                                del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                        if pending is not None:
+                            _k = (v_sr_customer_sk, v_sr_store_sk)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_sr_returned_date_sk = row[0]
+                    c_date_dim_d_year = row[6]
+                    if v_sr_returned_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    keep_date_dim = c_date_dim_d_year is not None and (
+                        c_date_dim_d_year == 2000
+                    )
+                    if keep_date_dim:
+                        _p = (d, d, d)
+                        _k = v_sr_returned_date_sk
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_sr_returned_date_sk = (
+                    self.date_dim_count_by_sr_returned_date_sk
+                )
+                n0_root = self.n0_root
+                store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk = (
+                    self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_sr_returned_date_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.date_dim_count_by_sr_returned_date_sk.get(
+                            v_sr_returned_date_sk, _ZERO
+                        )[0]
+                    ):
+                        continue
                     _o = date_dim_count_by_sr_returned_date_sk.get(
                         v_sr_returned_date_sk
                     )
@@ -1336,6 +1810,7 @@ def _make_scalar_2():
                 "store_returns": self._apply_store_returns,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {}  # update() of several rows: summed per key first
             self.sub_derived1 = _derived1__view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -1392,6 +1867,16 @@ def _make_scalar_2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1776,6 +2261,10 @@ class View:
             "store_returns": self._apply_store_returns,
             "date_dim": self._apply_date_dim,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "store": self._batch_store,
+            "customer": self._batch_customer,
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_scalar_2 = _scalar_2_view(push=True)  # a subquery's inner view
         self.scalar_2_result = (
@@ -1841,6 +2330,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -2169,6 +2668,202 @@ class View:
         sub._flush()
         if sub._changes:
             self._on_scalar_2(sub._changes)
+
+    def _batch_store(self, rows, mults):
+        """Apply a batch of store rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_rows
+        sums0 = {}  # atom store_2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 29:
+                raise ViewError(_arity_message("store", 29, row))
+            v_ctr_store_sk = row[0]
+            c_store_s_state = row[24]
+            if v_ctr_store_sk is None:
+                raise _null_error("store", row, ((0, "s_store_sk"),))
+            keep_store_2 = c_store_s_state is not None and (c_store_s_state == "TN")
+            if keep_store_2:
+                _p = d
+                _k = v_ctr_store_sk
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        ctr1_ctr_customer_sk_by_ctr_store_sk = self.ctr1_ctr_customer_sk_by_ctr_store_sk
+        customer_c_customer_id_by_ctr_customer_sk = (
+            self.customer_c_customer_id_by_ctr_customer_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_ctr_customer_sk = self.n3_count_by_ctr_customer_sk
+        store_2_count_by_ctr_store_sk = self.store_2_count_by_ctr_store_sk
+        # atom store_2
+        for _k, _p in sums0.items():
+            v_ctr_store_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.store_2_count_by_ctr_store_sk.get(v_ctr_store_sk, _ZERO)
+            ):
+                continue
+            _o = store_2_count_by_ctr_store_sk.get(v_ctr_store_sk)
+            if _o is None:
+                store_2_count_by_ctr_store_sk[v_ctr_store_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    store_2_count_by_ctr_store_sk[v_ctr_store_sk] = _n
+                else:
+                    del store_2_count_by_ctr_store_sk[v_ctr_store_sk]
+            _g3 = ctr1_ctr_customer_sk_by_ctr_store_sk.get(v_ctr_store_sk)
+            if _g3:
+                for v_ctr_customer_sk, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _o = n3_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+                    if _o is None:
+                        n3_count_by_ctr_customer_sk[v_ctr_customer_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n3_count_by_ctr_customer_sk[v_ctr_customer_sk] = _n
+                        else:
+                            del n3_count_by_ctr_customer_sk[v_ctr_customer_sk]
+                    _g6 = customer_c_customer_id_by_ctr_customer_sk.get(
+                        v_ctr_customer_sk
+                    )
+                    if _g6:
+                        for v_c_customer_id, _w4 in _g6.items():
+                            _d5 = _d2 * _w4
+                            _o = n0_root.get(v_c_customer_id)
+                            if _o is None:
+                                n0_root[v_c_customer_id] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n0_root[v_c_customer_id] = _n
+                                else:
+                                    del n0_root[v_c_customer_id]
+                            if pending is not None:
+                                _k = (v_c_customer_id,)
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 18:
+                raise ViewError(_arity_message("customer", 18, row))
+            v_ctr_customer_sk = row[0]
+            v_c_customer_id = row[1]
+            if v_ctr_customer_sk is None or v_c_customer_id is None:
+                raise _null_error(
+                    "customer", row, ((0, "c_customer_sk"), (1, "c_customer_id"))
+                )
+            _p = d
+            _k = (v_ctr_customer_sk, v_c_customer_id)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_c_customer_id_by_ctr_customer_sk = (
+            self.customer_c_customer_id_by_ctr_customer_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_ctr_customer_sk = self.n3_count_by_ctr_customer_sk
+        # atom customer
+        for _k, _p in sums0.items():
+            v_ctr_customer_sk, v_c_customer_id = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_c_customer_id_by_ctr_customer_sk.get(
+                            v_ctr_customer_sk
+                        )
+                        or _EMPTY
+                    ).get(v_c_customer_id)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = customer_c_customer_id_by_ctr_customer_sk.get(v_ctr_customer_sk)
+            if _grp is None:
+                customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                    v_c_customer_id: _p
+                }
+            else:
+                _o = _grp.get(v_c_customer_id)
+                if _o is None:
+                    _grp[v_c_customer_id] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_c_customer_id] = _n
+                    else:
+                        del _grp[v_c_customer_id]
+                        if not _grp:
+                            del customer_c_customer_id_by_ctr_customer_sk[
+                                v_ctr_customer_sk
+                            ]
+            _w1 = n3_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_c_customer_id)
+                if _o is None:
+                    n0_root[v_c_customer_id] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_c_customer_id] = _n
+                    else:
+                        del n0_root[v_c_customer_id]
+                if pending is not None:
+                    _k = (v_c_customer_id,)
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
 
     def _rows_of_ctr1(self, row, d):
         """Apply `d` copies of `row` to atom ctr1 alone (its relation's

@@ -295,6 +295,11 @@ class View:
             "store_sales": self._apply_store_sales,
             "item": self._apply_item,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "date_dim": self._batch_date_dim,
+            "store_sales": self._batch_store_sales,
+            "item": self._batch_item,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -351,6 +356,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -640,6 +655,428 @@ class View:
             del store[row]
         # atom item
         if keep_item:
+            _grp = item_by_ss_item_sk.get(v_ss_item_sk)
+            if _grp is None:
+                item_by_ss_item_sk[v_ss_item_sk] = {
+                    (v_ss_item_sk, v_i_brand_id, v_i_brand): _p
+                }
+            else:
+                _o = _grp.get((v_ss_item_sk, v_i_brand_id, v_i_brand))
+                if _o is None:
+                    _grp[(v_ss_item_sk, v_i_brand_id, v_i_brand)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_ss_item_sk, v_i_brand_id, v_i_brand)] = _n
+                    else:
+                        del _grp[(v_ss_item_sk, v_i_brand_id, v_i_brand)]
+                        if not _grp:
+                            del item_by_ss_item_sk[v_ss_item_sk]
+            _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _o is None:
+                item_count_by_ss_item_sk[v_ss_item_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    item_count_by_ss_item_sk[v_ss_item_sk] = _n
+                else:
+                    del item_count_by_ss_item_sk[v_ss_item_sk]
+            _g3 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
+            if _g3:
+                for v_d_date_sk, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_d_date_sk.get(v_d_date_sk)
+                    if _grp is None:
+                        n1_by_d_date_sk[v_d_date_sk] = {
+                            (v_d_date_sk, v_ss_item_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_d_date_sk, v_ss_item_sk))
+                        if _o is None:
+                            _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                            else:
+                                del _grp[(v_d_date_sk, v_ss_item_sk)]
+                                if not _grp:
+                                    del n1_by_d_date_sk[v_d_date_sk]
+                    _o = n1_count_by_d_date_sk.get(v_d_date_sk)
+                    if _o is None:
+                        n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_d_date_sk[v_d_date_sk] = _n
+                        else:
+                            del n1_count_by_d_date_sk[v_d_date_sk]
+                    _w4 = dt_count_by_d_date_sk.get(v_d_date_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_d_date_sk)
+                        if _o is None:
+                            n0_root[v_d_date_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_d_date_sk] = _n
+                            else:
+                                del n0_root[v_d_date_sk]
+                        if pending is not None:
+                            _m6 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
+                            for (v_d_date_sk, v_d_year), _m7 in self.dt_by_d_date_sk[
+                                v_d_date_sk
+                            ].items():
+                                _k = (v_d_year, v_i_brand, v_i_brand_id)
+                                _v = (
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom dt: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_d_date_sk = row[0]
+            v_d_year = row[6]
+            c_dt_d_moy = row[8]
+            if v_d_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_dt = c_dt_d_moy is not None and (c_dt_d_moy == 11)
+            if keep_dt:
+                _p = (d, d, d)
+                _k = (v_d_date_sk, v_d_year)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        dt_by_d_date_sk = self.dt_by_d_date_sk
+        dt_count_by_d_date_sk = self.dt_count_by_d_date_sk
+        n0_root = self.n0_root
+        n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
+        # atom dt
+        for _k, _p in sums0.items():
+            v_d_date_sk, v_d_year = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.dt_by_d_date_sk.get(v_d_date_sk) or _EMPTY).get(
+                        (v_d_date_sk, v_d_year)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = dt_by_d_date_sk.get(v_d_date_sk)
+            if _grp is None:
+                dt_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_d_year): _p}
+            else:
+                _o = _grp.get((v_d_date_sk, v_d_year))
+                if _o is None:
+                    _grp[(v_d_date_sk, v_d_year)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_d_date_sk, v_d_year)] = _n
+                    else:
+                        del _grp[(v_d_date_sk, v_d_year)]
+                        if not _grp:
+                            del dt_by_d_date_sk[v_d_date_sk]
+            _o = dt_count_by_d_date_sk.get(v_d_date_sk)
+            if _o is None:
+                dt_count_by_d_date_sk[v_d_date_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    dt_count_by_d_date_sk[v_d_date_sk] = _n
+                else:
+                    del dt_count_by_d_date_sk[v_d_date_sk]
+            _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n0_root.get(v_d_date_sk)
+                if _o is None:
+                    n0_root[v_d_date_sk] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n0_root[v_d_date_sk] = _n
+                    else:
+                        del n0_root[v_d_date_sk]
+                if pending is not None:
+                    for (v_d_date_sk, v_ss_item_sk), _m3 in self.n1_by_d_date_sk[
+                        v_d_date_sk
+                    ].items():
+                        _m4 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
+                        for (
+                            v_ss_item_sk,
+                            v_i_brand_id,
+                            v_i_brand,
+                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                            _k = (v_d_year, v_i_brand, v_i_brand_id)
+                            _v = (
+                                _p[0] * _m4[0] * _m5[0],
+                                _p[1] * _m4[1] * _m5[1],
+                                _p[2] * _m4[2] * _m5[2],
+                            )
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
+    def _batch_store_sales(self, rows, mults):
+        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_sales_rows
+        sums0 = {}  # atom store_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 23:
+                raise ViewError(_arity_message("store_sales", 23, row))
+            v_d_date_sk = row[0]
+            v_ss_item_sk = row[2]
+            c_store_sales_ss_ext_sales_price = row[15]
+            if v_ss_item_sk is None:
+                raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
+            keep_store_sales = v_d_date_sk is not None
+            if keep_store_sales:
+                _p = (
+                    d,
+                    (d if c_store_sales_ss_ext_sales_price is not None else 0),
+                    (
+                        d * round(c_store_sales_ss_ext_sales_price * 100)
+                        if c_store_sales_ss_ext_sales_price is not None
+                        else 0
+                    ),
+                )
+                _k = (v_d_date_sk, v_ss_item_sk)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        dt_count_by_d_date_sk = self.dt_count_by_d_date_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n1_by_d_date_sk = self.n1_by_d_date_sk
+        n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
+        store_sales = self.store_sales
+        store_sales_d_date_sk_by_ss_item_sk = self.store_sales_d_date_sk_by_ss_item_sk
+        # atom store_sales
+        for _k, _p in sums0.items():
+            v_d_date_sk, v_ss_item_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.store_sales.get((v_d_date_sk, v_ss_item_sk), _ZERO)[0]
+            ):
+                continue
+            _o = store_sales.get((v_d_date_sk, v_ss_item_sk))
+            if _o is None:
+                store_sales[(v_d_date_sk, v_ss_item_sk)] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    store_sales[(v_d_date_sk, v_ss_item_sk)] = _n
+                else:
+                    del store_sales[(v_d_date_sk, v_ss_item_sk)]
+            _grp = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
+            if _grp is None:
+                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {v_d_date_sk: _p}
+            else:
+                _o = _grp.get(v_d_date_sk)
+                if _o is None:
+                    _grp[v_d_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[v_d_date_sk] = _n
+                    else:
+                        del _grp[v_d_date_sk]
+                        if not _grp:
+                            del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
+            _w1 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n1_by_d_date_sk.get(v_d_date_sk)
+                if _grp is None:
+                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_item_sk): _d2}
+                else:
+                    _o = _grp.get((v_d_date_sk, v_ss_item_sk))
+                    if _o is None:
+                        _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                        else:
+                            del _grp[(v_d_date_sk, v_ss_item_sk)]
+                            if not _grp:
+                                del n1_by_d_date_sk[v_d_date_sk]
+                _o = n1_count_by_d_date_sk.get(v_d_date_sk)
+                if _o is None:
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n1_count_by_d_date_sk[v_d_date_sk] = _n
+                    else:
+                        del n1_count_by_d_date_sk[v_d_date_sk]
+                _w3 = dt_count_by_d_date_sk.get(v_d_date_sk)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n0_root.get(v_d_date_sk)
+                    if _o is None:
+                        n0_root[v_d_date_sk] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n0_root[v_d_date_sk] = _n
+                        else:
+                            del n0_root[v_d_date_sk]
+                    if pending is not None:
+                        for (
+                            v_ss_item_sk,
+                            v_i_brand_id,
+                            v_i_brand,
+                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                            for (v_d_date_sk, v_d_year), _m6 in self.dt_by_d_date_sk[
+                                v_d_date_sk
+                            ].items():
+                                _k = (v_d_year, v_i_brand, v_i_brand_id)
+                                _v = (
+                                    _p[0] * _m5[0] * _m6[0],
+                                    _p[1] * _m5[1] * _m6[1],
+                                    _p[2] * _m5[2] * _m6[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_ss_item_sk = row[0]
+            v_i_brand_id = row[7]
+            v_i_brand = row[8]
+            c_item_i_manufact_id = row[13]
+            if v_ss_item_sk is None:
+                raise _null_error("item", row, ((0, "i_item_sk"),))
+            keep_item = c_item_i_manufact_id is not None and (
+                c_item_i_manufact_id == 128
+            )
+            if keep_item:
+                _p = (d, d, d)
+                _k = (v_ss_item_sk, v_i_brand_id, v_i_brand)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        dt_count_by_d_date_sk = self.dt_count_by_d_date_sk
+        item_by_ss_item_sk = self.item_by_ss_item_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n1_by_d_date_sk = self.n1_by_d_date_sk
+        n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
+        store_sales_d_date_sk_by_ss_item_sk = self.store_sales_d_date_sk_by_ss_item_sk
+        # atom item
+        for _k, _p in sums0.items():
+            v_ss_item_sk, v_i_brand_id, v_i_brand = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(
+                        (v_ss_item_sk, v_i_brand_id, v_i_brand)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
                 item_by_ss_item_sk[v_ss_item_sk] = {

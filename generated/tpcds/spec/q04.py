@@ -588,6 +588,11 @@ def _make_derived1():
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "store_sales": self._batch_store_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -644,6 +649,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -1318,6 +1333,779 @@ def _make_derived1():
                                             )
                                         )
 
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_ss_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_store_sales_ss_ext_discount_amt = row[14]
+                        c_store_sales_ss_ext_sales_price = row[15]
+                        c_store_sales_ss_ext_wholesale_cost = row[16]
+                        c_store_sales_ss_ext_list_price = row[17]
+                        keep_store_sales = (
+                            v_ss_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_store_sales and not (
+                            c_store_sales_ss_ext_discount_amt.__class__ in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "store_sales",
+                                row,
+                                (
+                                    (
+                                        14,
+                                        "ss_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        15,
+                                        "ss_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        16,
+                                        "ss_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        17,
+                                        "ss_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_store_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_store_sales_ss_ext_list_price
+                                                    is None
+                                                    or c_store_sales_ss_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_store_sales_ss_ext_list_price
+                                                        - c_store_sales_ss_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_store_sales_ss_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_store_sales_ss_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales = self.store_sales
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.store_sales.get(
+                                (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                        _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _grp is None:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_ss_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_ss_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ss_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                (v_ss_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.store_sales[
+                                            (v_ss_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
                 def _lookup(
                     self,
                     v_c_customer_id,
@@ -1838,6 +2626,11 @@ def _make_derived1():
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "catalog_sales": self._batch_catalog_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -1894,6 +2687,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -2568,6 +3371,783 @@ def _make_derived1():
                                                 _o[2] + _v[2],
                                             )
                                         )
+
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_cs_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.catalog_sales[
+                                        (v_cs_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_catalog_sales(self, rows, mults):
+                    """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.catalog_sales_rows
+                    sums0 = {}  # atom catalog_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("catalog_sales", 34, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_catalog_sales_cs_ext_discount_amt = row[22]
+                        c_catalog_sales_cs_ext_sales_price = row[23]
+                        c_catalog_sales_cs_ext_wholesale_cost = row[24]
+                        c_catalog_sales_cs_ext_list_price = row[25]
+                        keep_catalog_sales = (
+                            v_cs_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_catalog_sales and not (
+                            c_catalog_sales_cs_ext_discount_amt.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "catalog_sales",
+                                row,
+                                (
+                                    (
+                                        22,
+                                        "cs_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        23,
+                                        "cs_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        24,
+                                        "cs_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        25,
+                                        "cs_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_catalog_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_catalog_sales_cs_ext_list_price
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_catalog_sales_cs_ext_list_price
+                                                        - c_catalog_sales_cs_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_catalog_sales_cs_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_catalog_sales_cs_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_cs_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("catalog_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales = self.catalog_sales
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom catalog_sales
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.catalog_sales.get(
+                                (v_cs_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = catalog_sales.get((v_cs_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)]
+                        _grp = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _grp is None:
+                            catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_cs_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_cs_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_cs_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_cs_sold_date_sk = self.date_dim_by_cs_sold_date_sk
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_cs_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                (v_cs_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_cs_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_cs_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_cs_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_cs_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        _g3 = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.catalog_sales[
+                                            (v_cs_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
 
                 def _lookup(
                     self,
@@ -3156,6 +4736,11 @@ def _make_derived1():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -3210,6 +4795,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -3829,6 +5424,737 @@ def _make_derived1():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_sales_price = row[23]
+                    c_web_sales_ws_ext_wholesale_cost = row[24]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales and not (
+                        c_web_sales_ws_ext_discount_amt.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_sales_price.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_wholesale_cost.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_list_price.__class__ in _NUM_OR_NULL
+                    ):
+                        raise _type_error(
+                            "web_sales",
+                            row,
+                            (
+                                (
+                                    22,
+                                    "ws_ext_discount_amt",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    23,
+                                    "ws_ext_sales_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    24,
+                                    "ws_ext_wholesale_cost",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    25,
+                                    "ws_ext_list_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                            ),
+                        )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * _div(
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if (
+                                                None
+                                                if c_web_sales_ws_ext_list_price is None
+                                                or c_web_sales_ws_ext_wholesale_cost
+                                                is None
+                                                else (
+                                                    c_web_sales_ws_ext_list_price
+                                                    - c_web_sales_ws_ext_wholesale_cost
+                                                )
+                                            )
+                                            is None
+                                            or c_web_sales_ws_ext_discount_amt is None
+                                            else (
+                                                (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                - c_web_sales_ws_ext_discount_amt
+                                            )
+                                        )
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -4407,6 +6733,11 @@ def _make_derived2():
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "store_sales": self._batch_store_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -4463,6 +6794,16 @@ def _make_derived2():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -5137,6 +7478,779 @@ def _make_derived2():
                                             )
                                         )
 
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_ss_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_store_sales_ss_ext_discount_amt = row[14]
+                        c_store_sales_ss_ext_sales_price = row[15]
+                        c_store_sales_ss_ext_wholesale_cost = row[16]
+                        c_store_sales_ss_ext_list_price = row[17]
+                        keep_store_sales = (
+                            v_ss_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_store_sales and not (
+                            c_store_sales_ss_ext_discount_amt.__class__ in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "store_sales",
+                                row,
+                                (
+                                    (
+                                        14,
+                                        "ss_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        15,
+                                        "ss_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        16,
+                                        "ss_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        17,
+                                        "ss_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_store_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_store_sales_ss_ext_list_price
+                                                    is None
+                                                    or c_store_sales_ss_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_store_sales_ss_ext_list_price
+                                                        - c_store_sales_ss_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_store_sales_ss_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_store_sales_ss_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales = self.store_sales
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.store_sales.get(
+                                (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                        _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _grp is None:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_ss_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_ss_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ss_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                (v_ss_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.store_sales[
+                                            (v_ss_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
                 def _lookup(
                     self,
                     v_c_customer_id,
@@ -5657,6 +8771,11 @@ def _make_derived2():
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "catalog_sales": self._batch_catalog_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -5713,6 +8832,16 @@ def _make_derived2():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -6387,6 +9516,783 @@ def _make_derived2():
                                                 _o[2] + _v[2],
                                             )
                                         )
+
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_cs_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.catalog_sales[
+                                        (v_cs_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_catalog_sales(self, rows, mults):
+                    """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.catalog_sales_rows
+                    sums0 = {}  # atom catalog_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("catalog_sales", 34, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_catalog_sales_cs_ext_discount_amt = row[22]
+                        c_catalog_sales_cs_ext_sales_price = row[23]
+                        c_catalog_sales_cs_ext_wholesale_cost = row[24]
+                        c_catalog_sales_cs_ext_list_price = row[25]
+                        keep_catalog_sales = (
+                            v_cs_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_catalog_sales and not (
+                            c_catalog_sales_cs_ext_discount_amt.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "catalog_sales",
+                                row,
+                                (
+                                    (
+                                        22,
+                                        "cs_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        23,
+                                        "cs_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        24,
+                                        "cs_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        25,
+                                        "cs_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_catalog_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_catalog_sales_cs_ext_list_price
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_catalog_sales_cs_ext_list_price
+                                                        - c_catalog_sales_cs_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_catalog_sales_cs_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_catalog_sales_cs_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_cs_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("catalog_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales = self.catalog_sales
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom catalog_sales
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.catalog_sales.get(
+                                (v_cs_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = catalog_sales.get((v_cs_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)]
+                        _grp = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _grp is None:
+                            catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_cs_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_cs_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_cs_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_cs_sold_date_sk = self.date_dim_by_cs_sold_date_sk
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_cs_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                (v_cs_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_cs_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_cs_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_cs_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_cs_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        _g3 = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.catalog_sales[
+                                            (v_cs_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
 
                 def _lookup(
                     self,
@@ -6975,6 +10881,11 @@ def _make_derived2():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -7029,6 +10940,16 @@ def _make_derived2():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -7648,6 +11569,737 @@ def _make_derived2():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_sales_price = row[23]
+                    c_web_sales_ws_ext_wholesale_cost = row[24]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales and not (
+                        c_web_sales_ws_ext_discount_amt.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_sales_price.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_wholesale_cost.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_list_price.__class__ in _NUM_OR_NULL
+                    ):
+                        raise _type_error(
+                            "web_sales",
+                            row,
+                            (
+                                (
+                                    22,
+                                    "ws_ext_discount_amt",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    23,
+                                    "ws_ext_sales_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    24,
+                                    "ws_ext_wholesale_cost",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    25,
+                                    "ws_ext_list_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                            ),
+                        )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * _div(
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if (
+                                                None
+                                                if c_web_sales_ws_ext_list_price is None
+                                                or c_web_sales_ws_ext_wholesale_cost
+                                                is None
+                                                else (
+                                                    c_web_sales_ws_ext_list_price
+                                                    - c_web_sales_ws_ext_wholesale_cost
+                                                )
+                                            )
+                                            is None
+                                            or c_web_sales_ws_ext_discount_amt is None
+                                            else (
+                                                (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                - c_web_sales_ws_ext_discount_amt
+                                            )
+                                        )
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -8226,6 +12878,11 @@ def _make_derived3():
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "store_sales": self._batch_store_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -8282,6 +12939,16 @@ def _make_derived3():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -8956,6 +13623,779 @@ def _make_derived3():
                                             )
                                         )
 
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_ss_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_store_sales_ss_ext_discount_amt = row[14]
+                        c_store_sales_ss_ext_sales_price = row[15]
+                        c_store_sales_ss_ext_wholesale_cost = row[16]
+                        c_store_sales_ss_ext_list_price = row[17]
+                        keep_store_sales = (
+                            v_ss_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_store_sales and not (
+                            c_store_sales_ss_ext_discount_amt.__class__ in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "store_sales",
+                                row,
+                                (
+                                    (
+                                        14,
+                                        "ss_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        15,
+                                        "ss_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        16,
+                                        "ss_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        17,
+                                        "ss_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_store_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_store_sales_ss_ext_list_price
+                                                    is None
+                                                    or c_store_sales_ss_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_store_sales_ss_ext_list_price
+                                                        - c_store_sales_ss_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_store_sales_ss_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_store_sales_ss_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales = self.store_sales
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.store_sales.get(
+                                (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                        _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _grp is None:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_ss_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_ss_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ss_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                (v_ss_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.store_sales[
+                                            (v_ss_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
                 def _lookup(
                     self,
                     v_c_customer_id,
@@ -9476,6 +14916,11 @@ def _make_derived3():
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "catalog_sales": self._batch_catalog_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -9532,6 +14977,16 @@ def _make_derived3():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -10206,6 +15661,783 @@ def _make_derived3():
                                                 _o[2] + _v[2],
                                             )
                                         )
+
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_cs_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.catalog_sales[
+                                        (v_cs_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_catalog_sales(self, rows, mults):
+                    """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.catalog_sales_rows
+                    sums0 = {}  # atom catalog_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("catalog_sales", 34, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_catalog_sales_cs_ext_discount_amt = row[22]
+                        c_catalog_sales_cs_ext_sales_price = row[23]
+                        c_catalog_sales_cs_ext_wholesale_cost = row[24]
+                        c_catalog_sales_cs_ext_list_price = row[25]
+                        keep_catalog_sales = (
+                            v_cs_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_catalog_sales and not (
+                            c_catalog_sales_cs_ext_discount_amt.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "catalog_sales",
+                                row,
+                                (
+                                    (
+                                        22,
+                                        "cs_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        23,
+                                        "cs_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        24,
+                                        "cs_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        25,
+                                        "cs_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_catalog_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_catalog_sales_cs_ext_list_price
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_catalog_sales_cs_ext_list_price
+                                                        - c_catalog_sales_cs_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_catalog_sales_cs_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_catalog_sales_cs_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_cs_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("catalog_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales = self.catalog_sales
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom catalog_sales
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.catalog_sales.get(
+                                (v_cs_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = catalog_sales.get((v_cs_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)]
+                        _grp = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _grp is None:
+                            catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_cs_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_cs_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_cs_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_cs_sold_date_sk = self.date_dim_by_cs_sold_date_sk
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_cs_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                (v_cs_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_cs_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_cs_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_cs_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_cs_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        _g3 = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.catalog_sales[
+                                            (v_cs_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
 
                 def _lookup(
                     self,
@@ -10794,6 +17026,11 @@ def _make_derived3():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -10848,6 +17085,16 @@ def _make_derived3():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -11467,6 +17714,737 @@ def _make_derived3():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_sales_price = row[23]
+                    c_web_sales_ws_ext_wholesale_cost = row[24]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales and not (
+                        c_web_sales_ws_ext_discount_amt.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_sales_price.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_wholesale_cost.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_list_price.__class__ in _NUM_OR_NULL
+                    ):
+                        raise _type_error(
+                            "web_sales",
+                            row,
+                            (
+                                (
+                                    22,
+                                    "ws_ext_discount_amt",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    23,
+                                    "ws_ext_sales_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    24,
+                                    "ws_ext_wholesale_cost",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    25,
+                                    "ws_ext_list_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                            ),
+                        )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * _div(
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if (
+                                                None
+                                                if c_web_sales_ws_ext_list_price is None
+                                                or c_web_sales_ws_ext_wholesale_cost
+                                                is None
+                                                else (
+                                                    c_web_sales_ws_ext_list_price
+                                                    - c_web_sales_ws_ext_wholesale_cost
+                                                )
+                                            )
+                                            is None
+                                            or c_web_sales_ws_ext_discount_amt is None
+                                            else (
+                                                (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                - c_web_sales_ws_ext_discount_amt
+                                            )
+                                        )
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -12045,6 +19023,11 @@ def _make_derived4():
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "store_sales": self._batch_store_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -12101,6 +19084,16 @@ def _make_derived4():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -12775,6 +19768,779 @@ def _make_derived4():
                                             )
                                         )
 
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_ss_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_store_sales_ss_ext_discount_amt = row[14]
+                        c_store_sales_ss_ext_sales_price = row[15]
+                        c_store_sales_ss_ext_wholesale_cost = row[16]
+                        c_store_sales_ss_ext_list_price = row[17]
+                        keep_store_sales = (
+                            v_ss_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_store_sales and not (
+                            c_store_sales_ss_ext_discount_amt.__class__ in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "store_sales",
+                                row,
+                                (
+                                    (
+                                        14,
+                                        "ss_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        15,
+                                        "ss_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        16,
+                                        "ss_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        17,
+                                        "ss_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_store_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_store_sales_ss_ext_list_price
+                                                    is None
+                                                    or c_store_sales_ss_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_store_sales_ss_ext_list_price
+                                                        - c_store_sales_ss_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_store_sales_ss_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_store_sales_ss_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales = self.store_sales
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.store_sales.get(
+                                (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                        _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _grp is None:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_ss_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_ss_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ss_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                (v_ss_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.store_sales[
+                                            (v_ss_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
                 def _lookup(
                     self,
                     v_c_customer_id,
@@ -13295,6 +21061,11 @@ def _make_derived4():
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "catalog_sales": self._batch_catalog_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -13351,6 +21122,16 @@ def _make_derived4():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -14025,6 +21806,783 @@ def _make_derived4():
                                                 _o[2] + _v[2],
                                             )
                                         )
+
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_cs_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.catalog_sales[
+                                        (v_cs_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_catalog_sales(self, rows, mults):
+                    """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.catalog_sales_rows
+                    sums0 = {}  # atom catalog_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("catalog_sales", 34, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_catalog_sales_cs_ext_discount_amt = row[22]
+                        c_catalog_sales_cs_ext_sales_price = row[23]
+                        c_catalog_sales_cs_ext_wholesale_cost = row[24]
+                        c_catalog_sales_cs_ext_list_price = row[25]
+                        keep_catalog_sales = (
+                            v_cs_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_catalog_sales and not (
+                            c_catalog_sales_cs_ext_discount_amt.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "catalog_sales",
+                                row,
+                                (
+                                    (
+                                        22,
+                                        "cs_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        23,
+                                        "cs_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        24,
+                                        "cs_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        25,
+                                        "cs_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_catalog_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_catalog_sales_cs_ext_list_price
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_catalog_sales_cs_ext_list_price
+                                                        - c_catalog_sales_cs_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_catalog_sales_cs_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_catalog_sales_cs_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_cs_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("catalog_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales = self.catalog_sales
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom catalog_sales
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.catalog_sales.get(
+                                (v_cs_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = catalog_sales.get((v_cs_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)]
+                        _grp = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _grp is None:
+                            catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_cs_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_cs_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_cs_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_cs_sold_date_sk = self.date_dim_by_cs_sold_date_sk
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_cs_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                (v_cs_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_cs_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_cs_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_cs_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_cs_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        _g3 = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.catalog_sales[
+                                            (v_cs_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
 
                 def _lookup(
                     self,
@@ -14613,6 +23171,11 @@ def _make_derived4():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -14667,6 +23230,16 @@ def _make_derived4():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -15286,6 +23859,737 @@ def _make_derived4():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_sales_price = row[23]
+                    c_web_sales_ws_ext_wholesale_cost = row[24]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales and not (
+                        c_web_sales_ws_ext_discount_amt.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_sales_price.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_wholesale_cost.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_list_price.__class__ in _NUM_OR_NULL
+                    ):
+                        raise _type_error(
+                            "web_sales",
+                            row,
+                            (
+                                (
+                                    22,
+                                    "ws_ext_discount_amt",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    23,
+                                    "ws_ext_sales_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    24,
+                                    "ws_ext_wholesale_cost",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    25,
+                                    "ws_ext_list_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                            ),
+                        )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * _div(
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if (
+                                                None
+                                                if c_web_sales_ws_ext_list_price is None
+                                                or c_web_sales_ws_ext_wholesale_cost
+                                                is None
+                                                else (
+                                                    c_web_sales_ws_ext_list_price
+                                                    - c_web_sales_ws_ext_wholesale_cost
+                                                )
+                                            )
+                                            is None
+                                            or c_web_sales_ws_ext_discount_amt is None
+                                            else (
+                                                (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                - c_web_sales_ws_ext_discount_amt
+                                            )
+                                        )
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -15864,6 +25168,11 @@ def _make_derived5():
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "store_sales": self._batch_store_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -15920,6 +25229,16 @@ def _make_derived5():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -16594,6 +25913,779 @@ def _make_derived5():
                                             )
                                         )
 
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_ss_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_store_sales_ss_ext_discount_amt = row[14]
+                        c_store_sales_ss_ext_sales_price = row[15]
+                        c_store_sales_ss_ext_wholesale_cost = row[16]
+                        c_store_sales_ss_ext_list_price = row[17]
+                        keep_store_sales = (
+                            v_ss_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_store_sales and not (
+                            c_store_sales_ss_ext_discount_amt.__class__ in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "store_sales",
+                                row,
+                                (
+                                    (
+                                        14,
+                                        "ss_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        15,
+                                        "ss_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        16,
+                                        "ss_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        17,
+                                        "ss_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_store_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_store_sales_ss_ext_list_price
+                                                    is None
+                                                    or c_store_sales_ss_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_store_sales_ss_ext_list_price
+                                                        - c_store_sales_ss_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_store_sales_ss_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_store_sales_ss_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales = self.store_sales
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.store_sales.get(
+                                (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                        _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _grp is None:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_ss_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_ss_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ss_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                (v_ss_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.store_sales[
+                                            (v_ss_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
                 def _lookup(
                     self,
                     v_c_customer_id,
@@ -17114,6 +27206,11 @@ def _make_derived5():
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "catalog_sales": self._batch_catalog_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -17170,6 +27267,16 @@ def _make_derived5():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -17844,6 +27951,783 @@ def _make_derived5():
                                                 _o[2] + _v[2],
                                             )
                                         )
+
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_cs_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.catalog_sales[
+                                        (v_cs_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_catalog_sales(self, rows, mults):
+                    """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.catalog_sales_rows
+                    sums0 = {}  # atom catalog_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("catalog_sales", 34, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_catalog_sales_cs_ext_discount_amt = row[22]
+                        c_catalog_sales_cs_ext_sales_price = row[23]
+                        c_catalog_sales_cs_ext_wholesale_cost = row[24]
+                        c_catalog_sales_cs_ext_list_price = row[25]
+                        keep_catalog_sales = (
+                            v_cs_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_catalog_sales and not (
+                            c_catalog_sales_cs_ext_discount_amt.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "catalog_sales",
+                                row,
+                                (
+                                    (
+                                        22,
+                                        "cs_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        23,
+                                        "cs_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        24,
+                                        "cs_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        25,
+                                        "cs_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_catalog_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_catalog_sales_cs_ext_list_price
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_catalog_sales_cs_ext_list_price
+                                                        - c_catalog_sales_cs_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_catalog_sales_cs_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_catalog_sales_cs_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_cs_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("catalog_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales = self.catalog_sales
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom catalog_sales
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.catalog_sales.get(
+                                (v_cs_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = catalog_sales.get((v_cs_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)]
+                        _grp = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _grp is None:
+                            catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_cs_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_cs_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_cs_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_cs_sold_date_sk = self.date_dim_by_cs_sold_date_sk
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_cs_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                (v_cs_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_cs_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_cs_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_cs_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_cs_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        _g3 = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.catalog_sales[
+                                            (v_cs_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
 
                 def _lookup(
                     self,
@@ -18432,6 +29316,11 @@ def _make_derived5():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -18486,6 +29375,16 @@ def _make_derived5():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -19105,6 +30004,737 @@ def _make_derived5():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_sales_price = row[23]
+                    c_web_sales_ws_ext_wholesale_cost = row[24]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales and not (
+                        c_web_sales_ws_ext_discount_amt.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_sales_price.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_wholesale_cost.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_list_price.__class__ in _NUM_OR_NULL
+                    ):
+                        raise _type_error(
+                            "web_sales",
+                            row,
+                            (
+                                (
+                                    22,
+                                    "ws_ext_discount_amt",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    23,
+                                    "ws_ext_sales_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    24,
+                                    "ws_ext_wholesale_cost",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    25,
+                                    "ws_ext_list_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                            ),
+                        )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * _div(
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if (
+                                                None
+                                                if c_web_sales_ws_ext_list_price is None
+                                                or c_web_sales_ws_ext_wholesale_cost
+                                                is None
+                                                else (
+                                                    c_web_sales_ws_ext_list_price
+                                                    - c_web_sales_ws_ext_wholesale_cost
+                                                )
+                                            )
+                                            is None
+                                            or c_web_sales_ws_ext_discount_amt is None
+                                            else (
+                                                (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                - c_web_sales_ws_ext_discount_amt
+                                            )
+                                        )
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -19683,6 +31313,11 @@ def _make_derived6():
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "store_sales": self._batch_store_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -19739,6 +31374,16 @@ def _make_derived6():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -20413,6 +32058,779 @@ def _make_derived6():
                                             )
                                         )
 
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_ss_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_store_sales_ss_ext_discount_amt = row[14]
+                        c_store_sales_ss_ext_sales_price = row[15]
+                        c_store_sales_ss_ext_wholesale_cost = row[16]
+                        c_store_sales_ss_ext_list_price = row[17]
+                        keep_store_sales = (
+                            v_ss_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_store_sales and not (
+                            c_store_sales_ss_ext_discount_amt.__class__ in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_store_sales_ss_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "store_sales",
+                                row,
+                                (
+                                    (
+                                        14,
+                                        "ss_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        15,
+                                        "ss_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        16,
+                                        "ss_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        17,
+                                        "ss_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_store_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_store_sales_ss_ext_list_price
+                                                    is None
+                                                    or c_store_sales_ss_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_store_sales_ss_ext_list_price
+                                                        - c_store_sales_ss_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_store_sales_ss_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_store_sales_ss_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_store_sales_ss_ext_list_price is not None
+                                    and c_store_sales_ss_ext_wholesale_cost is not None
+                                    and c_store_sales_ss_ext_discount_amt is not None
+                                    and c_store_sales_ss_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales = self.store_sales
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.store_sales.get(
+                                (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                        _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _grp is None:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_ss_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_ss_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ss_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                (v_ss_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_ss_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.store_sales[
+                                            (v_ss_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
                 def _lookup(
                     self,
                     v_c_customer_id,
@@ -20933,6 +33351,11 @@ def _make_derived6():
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "catalog_sales": self._batch_catalog_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -20989,6 +33412,16 @@ def _make_derived6():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -21664,6 +34097,783 @@ def _make_derived6():
                                             )
                                         )
 
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_customer_id = row[1]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_preferred_cust_flag = row[10]
+                        v_c_birth_country = row[14]
+                        v_c_login = row[15]
+                        v_c_email_address = row[16]
+                        if v_c_customer_sk is None or v_c_customer_id is None:
+                            raise _null_error(
+                                "customer",
+                                row,
+                                ((0, "c_customer_sk"), (1, "c_customer_id")),
+                            )
+                        _p = (d, d, d)
+                        _k = (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_customer_id,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                            v_c_birth_country,
+                            v_c_login,
+                            v_c_email_address,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                )
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_customer_sk[v_c_customer_sk]
+                        _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del customer_count_by_c_customer_sk[v_c_customer_sk]
+                        _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_cs_sold_date_sk,
+                                ), _m3 in self.n1_by_c_customer_sk[
+                                    v_c_customer_sk
+                                ].items():
+                                    _m4 = self.catalog_sales[
+                                        (v_cs_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+                def _batch_catalog_sales(self, rows, mults):
+                    """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.catalog_sales_rows
+                    sums0 = {}  # atom catalog_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("catalog_sales", 34, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_c_customer_sk = row[3]
+                        c_catalog_sales_cs_ext_discount_amt = row[22]
+                        c_catalog_sales_cs_ext_sales_price = row[23]
+                        c_catalog_sales_cs_ext_wholesale_cost = row[24]
+                        c_catalog_sales_cs_ext_list_price = row[25]
+                        keep_catalog_sales = (
+                            v_cs_sold_date_sk is not None
+                            and v_c_customer_sk is not None
+                        )
+                        if keep_catalog_sales and not (
+                            c_catalog_sales_cs_ext_discount_amt.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_sales_price.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_wholesale_cost.__class__
+                            in _NUM_OR_NULL
+                            and c_catalog_sales_cs_ext_list_price.__class__
+                            in _NUM_OR_NULL
+                        ):
+                            raise _type_error(
+                                "catalog_sales",
+                                row,
+                                (
+                                    (
+                                        22,
+                                        "cs_ext_discount_amt",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        23,
+                                        "cs_ext_sales_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        24,
+                                        "cs_ext_wholesale_cost",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                    (
+                                        25,
+                                        "cs_ext_list_price",
+                                        _NUM_OR_NULL,
+                                        "a number or None",
+                                    ),
+                                ),
+                            )
+                        if keep_catalog_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d
+                                    * _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_catalog_sales_cs_ext_list_price
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_catalog_sales_cs_ext_list_price
+                                                        - c_catalog_sales_cs_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_catalog_sales_cs_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_catalog_sales_cs_ext_discount_amt
+                                                )
+                                            )
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
+                                    if c_catalog_sales_cs_ext_list_price is not None
+                                    and c_catalog_sales_cs_ext_wholesale_cost
+                                    is not None
+                                    and c_catalog_sales_cs_ext_discount_amt is not None
+                                    and c_catalog_sales_cs_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_cs_sold_date_sk, v_c_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("catalog_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales = self.catalog_sales
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom catalog_sales
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_c_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.catalog_sales.get(
+                                (v_cs_sold_date_sk, v_c_customer_sk), _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = catalog_sales.get((v_cs_sold_date_sk, v_c_customer_sk))
+                        if _o is None:
+                            catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)] = _n
+                            else:
+                                del catalog_sales[(v_cs_sold_date_sk, v_c_customer_sk)]
+                        _grp = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _grp is None:
+                            catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {v_c_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_c_customer_sk)
+                            if _o is None:
+                                _grp[v_c_customer_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_c_customer_sk] = _n
+                                else:
+                                    del _grp[v_c_customer_sk]
+                                    if not _grp:
+                                        del catalog_sales_c_customer_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_cs_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m6 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m5[0] * _m6[0],
+                                                _p[1] * _m5[1] * _m6[1],
+                                                _p[2] * _m5[2] * _m6[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        if v_cs_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_cs_sold_date_sk, v_d_year)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_c_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_c_customer_sk = (
+                        self.customer_count_by_c_customer_sk
+                    )
+                    date_dim_by_cs_sold_date_sk = self.date_dim_by_cs_sold_date_sk
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                    n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_d_year = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_cs_sold_date_sk, v_d_year))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                (v_cs_sold_date_sk, v_d_year): _p
+                            }
+                        else:
+                            _o = _grp.get((v_cs_sold_date_sk, v_d_year))
+                            if _o is None:
+                                _grp[(v_cs_sold_date_sk, v_d_year)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_cs_sold_date_sk, v_d_year)] = _n
+                                else:
+                                    del _grp[(v_cs_sold_date_sk, v_d_year)]
+                                    if not _grp:
+                                        del date_dim_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        _g3 = catalog_sales_c_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _g3:
+                            for v_c_customer_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                                if _grp is None:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        (v_c_customer_sk, v_cs_sold_date_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_c_customer_sk, v_cs_sold_date_sk))
+                                    if _o is None:
+                                        _grp[(v_c_customer_sk, v_cs_sold_date_sk)] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_c_customer_sk, v_cs_sold_date_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_c_customer_sk[v_c_customer_sk]
+                                _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                                if _o is None:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                    else:
+                                        del n1_count_by_c_customer_sk[v_c_customer_sk]
+                                _w4 = customer_count_by_c_customer_sk.get(
+                                    v_c_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n0_root.get(v_c_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_c_customer_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_c_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_c_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.catalog_sales[
+                                            (v_cs_sold_date_sk, v_c_customer_sk)
+                                        ]
+                                        for (
+                                            v_c_customer_sk,
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                        ), _m7 in self.customer_by_c_customer_sk[
+                                            v_c_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                                v_c_preferred_cust_flag,
+                                                v_c_birth_country,
+                                                v_c_login,
+                                                v_c_email_address,
+                                                v_d_year,
+                                            )
+                                            _v = (
+                                                _p[0] * _m6[0] * _m7[0],
+                                                _p[1] * _m6[1] * _m7[1],
+                                                _p[2] * _m6[2] * _m7[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
                 def _lookup(
                     self,
                     v_c_customer_id,
@@ -22251,6 +35461,11 @@ def _make_derived6():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -22305,6 +35520,16 @@ def _make_derived6():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -22924,6 +36149,737 @@ def _make_derived6():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_sales_price = row[23]
+                    c_web_sales_ws_ext_wholesale_cost = row[24]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales and not (
+                        c_web_sales_ws_ext_discount_amt.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_sales_price.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_wholesale_cost.__class__ in _NUM_OR_NULL
+                        and c_web_sales_ws_ext_list_price.__class__ in _NUM_OR_NULL
+                    ):
+                        raise _type_error(
+                            "web_sales",
+                            row,
+                            (
+                                (
+                                    22,
+                                    "ws_ext_discount_amt",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    23,
+                                    "ws_ext_sales_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    24,
+                                    "ws_ext_wholesale_cost",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                                (
+                                    25,
+                                    "ws_ext_list_price",
+                                    _NUM_OR_NULL,
+                                    "a number or None",
+                                ),
+                            ),
+                        )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * _div(
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if (
+                                                None
+                                                if c_web_sales_ws_ext_list_price is None
+                                                or c_web_sales_ws_ext_wholesale_cost
+                                                is None
+                                                else (
+                                                    c_web_sales_ws_ext_list_price
+                                                    - c_web_sales_ws_ext_wholesale_cost
+                                                )
+                                            )
+                                            is None
+                                            or c_web_sales_ws_ext_discount_amt is None
+                                            else (
+                                                (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                - c_web_sales_ws_ext_discount_amt
+                                            )
+                                        )
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_wholesale_cost is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                and c_web_sales_ws_ext_sales_price is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -23477,6 +37433,7 @@ class View:
             "catalog_sales": self._apply_catalog_sales,
             "web_sales": self._apply_web_sales,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
         self.sub_derived3 = _derived3_view(push=True)  # a subquery's inner view
@@ -23558,6 +37515,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

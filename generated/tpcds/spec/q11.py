@@ -442,6 +442,11 @@ def _make_derived1():
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "store_sales": self._batch_store_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -496,6 +501,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -1025,6 +1040,636 @@ def _make_derived1():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ss_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.store_sales[
+                                    (v_ss_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_store_sales(self, rows, mults):
+                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_sales_rows
+                sums0 = {}  # atom store_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 23:
+                        raise ViewError(_arity_message("store_sales", 23, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_c_customer_sk = row[3]
+                    c_store_sales_ss_ext_discount_amt = row[14]
+                    c_store_sales_ss_ext_list_price = row[17]
+                    keep_store_sales = (
+                        v_ss_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_store_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_store_sales_ss_ext_list_price is not None
+                                and c_store_sales_ss_ext_discount_amt is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * round(
+                                    (
+                                        None
+                                        if c_store_sales_ss_ext_list_price is None
+                                        or c_store_sales_ss_ext_discount_amt is None
+                                        else (
+                                            c_store_sales_ss_ext_list_price
+                                            - c_store_sales_ss_ext_discount_amt
+                                        )
+                                    )
+                                    * 100
+                                )
+                                if c_store_sales_ss_ext_list_price is not None
+                                and c_store_sales_ss_ext_discount_amt is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                store_sales = self.store_sales
+                store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                )
+                # atom store_sales
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.store_sales.get(
+                            (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                    _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _grp is None:
+                        store_sales_c_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ss_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ss_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ss_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            (v_ss_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -1494,6 +2139,11 @@ def _make_derived1():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -1548,6 +2198,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -2074,6 +2734,636 @@ def _make_derived1():
                                             _o[2] + _v[2],
                                         )
                                     )
+
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * round(
+                                    (
+                                        None
+                                        if c_web_sales_ws_ext_list_price is None
+                                        or c_web_sales_ws_ext_discount_amt is None
+                                        else (
+                                            c_web_sales_ws_ext_list_price
+                                            - c_web_sales_ws_ext_discount_amt
+                                        )
+                                    )
+                                    * 100
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
 
             def _lookup(
                 self,
@@ -2605,6 +3895,11 @@ def _make_derived2():
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "store_sales": self._batch_store_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -2659,6 +3954,16 @@ def _make_derived2():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -3188,6 +4493,636 @@ def _make_derived2():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ss_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.store_sales[
+                                    (v_ss_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_store_sales(self, rows, mults):
+                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_sales_rows
+                sums0 = {}  # atom store_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 23:
+                        raise ViewError(_arity_message("store_sales", 23, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_c_customer_sk = row[3]
+                    c_store_sales_ss_ext_discount_amt = row[14]
+                    c_store_sales_ss_ext_list_price = row[17]
+                    keep_store_sales = (
+                        v_ss_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_store_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_store_sales_ss_ext_list_price is not None
+                                and c_store_sales_ss_ext_discount_amt is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * round(
+                                    (
+                                        None
+                                        if c_store_sales_ss_ext_list_price is None
+                                        or c_store_sales_ss_ext_discount_amt is None
+                                        else (
+                                            c_store_sales_ss_ext_list_price
+                                            - c_store_sales_ss_ext_discount_amt
+                                        )
+                                    )
+                                    * 100
+                                )
+                                if c_store_sales_ss_ext_list_price is not None
+                                and c_store_sales_ss_ext_discount_amt is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                store_sales = self.store_sales
+                store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                )
+                # atom store_sales
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.store_sales.get(
+                            (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                    _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _grp is None:
+                        store_sales_c_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ss_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ss_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ss_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            (v_ss_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -3657,6 +5592,11 @@ def _make_derived2():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -3711,6 +5651,16 @@ def _make_derived2():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -4237,6 +6187,636 @@ def _make_derived2():
                                             _o[2] + _v[2],
                                         )
                                     )
+
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * round(
+                                    (
+                                        None
+                                        if c_web_sales_ws_ext_list_price is None
+                                        or c_web_sales_ws_ext_discount_amt is None
+                                        else (
+                                            c_web_sales_ws_ext_list_price
+                                            - c_web_sales_ws_ext_discount_amt
+                                        )
+                                    )
+                                    * 100
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
 
             def _lookup(
                 self,
@@ -4768,6 +7348,11 @@ def _make_derived3():
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "store_sales": self._batch_store_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -4822,6 +7407,16 @@ def _make_derived3():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -5351,6 +7946,636 @@ def _make_derived3():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ss_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.store_sales[
+                                    (v_ss_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_store_sales(self, rows, mults):
+                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_sales_rows
+                sums0 = {}  # atom store_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 23:
+                        raise ViewError(_arity_message("store_sales", 23, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_c_customer_sk = row[3]
+                    c_store_sales_ss_ext_discount_amt = row[14]
+                    c_store_sales_ss_ext_list_price = row[17]
+                    keep_store_sales = (
+                        v_ss_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_store_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_store_sales_ss_ext_list_price is not None
+                                and c_store_sales_ss_ext_discount_amt is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * round(
+                                    (
+                                        None
+                                        if c_store_sales_ss_ext_list_price is None
+                                        or c_store_sales_ss_ext_discount_amt is None
+                                        else (
+                                            c_store_sales_ss_ext_list_price
+                                            - c_store_sales_ss_ext_discount_amt
+                                        )
+                                    )
+                                    * 100
+                                )
+                                if c_store_sales_ss_ext_list_price is not None
+                                and c_store_sales_ss_ext_discount_amt is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                store_sales = self.store_sales
+                store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                )
+                # atom store_sales
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.store_sales.get(
+                            (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                    _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _grp is None:
+                        store_sales_c_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ss_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ss_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ss_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            (v_ss_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -5820,6 +9045,11 @@ def _make_derived3():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -5874,6 +9104,16 @@ def _make_derived3():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -6400,6 +9640,636 @@ def _make_derived3():
                                             _o[2] + _v[2],
                                         )
                                     )
+
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * round(
+                                    (
+                                        None
+                                        if c_web_sales_ws_ext_list_price is None
+                                        or c_web_sales_ws_ext_discount_amt is None
+                                        else (
+                                            c_web_sales_ws_ext_list_price
+                                            - c_web_sales_ws_ext_discount_amt
+                                        )
+                                    )
+                                    * 100
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
 
             def _lookup(
                 self,
@@ -6931,6 +10801,11 @@ def _make_derived4():
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "store_sales": self._batch_store_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -6985,6 +10860,16 @@ def _make_derived4():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -7514,6 +11399,636 @@ def _make_derived4():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ss_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.store_sales[
+                                    (v_ss_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_store_sales(self, rows, mults):
+                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_sales_rows
+                sums0 = {}  # atom store_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 23:
+                        raise ViewError(_arity_message("store_sales", 23, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_c_customer_sk = row[3]
+                    c_store_sales_ss_ext_discount_amt = row[14]
+                    c_store_sales_ss_ext_list_price = row[17]
+                    keep_store_sales = (
+                        v_ss_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_store_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_store_sales_ss_ext_list_price is not None
+                                and c_store_sales_ss_ext_discount_amt is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * round(
+                                    (
+                                        None
+                                        if c_store_sales_ss_ext_list_price is None
+                                        or c_store_sales_ss_ext_discount_amt is None
+                                        else (
+                                            c_store_sales_ss_ext_list_price
+                                            - c_store_sales_ss_ext_discount_amt
+                                        )
+                                    )
+                                    * 100
+                                )
+                                if c_store_sales_ss_ext_list_price is not None
+                                and c_store_sales_ss_ext_discount_amt is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ss_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                store_sales = self.store_sales
+                store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                )
+                # atom store_sales
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.store_sales.get(
+                            (v_ss_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                    _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _grp is None:
+                        store_sales_c_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ss_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ss_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                store_sales_c_customer_sk_by_ss_sold_date_sk = (
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ss_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            (v_ss_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ss_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -7983,6 +12498,11 @@ def _make_derived4():
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer,
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -8037,6 +12557,16 @@ def _make_derived4():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -8564,6 +13094,636 @@ def _make_derived4():
                                         )
                                     )
 
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_c_customer_sk = row[0]
+                    v_c_customer_id = row[1]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    v_c_preferred_cust_flag = row[10]
+                    v_c_birth_country = row[14]
+                    v_c_login = row[15]
+                    v_c_email_address = row[16]
+                    if v_c_customer_sk is None or v_c_customer_id is None:
+                        raise _null_error(
+                            "customer",
+                            row,
+                            ((0, "c_customer_sk"), (1, "c_customer_id")),
+                        )
+                    _p = (d, d, d)
+                    _k = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_c_customer_sk = self.customer_by_c_customer_sk
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                n0_root = self.n0_root
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
+                    if _grp is None:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_c_customer_sk,
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_c_customer_sk[v_c_customer_sk]
+                    _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _o is None:
+                        customer_count_by_c_customer_sk[v_c_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_count_by_c_customer_sk[v_c_customer_sk] = _n
+                        else:
+                            del customer_count_by_c_customer_sk[v_c_customer_sk]
+                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_c_customer_sk)
+                        if _o is None:
+                            n0_root[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_c_customer_sk] = _n
+                            else:
+                                del n0_root[v_c_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_c_customer_sk,
+                                v_ws_sold_date_sk,
+                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_c_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                        v_d_year,
+                                    )
+                                    _v = (
+                                        _p[0] * _m4[0] * _m5[0],
+                                        _p[1] * _m4[1] * _m5[1],
+                                        _p[2] * _m4[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_c_customer_sk = row[4]
+                    c_web_sales_ws_ext_discount_amt = row[22]
+                    c_web_sales_ws_ext_list_price = row[25]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None and v_c_customer_sk is not None
+                    )
+                    if keep_web_sales:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                else 0
+                            ),
+                            (
+                                d
+                                * round(
+                                    (
+                                        None
+                                        if c_web_sales_ws_ext_list_price is None
+                                        or c_web_sales_ws_ext_discount_amt is None
+                                        else (
+                                            c_web_sales_ws_ext_list_price
+                                            - c_web_sales_ws_ext_discount_amt
+                                        )
+                                    )
+                                    * 100
+                                )
+                                if c_web_sales_ws_ext_list_price is not None
+                                and c_web_sales_ws_ext_discount_amt is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ws_sold_date_sk, v_c_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales = self.web_sales
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_c_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_c_customer_sk), _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                    _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_c_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_c_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_c_customer_sk)
+                        if _o is None:
+                            _grp[v_c_customer_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_c_customer_sk] = _n
+                            else:
+                                del _grp[v_c_customer_sk]
+                                if not _grp:
+                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                        if _grp is None:
+                            n1_by_c_customer_sk[v_c_customer_sk] = {
+                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                            if _o is None:
+                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                else:
+                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                    if not _grp:
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                        _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _o is None:
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                            else:
+                                del n1_count_by_c_customer_sk[v_c_customer_sk]
+                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_c_customer_sk)
+                            if _o is None:
+                                n0_root[v_c_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_c_customer_sk] = _n
+                                else:
+                                    del n0_root[v_c_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_year,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m6 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m5[0] * _m6[0],
+                                            _p[1] * _m5[1] * _m6[1],
+                                            _p[2] * _m5[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = (d, d, d)
+                    _k = (v_ws_sold_date_sk, v_d_year)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_c_customer_sk = self.customer_count_by_c_customer_sk
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_c_customer_sk = self.n1_by_c_customer_sk
+                n1_count_by_c_customer_sk = self.n1_count_by_c_customer_sk
+                web_sales_c_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_c_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_c_customer_sk, _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
+                            if _grp is None:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
+                                if _o is None:
+                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    else:
+                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
+                                        if not _grp:
+                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                            _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _o is None:
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_c_customer_sk[v_c_customer_sk] = _n
+                                else:
+                                    del n1_count_by_c_customer_sk[v_c_customer_sk]
+                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_c_customer_sk)
+                                if _o is None:
+                                    n0_root[v_c_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_c_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_c_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_c_customer_sk)
+                                    ]
+                                    for (
+                                        v_c_customer_sk,
+                                        v_c_customer_id,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_preferred_cust_flag,
+                                        v_c_birth_country,
+                                        v_c_login,
+                                        v_c_email_address,
+                                    ), _m7 in self.customer_by_c_customer_sk[
+                                        v_c_customer_sk
+                                    ].items():
+                                        _k = (
+                                            v_c_customer_id,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_preferred_cust_flag,
+                                            v_c_birth_country,
+                                            v_c_login,
+                                            v_c_email_address,
+                                            v_d_year,
+                                        )
+                                        _v = (
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_c_customer_id,
@@ -9056,6 +14216,7 @@ class View:
             "date_dim": self._apply_date_dim,
             "web_sales": self._apply_web_sales,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
         self.sub_derived3 = _derived3_view(push=True)  # a subquery's inner view
@@ -9129,6 +14290,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

@@ -332,6 +332,12 @@ class View:
             "customer_address": self._apply_customer_address,
             "date_dim": self._apply_date_dim,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "catalog_sales": self._batch_catalog_sales,
+            "customer": self._batch_customer,
+            "customer_address": self._batch_customer_address,
+            "date_dim": self._batch_date_dim,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -388,6 +394,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -978,6 +994,808 @@ class View:
             del store[row]
         # atom date_dim
         if keep_date_dim:
+            _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _o is None:
+                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
+                else:
+                    del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+            _g3 = (
+                catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk.get(
+                    v_cs_sold_date_sk
+                )
+            )
+            if _g3:
+                for (v_cs_bill_customer_sk, v_cs_sales_price), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n4_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _grp is None:
+                        n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                            (v_cs_bill_customer_sk, v_cs_sales_price): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_cs_bill_customer_sk, v_cs_sales_price))
+                        if _o is None:
+                            _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _n
+                            else:
+                                del _grp[(v_cs_bill_customer_sk, v_cs_sales_price)]
+                                if not _grp:
+                                    del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                    _o = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _o is None:
+                        n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
+                        else:
+                            del n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                    _w4 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_cs_bill_customer_sk)
+                        if _o is None:
+                            n0_root[v_cs_bill_customer_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_cs_bill_customer_sk] = _n
+                            else:
+                                del n0_root[v_cs_bill_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_cs_bill_customer_sk,
+                                v_c_current_addr_sk,
+                            ), _m6 in self.n1_by_cs_bill_customer_sk[
+                                v_cs_bill_customer_sk
+                            ].items():
+                                _m7 = self.customer[
+                                    (v_cs_bill_customer_sk, v_c_current_addr_sk)
+                                ]
+                                for (
+                                    v_c_current_addr_sk,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                ), _m8 in self.customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ].items():
+                                    if (
+                                        (
+                                            v_ca_zip is not None
+                                            and (
+                                                None
+                                                if v_ca_zip[0:5] is None
+                                                else (
+                                                    v_ca_zip[0:5]
+                                                    in (
+                                                        "85669",
+                                                        "86197",
+                                                        "88274",
+                                                        "83405",
+                                                        "86475",
+                                                        "85392",
+                                                        "85460",
+                                                        "80348",
+                                                        "81792",
+                                                    )
+                                                )
+                                            )
+                                        )
+                                        or (
+                                            v_ca_state is not None
+                                            and (v_ca_state in ("CA", "WA", "GA"))
+                                        )
+                                    ) or (
+                                        v_cs_sales_price is not None
+                                        and (v_cs_sales_price > 500)
+                                    ):  # conditions on result rows
+                                        _k = (v_ca_zip,)
+                                        _v = (
+                                            _d2[0] * _m7[0] * _m8[0],
+                                            _d2[1] * _m7[1] * _m8[1],
+                                            _d2[2] * _m7[2] * _m8[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+    def _batch_catalog_sales(self, rows, mults):
+        """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.catalog_sales_rows
+        sums0 = {}  # atom catalog_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 34:
+                raise ViewError(_arity_message("catalog_sales", 34, row))
+            v_cs_sold_date_sk = row[0]
+            v_cs_bill_customer_sk = row[3]
+            v_cs_sales_price = row[21]
+            keep_catalog_sales = (
+                v_cs_sold_date_sk is not None and v_cs_bill_customer_sk is not None
+            )
+            if keep_catalog_sales and not (v_cs_sales_price.__class__ in _NUM_OR_NULL):
+                raise _type_error(
+                    "catalog_sales",
+                    row,
+                    ((21, "cs_sales_price", _NUM_OR_NULL, "a number or None"),),
+                )
+            if keep_catalog_sales:
+                _p = (
+                    d,
+                    (d if v_cs_sales_price is not None else 0),
+                    (
+                        d * round(v_cs_sales_price * 100)
+                        if v_cs_sales_price is not None
+                        else 0
+                    ),
+                )
+                _k = (v_cs_sold_date_sk, v_cs_bill_customer_sk, v_cs_sales_price)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("catalog_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk = (
+            self.catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk
+        )
+        date_dim_count_by_cs_sold_date_sk = self.date_dim_count_by_cs_sold_date_sk
+        n0_root = self.n0_root
+        n1_count_by_cs_bill_customer_sk = self.n1_count_by_cs_bill_customer_sk
+        n4_by_cs_bill_customer_sk = self.n4_by_cs_bill_customer_sk
+        n4_count_by_cs_bill_customer_sk = self.n4_count_by_cs_bill_customer_sk
+        # atom catalog_sales
+        for _k, _p in sums0.items():
+            v_cs_sold_date_sk, v_cs_bill_customer_sk, v_cs_sales_price = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        or _EMPTY
+                    ).get((v_cs_bill_customer_sk, v_cs_sales_price))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = (
+                catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk.get(
+                    v_cs_sold_date_sk
+                )
+            )
+            if _grp is None:
+                catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                    v_cs_sold_date_sk
+                ] = {(v_cs_bill_customer_sk, v_cs_sales_price): _p}
+            else:
+                _o = _grp.get((v_cs_bill_customer_sk, v_cs_sales_price))
+                if _o is None:
+                    _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _n
+                    else:
+                        del _grp[(v_cs_bill_customer_sk, v_cs_sales_price)]
+                        if not _grp:
+                            del catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ]
+            _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n4_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _grp is None:
+                    n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                        (v_cs_bill_customer_sk, v_cs_sales_price): _d2
+                    }
+                else:
+                    _o = _grp.get((v_cs_bill_customer_sk, v_cs_sales_price))
+                    if _o is None:
+                        _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _n
+                        else:
+                            del _grp[(v_cs_bill_customer_sk, v_cs_sales_price)]
+                            if not _grp:
+                                del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                _o = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _o is None:
+                    n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
+                    else:
+                        del n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                _w3 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n0_root.get(v_cs_bill_customer_sk)
+                    if _o is None:
+                        n0_root[v_cs_bill_customer_sk] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n0_root[v_cs_bill_customer_sk] = _n
+                        else:
+                            del n0_root[v_cs_bill_customer_sk]
+                    if pending is not None:
+                        for (
+                            v_cs_bill_customer_sk,
+                            v_c_current_addr_sk,
+                        ), _m5 in self.n1_by_cs_bill_customer_sk[
+                            v_cs_bill_customer_sk
+                        ].items():
+                            _m6 = self.customer[
+                                (v_cs_bill_customer_sk, v_c_current_addr_sk)
+                            ]
+                            for (
+                                v_c_current_addr_sk,
+                                v_ca_state,
+                                v_ca_zip,
+                            ), _m7 in self.customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ].items():
+                                if (
+                                    (
+                                        v_ca_zip is not None
+                                        and (
+                                            None
+                                            if v_ca_zip[0:5] is None
+                                            else (
+                                                v_ca_zip[0:5]
+                                                in (
+                                                    "85669",
+                                                    "86197",
+                                                    "88274",
+                                                    "83405",
+                                                    "86475",
+                                                    "85392",
+                                                    "85460",
+                                                    "80348",
+                                                    "81792",
+                                                )
+                                            )
+                                        )
+                                    )
+                                    or (
+                                        v_ca_state is not None
+                                        and (v_ca_state in ("CA", "WA", "GA"))
+                                    )
+                                ) or (
+                                    v_cs_sales_price is not None
+                                    and (v_cs_sales_price > 500)
+                                ):  # conditions on result rows
+                                    _k = (v_ca_zip,)
+                                    _v = (
+                                        _d2[0] * _m6[0] * _m7[0],
+                                        _d2[1] * _m6[1] * _m7[1],
+                                        _d2[2] * _m6[2] * _m7[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 18:
+                raise ViewError(_arity_message("customer", 18, row))
+            v_cs_bill_customer_sk = row[0]
+            v_c_current_addr_sk = row[4]
+            if v_cs_bill_customer_sk is None:
+                raise _null_error("customer", row, ((0, "c_customer_sk"),))
+            keep_customer = v_c_current_addr_sk is not None
+            if keep_customer:
+                _p = (d, d, d)
+                _k = (v_cs_bill_customer_sk, v_c_current_addr_sk)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer = self.customer
+        customer_address_count_by_c_current_addr_sk = (
+            self.customer_address_count_by_c_current_addr_sk
+        )
+        customer_cs_bill_customer_sk_by_c_current_addr_sk = (
+            self.customer_cs_bill_customer_sk_by_c_current_addr_sk
+        )
+        n0_root = self.n0_root
+        n1_by_cs_bill_customer_sk = self.n1_by_cs_bill_customer_sk
+        n1_count_by_cs_bill_customer_sk = self.n1_count_by_cs_bill_customer_sk
+        n4_count_by_cs_bill_customer_sk = self.n4_count_by_cs_bill_customer_sk
+        # atom customer
+        for _k, _p in sums0.items():
+            v_cs_bill_customer_sk, v_c_current_addr_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.customer.get(
+                    (v_cs_bill_customer_sk, v_c_current_addr_sk), _ZERO
+                )[0]
+            ):
+                continue
+            _o = customer.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
+            if _o is None:
+                customer[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _n
+                else:
+                    del customer[(v_cs_bill_customer_sk, v_c_current_addr_sk)]
+            _grp = customer_cs_bill_customer_sk_by_c_current_addr_sk.get(
+                v_c_current_addr_sk
+            )
+            if _grp is None:
+                customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                    v_c_current_addr_sk
+                ] = {v_cs_bill_customer_sk: _p}
+            else:
+                _o = _grp.get(v_cs_bill_customer_sk)
+                if _o is None:
+                    _grp[v_cs_bill_customer_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[v_cs_bill_customer_sk] = _n
+                    else:
+                        del _grp[v_cs_bill_customer_sk]
+                        if not _grp:
+                            del customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+            _w1 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _grp is None:
+                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                        (v_cs_bill_customer_sk, v_c_current_addr_sk): _d2
+                    }
+                else:
+                    _o = _grp.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
+                    if _o is None:
+                        _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _n
+                        else:
+                            del _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)]
+                            if not _grp:
+                                del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                _o = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _o is None:
+                    n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
+                    else:
+                        del n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                _w3 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n0_root.get(v_cs_bill_customer_sk)
+                    if _o is None:
+                        n0_root[v_cs_bill_customer_sk] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n0_root[v_cs_bill_customer_sk] = _n
+                        else:
+                            del n0_root[v_cs_bill_customer_sk]
+                    if pending is not None:
+                        for (
+                            v_c_current_addr_sk,
+                            v_ca_state,
+                            v_ca_zip,
+                        ), _m5 in self.customer_address_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ].items():
+                            for (
+                                v_cs_bill_customer_sk,
+                                v_cs_sales_price,
+                            ), _m6 in self.n4_by_cs_bill_customer_sk[
+                                v_cs_bill_customer_sk
+                            ].items():
+                                if (
+                                    (
+                                        v_ca_zip is not None
+                                        and (
+                                            None
+                                            if v_ca_zip[0:5] is None
+                                            else (
+                                                v_ca_zip[0:5]
+                                                in (
+                                                    "85669",
+                                                    "86197",
+                                                    "88274",
+                                                    "83405",
+                                                    "86475",
+                                                    "85392",
+                                                    "85460",
+                                                    "80348",
+                                                    "81792",
+                                                )
+                                            )
+                                        )
+                                    )
+                                    or (
+                                        v_ca_state is not None
+                                        and (v_ca_state in ("CA", "WA", "GA"))
+                                    )
+                                ) or (
+                                    v_cs_sales_price is not None
+                                    and (v_cs_sales_price > 500)
+                                ):  # conditions on result rows
+                                    _k = (v_ca_zip,)
+                                    _v = (
+                                        _p[0] * _m5[0] * _m6[0],
+                                        _p[1] * _m5[1] * _m6[1],
+                                        _p[2] * _m5[2] * _m6[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+    def _batch_customer_address(self, rows, mults):
+        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_address_rows
+        sums0 = {}  # atom customer_address: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 13:
+                raise ViewError(_arity_message("customer_address", 13, row))
+            v_c_current_addr_sk = row[0]
+            v_ca_state = row[8]
+            v_ca_zip = row[9]
+            if v_c_current_addr_sk is None:
+                raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+            if not (
+                v_ca_state.__class__ in _STR_OR_NULL
+                and v_ca_zip.__class__ in _STR_OR_NULL
+            ):
+                raise _type_error(
+                    "customer_address",
+                    row,
+                    (
+                        (8, "ca_state", _STR_OR_NULL, "a str or None"),
+                        (9, "ca_zip", _STR_OR_NULL, "a str or None"),
+                    ),
+                )
+            _p = (d, d, d)
+            _k = (v_c_current_addr_sk, v_ca_state, v_ca_zip)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_address", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_by_c_current_addr_sk = (
+            self.customer_address_by_c_current_addr_sk
+        )
+        customer_address_count_by_c_current_addr_sk = (
+            self.customer_address_count_by_c_current_addr_sk
+        )
+        customer_cs_bill_customer_sk_by_c_current_addr_sk = (
+            self.customer_cs_bill_customer_sk_by_c_current_addr_sk
+        )
+        n0_root = self.n0_root
+        n1_by_cs_bill_customer_sk = self.n1_by_cs_bill_customer_sk
+        n1_count_by_cs_bill_customer_sk = self.n1_count_by_cs_bill_customer_sk
+        n4_count_by_cs_bill_customer_sk = self.n4_count_by_cs_bill_customer_sk
+        # atom customer_address
+        for _k, _p in sums0.items():
+            v_c_current_addr_sk, v_ca_state, v_ca_zip = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_address_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        or _EMPTY
+                    ).get((v_c_current_addr_sk, v_ca_state, v_ca_zip))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _grp is None:
+                customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                    (v_c_current_addr_sk, v_ca_state, v_ca_zip): _p
+                }
+            else:
+                _o = _grp.get((v_c_current_addr_sk, v_ca_state, v_ca_zip))
+                if _o is None:
+                    _grp[(v_c_current_addr_sk, v_ca_state, v_ca_zip)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_c_current_addr_sk, v_ca_state, v_ca_zip)] = _n
+                    else:
+                        del _grp[(v_c_current_addr_sk, v_ca_state, v_ca_zip)]
+                        if not _grp:
+                            del customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+            _o = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _o is None:
+                customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        _n
+                    )
+                else:
+                    del customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk]
+            _g3 = customer_cs_bill_customer_sk_by_c_current_addr_sk.get(
+                v_c_current_addr_sk
+            )
+            if _g3:
+                for v_cs_bill_customer_sk, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _grp is None:
+                        n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                            (v_cs_bill_customer_sk, v_c_current_addr_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
+                        if _o is None:
+                            _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _n
+                            else:
+                                del _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)]
+                                if not _grp:
+                                    del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                    _o = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _o is None:
+                        n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
+                        else:
+                            del n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                    _w4 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_cs_bill_customer_sk)
+                        if _o is None:
+                            n0_root[v_cs_bill_customer_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_cs_bill_customer_sk] = _n
+                            else:
+                                del n0_root[v_cs_bill_customer_sk]
+                        if pending is not None:
+                            _m6 = self.customer[
+                                (v_cs_bill_customer_sk, v_c_current_addr_sk)
+                            ]
+                            for (
+                                v_cs_bill_customer_sk,
+                                v_cs_sales_price,
+                            ), _m7 in self.n4_by_cs_bill_customer_sk[
+                                v_cs_bill_customer_sk
+                            ].items():
+                                if (
+                                    (
+                                        v_ca_zip is not None
+                                        and (
+                                            None
+                                            if v_ca_zip[0:5] is None
+                                            else (
+                                                v_ca_zip[0:5]
+                                                in (
+                                                    "85669",
+                                                    "86197",
+                                                    "88274",
+                                                    "83405",
+                                                    "86475",
+                                                    "85392",
+                                                    "85460",
+                                                    "80348",
+                                                    "81792",
+                                                )
+                                            )
+                                        )
+                                    )
+                                    or (
+                                        v_ca_state is not None
+                                        and (v_ca_state in ("CA", "WA", "GA"))
+                                    )
+                                ) or (
+                                    v_cs_sales_price is not None
+                                    and (v_cs_sales_price > 500)
+                                ):  # conditions on result rows
+                                    _k = (v_ca_zip,)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_cs_sold_date_sk = row[0]
+            c_date_dim_d_year = row[6]
+            c_date_dim_d_qoy = row[10]
+            if v_cs_sold_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = (
+                c_date_dim_d_qoy is not None
+                and c_date_dim_d_year is not None
+                and (c_date_dim_d_qoy == 2)
+                and (c_date_dim_d_year == 2001)
+            )
+            if keep_date_dim:
+                _p = (d, d, d)
+                _k = v_cs_sold_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk = (
+            self.catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk
+        )
+        date_dim_count_by_cs_sold_date_sk = self.date_dim_count_by_cs_sold_date_sk
+        n0_root = self.n0_root
+        n1_count_by_cs_bill_customer_sk = self.n1_count_by_cs_bill_customer_sk
+        n4_by_cs_bill_customer_sk = self.n4_by_cs_bill_customer_sk
+        n4_count_by_cs_bill_customer_sk = self.n4_count_by_cs_bill_customer_sk
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_cs_sold_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.date_dim_count_by_cs_sold_date_sk.get(
+                    v_cs_sold_date_sk, _ZERO
+                )[0]
+            ):
+                continue
             _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
             if _o is None:
                 date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p

@@ -429,6 +429,14 @@ class View:
             "customer_address": self._apply_customer_address,
             "store": self._apply_store,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "date_dim": self._batch_date_dim,
+            "store_sales": self._batch_store_sales,
+            "item": self._batch_item,
+            "customer": self._batch_customer,
+            "customer_address": self._batch_customer_address,
+            "store": self._batch_store,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -485,6 +493,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1873,6 +1891,1566 @@ class View:
                                                     _o[2] + _v[2],
                                                 )
                                             )
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_d_date_sk = row[0]
+            c_date_dim_d_year = row[6]
+            c_date_dim_d_moy = row[8]
+            if v_d_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = (
+                c_date_dim_d_moy is not None
+                and c_date_dim_d_year is not None
+                and (c_date_dim_d_moy == 11)
+                and (c_date_dim_d_year == 1998)
+            )
+            if keep_date_dim:
+                _p = (d, d, d)
+                _k = v_d_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
+        n4_by_ss_customer_sk = self.n4_by_ss_customer_sk
+        n4_count_by_ss_customer_sk = self.n4_count_by_ss_customer_sk
+        n5_by_ss_customer_sk_ss_store_sk = self.n5_by_ss_customer_sk_ss_store_sk
+        n5_ss_customer_sk_by_ss_store_sk = self.n5_ss_customer_sk_by_ss_store_sk
+        n6 = self.n6
+        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk = (
+            self.n6_ss_customer_sk_ss_store_sk_by_ss_item_sk
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk = (
+            self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk
+        )
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_d_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.date_dim_count_by_d_date_sk.get(v_d_date_sk, _ZERO)[0]
+            ):
+                continue
+            _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+            if _o is None:
+                date_dim_count_by_d_date_sk[v_d_date_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    date_dim_count_by_d_date_sk[v_d_date_sk] = _n
+                else:
+                    del date_dim_count_by_d_date_sk[v_d_date_sk]
+            _g3 = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk.get(
+                v_d_date_sk
+            )
+            if _g3:
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n6.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                    if _o is None:
+                        n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                        else:
+                            del n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
+                    _grp = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
+                    if _grp is None:
+                        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
+                            (v_ss_customer_sk, v_ss_store_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                        if _o is None:
+                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                            else:
+                                del _grp[(v_ss_customer_sk, v_ss_store_sk)]
+                                if not _grp:
+                                    del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _grp = n5_by_ss_customer_sk_ss_store_sk.get(
+                            (v_ss_customer_sk, v_ss_store_sk)
+                        )
+                        if _grp is None:
+                            n5_by_ss_customer_sk_ss_store_sk[
+                                (v_ss_customer_sk, v_ss_store_sk)
+                            ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _d5}
+                        else:
+                            _o = _grp.get(
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                ] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    _grp[
+                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                    ]
+                                    if not _grp:
+                                        del n5_by_ss_customer_sk_ss_store_sk[
+                                            (v_ss_customer_sk, v_ss_store_sk)
+                                        ]
+                        _grp = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+                        if _grp is None:
+                            n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                v_ss_customer_sk: _d5
+                            }
+                        else:
+                            _o = _grp.get(v_ss_customer_sk)
+                            if _o is None:
+                                _grp[v_ss_customer_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    _grp[v_ss_customer_sk] = _n
+                                else:
+                                    del _grp[v_ss_customer_sk]
+                                    if not _grp:
+                                        del n5_ss_customer_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                        _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w6 is not None:
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _grp is None:
+                                n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                    (v_ss_customer_sk, v_ss_store_sk): _d7
+                                }
+                            else:
+                                _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                                if _o is None:
+                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                    else:
+                                        del _grp[(v_ss_customer_sk, v_ss_store_sk)]
+                                        if not _grp:
+                                            del n4_by_ss_customer_sk[v_ss_customer_sk]
+                            _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _o is None:
+                                n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                                else:
+                                    del n4_count_by_ss_customer_sk[v_ss_customer_sk]
+                            _w8 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                )
+                                _o = n0_root.get(v_ss_customer_sk)
+                                if _o is None:
+                                    n0_root[v_ss_customer_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_ss_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_ss_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_customer_sk,
+                                        v_c_current_addr_sk,
+                                    ), _m10 in self.n1_by_ss_customer_sk[
+                                        v_ss_customer_sk
+                                    ].items():
+                                        _m11 = self.customer[
+                                            (v_ss_customer_sk, v_c_current_addr_sk)
+                                        ]
+                                        for (
+                                            v_c_current_addr_sk,
+                                            v_ca_zip,
+                                        ), _m12 in self.customer_address_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ].items():
+                                            for (
+                                                v_ss_item_sk,
+                                                v_i_brand_id,
+                                                v_i_brand,
+                                                v_i_manufact_id,
+                                                v_i_manufact,
+                                            ), _m13 in self.item_by_ss_item_sk[
+                                                v_ss_item_sk
+                                            ].items():
+                                                for (
+                                                    v_ss_store_sk,
+                                                    v_s_zip,
+                                                ), _m14 in self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ].items():
+                                                    if (
+                                                        v_ca_zip is not None
+                                                        and v_s_zip is not None
+                                                        and (
+                                                            None
+                                                            if v_ca_zip[0:5] is None
+                                                            or v_s_zip[0:5] is None
+                                                            else (
+                                                                v_ca_zip[0:5]
+                                                                != v_s_zip[0:5]
+                                                            )
+                                                        )
+                                                    ):  # conditions on result rows
+                                                        _k = (
+                                                            v_i_brand,
+                                                            v_i_brand_id,
+                                                            v_i_manufact_id,
+                                                            v_i_manufact,
+                                                        )
+                                                        _v = (
+                                                            _d2[0]
+                                                            * _m11[0]
+                                                            * _m12[0]
+                                                            * _m13[0]
+                                                            * _m14[0],
+                                                            _d2[1]
+                                                            * _m11[1]
+                                                            * _m12[1]
+                                                            * _m13[1]
+                                                            * _m14[1],
+                                                            _d2[2]
+                                                            * _m11[2]
+                                                            * _m12[2]
+                                                            * _m13[2]
+                                                            * _m14[2],
+                                                        )
+                                                        _o = pending.get(_k)
+                                                        pending[_k] = (
+                                                            _v
+                                                            if _o is None
+                                                            else (
+                                                                _o[0] + _v[0],
+                                                                _o[1] + _v[1],
+                                                                _o[2] + _v[2],
+                                                            )
+                                                        )
+
+    def _batch_store_sales(self, rows, mults):
+        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_sales_rows
+        sums0 = {}  # atom store_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 23:
+                raise ViewError(_arity_message("store_sales", 23, row))
+            v_d_date_sk = row[0]
+            v_ss_item_sk = row[2]
+            v_ss_customer_sk = row[3]
+            v_ss_store_sk = row[7]
+            c_store_sales_ss_ext_sales_price = row[15]
+            if v_ss_item_sk is None:
+                raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
+            keep_store_sales = (
+                v_d_date_sk is not None
+                and v_ss_customer_sk is not None
+                and v_ss_store_sk is not None
+            )
+            if keep_store_sales:
+                _p = (
+                    d,
+                    (d if c_store_sales_ss_ext_sales_price is not None else 0),
+                    (
+                        d * round(c_store_sales_ss_ext_sales_price * 100)
+                        if c_store_sales_ss_ext_sales_price is not None
+                        else 0
+                    ),
+                )
+                _k = (v_d_date_sk, v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
+        n4_by_ss_customer_sk = self.n4_by_ss_customer_sk
+        n4_count_by_ss_customer_sk = self.n4_count_by_ss_customer_sk
+        n5_by_ss_customer_sk_ss_store_sk = self.n5_by_ss_customer_sk_ss_store_sk
+        n5_ss_customer_sk_by_ss_store_sk = self.n5_ss_customer_sk_by_ss_store_sk
+        n6 = self.n6
+        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk = (
+            self.n6_ss_customer_sk_ss_store_sk_by_ss_item_sk
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk = (
+            self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk
+        )
+        # atom store_sales
+        for _k, _p in sums0.items():
+            v_d_date_sk, v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk.get(
+                            v_d_date_sk
+                        )
+                        or _EMPTY
+                    ).get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk.get(
+                v_d_date_sk
+            )
+            if _grp is None:
+                store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                    v_d_date_sk
+                ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _p}
+            else:
+                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                if _o is None:
+                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                    else:
+                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
+                        if not _grp:
+                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                                v_d_date_sk
+                            ]
+            _w1 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n6.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                if _o is None:
+                    n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                    else:
+                        del n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
+                _grp = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
+                if _grp is None:
+                    n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
+                        (v_ss_customer_sk, v_ss_store_sk): _d2
+                    }
+                else:
+                    _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                    if _o is None:
+                        _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                        else:
+                            del _grp[(v_ss_customer_sk, v_ss_store_sk)]
+                            if not _grp:
+                                del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ]
+                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(
+                        (v_ss_customer_sk, v_ss_store_sk)
+                    )
+                    if _grp is None:
+                        n5_by_ss_customer_sk_ss_store_sk[
+                            (v_ss_customer_sk, v_ss_store_sk)
+                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _d4}
+                    else:
+                        _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                        if _o is None:
+                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                ]
+                                if not _grp:
+                                    del n5_by_ss_customer_sk_ss_store_sk[
+                                        (v_ss_customer_sk, v_ss_store_sk)
+                                    ]
+                    _grp = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+                    if _grp is None:
+                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                            v_ss_customer_sk: _d4
+                        }
+                    else:
+                        _o = _grp.get(v_ss_customer_sk)
+                        if _o is None:
+                            _grp[v_ss_customer_sk] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                _grp[v_ss_customer_sk] = _n
+                            else:
+                                del _grp[v_ss_customer_sk]
+                                if not _grp:
+                                    del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w5 is not None:
+                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                        _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _grp is None:
+                            n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                (v_ss_customer_sk, v_ss_store_sk): _d6
+                            }
+                        else:
+                            _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                            if _o is None:
+                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                else:
+                                    del _grp[(v_ss_customer_sk, v_ss_store_sk)]
+                                    if not _grp:
+                                        del n4_by_ss_customer_sk[v_ss_customer_sk]
+                        _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _o is None:
+                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                            else:
+                                del n4_count_by_ss_customer_sk[v_ss_customer_sk]
+                        _w7 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                            _o = n0_root.get(v_ss_customer_sk)
+                            if _o is None:
+                                n0_root[v_ss_customer_sk] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    n0_root[v_ss_customer_sk] = _n
+                                else:
+                                    del n0_root[v_ss_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_customer_sk,
+                                    v_c_current_addr_sk,
+                                ), _m9 in self.n1_by_ss_customer_sk[
+                                    v_ss_customer_sk
+                                ].items():
+                                    _m10 = self.customer[
+                                        (v_ss_customer_sk, v_c_current_addr_sk)
+                                    ]
+                                    for (
+                                        v_c_current_addr_sk,
+                                        v_ca_zip,
+                                    ), _m11 in self.customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ].items():
+                                        for (
+                                            v_ss_item_sk,
+                                            v_i_brand_id,
+                                            v_i_brand,
+                                            v_i_manufact_id,
+                                            v_i_manufact,
+                                        ), _m12 in self.item_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ].items():
+                                            for (
+                                                v_ss_store_sk,
+                                                v_s_zip,
+                                            ), _m13 in self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ].items():
+                                                if (
+                                                    v_ca_zip is not None
+                                                    and v_s_zip is not None
+                                                    and (
+                                                        None
+                                                        if v_ca_zip[0:5] is None
+                                                        or v_s_zip[0:5] is None
+                                                        else (
+                                                            v_ca_zip[0:5]
+                                                            != v_s_zip[0:5]
+                                                        )
+                                                    )
+                                                ):  # conditions on result rows
+                                                    _k = (
+                                                        v_i_brand,
+                                                        v_i_brand_id,
+                                                        v_i_manufact_id,
+                                                        v_i_manufact,
+                                                    )
+                                                    _v = (
+                                                        _d2[0]
+                                                        * _m10[0]
+                                                        * _m11[0]
+                                                        * _m12[0]
+                                                        * _m13[0],
+                                                        _d2[1]
+                                                        * _m10[1]
+                                                        * _m11[1]
+                                                        * _m12[1]
+                                                        * _m13[1],
+                                                        _d2[2]
+                                                        * _m10[2]
+                                                        * _m11[2]
+                                                        * _m12[2]
+                                                        * _m13[2],
+                                                    )
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v
+                                                        if _o is None
+                                                        else (
+                                                            _o[0] + _v[0],
+                                                            _o[1] + _v[1],
+                                                            _o[2] + _v[2],
+                                                        )
+                                                    )
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_ss_item_sk = row[0]
+            v_i_brand_id = row[7]
+            v_i_brand = row[8]
+            v_i_manufact_id = row[13]
+            v_i_manufact = row[14]
+            c_item_i_manager_id = row[20]
+            if v_ss_item_sk is None:
+                raise _null_error("item", row, ((0, "i_item_sk"),))
+            keep_item = c_item_i_manager_id is not None and (c_item_i_manager_id == 8)
+            if keep_item:
+                _p = (d, d, d)
+                _k = (
+                    v_ss_item_sk,
+                    v_i_brand_id,
+                    v_i_brand,
+                    v_i_manufact_id,
+                    v_i_manufact,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_by_ss_item_sk = self.item_by_ss_item_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
+        n4_by_ss_customer_sk = self.n4_by_ss_customer_sk
+        n4_count_by_ss_customer_sk = self.n4_count_by_ss_customer_sk
+        n5_by_ss_customer_sk_ss_store_sk = self.n5_by_ss_customer_sk_ss_store_sk
+        n5_ss_customer_sk_by_ss_store_sk = self.n5_ss_customer_sk_by_ss_store_sk
+        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk = (
+            self.n6_ss_customer_sk_ss_store_sk_by_ss_item_sk
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        # atom item
+        for _k, _p in sums0.items():
+            v_ss_item_sk, v_i_brand_id, v_i_brand, v_i_manufact_id, v_i_manufact = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(
+                        (
+                            v_ss_item_sk,
+                            v_i_brand_id,
+                            v_i_brand,
+                            v_i_manufact_id,
+                            v_i_manufact,
+                        )
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = item_by_ss_item_sk.get(v_ss_item_sk)
+            if _grp is None:
+                item_by_ss_item_sk[v_ss_item_sk] = {
+                    (
+                        v_ss_item_sk,
+                        v_i_brand_id,
+                        v_i_brand,
+                        v_i_manufact_id,
+                        v_i_manufact,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_ss_item_sk,
+                        v_i_brand_id,
+                        v_i_brand,
+                        v_i_manufact_id,
+                        v_i_manufact,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_ss_item_sk,
+                            v_i_brand_id,
+                            v_i_brand,
+                            v_i_manufact_id,
+                            v_i_manufact,
+                        )
+                    ] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[
+                            (
+                                v_ss_item_sk,
+                                v_i_brand_id,
+                                v_i_brand,
+                                v_i_manufact_id,
+                                v_i_manufact,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_ss_item_sk,
+                                v_i_brand_id,
+                                v_i_brand,
+                                v_i_manufact_id,
+                                v_i_manufact,
+                            )
+                        ]
+                        if not _grp:
+                            del item_by_ss_item_sk[v_ss_item_sk]
+            _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _o is None:
+                item_count_by_ss_item_sk[v_ss_item_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    item_count_by_ss_item_sk[v_ss_item_sk] = _n
+                else:
+                    del item_count_by_ss_item_sk[v_ss_item_sk]
+            _g3 = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
+            if _g3:
+                for (v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(
+                        (v_ss_customer_sk, v_ss_store_sk)
+                    )
+                    if _grp is None:
+                        n5_by_ss_customer_sk_ss_store_sk[
+                            (v_ss_customer_sk, v_ss_store_sk)
+                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _d2}
+                    else:
+                        _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                        if _o is None:
+                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                ]
+                                if not _grp:
+                                    del n5_by_ss_customer_sk_ss_store_sk[
+                                        (v_ss_customer_sk, v_ss_store_sk)
+                                    ]
+                    _grp = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+                    if _grp is None:
+                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                            v_ss_customer_sk: _d2
+                        }
+                    else:
+                        _o = _grp.get(v_ss_customer_sk)
+                        if _o is None:
+                            _grp[v_ss_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[v_ss_customer_sk] = _n
+                            else:
+                                del _grp[v_ss_customer_sk]
+                                if not _grp:
+                                    del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _grp is None:
+                            n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                (v_ss_customer_sk, v_ss_store_sk): _d5
+                            }
+                        else:
+                            _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                            if _o is None:
+                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                else:
+                                    del _grp[(v_ss_customer_sk, v_ss_store_sk)]
+                                    if not _grp:
+                                        del n4_by_ss_customer_sk[v_ss_customer_sk]
+                        _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _o is None:
+                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                            else:
+                                del n4_count_by_ss_customer_sk[v_ss_customer_sk]
+                        _w6 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w6 is not None:
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _o = n0_root.get(v_ss_customer_sk)
+                            if _o is None:
+                                n0_root[v_ss_customer_sk] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n0_root[v_ss_customer_sk] = _n
+                                else:
+                                    del n0_root[v_ss_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_customer_sk,
+                                    v_c_current_addr_sk,
+                                ), _m8 in self.n1_by_ss_customer_sk[
+                                    v_ss_customer_sk
+                                ].items():
+                                    _m9 = self.customer[
+                                        (v_ss_customer_sk, v_c_current_addr_sk)
+                                    ]
+                                    for (
+                                        v_c_current_addr_sk,
+                                        v_ca_zip,
+                                    ), _m10 in self.customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ].items():
+                                        _m11 = self.n6[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_store_sk,
+                                            )
+                                        ]
+                                        for (
+                                            v_ss_store_sk,
+                                            v_s_zip,
+                                        ), _m12 in self.store_2_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ].items():
+                                            if (
+                                                v_ca_zip is not None
+                                                and v_s_zip is not None
+                                                and (
+                                                    None
+                                                    if v_ca_zip[0:5] is None
+                                                    or v_s_zip[0:5] is None
+                                                    else (v_ca_zip[0:5] != v_s_zip[0:5])
+                                                )
+                                            ):  # conditions on result rows
+                                                _k = (
+                                                    v_i_brand,
+                                                    v_i_brand_id,
+                                                    v_i_manufact_id,
+                                                    v_i_manufact,
+                                                )
+                                                _v = (
+                                                    _p[0]
+                                                    * _m9[0]
+                                                    * _m10[0]
+                                                    * _m11[0]
+                                                    * _m12[0],
+                                                    _p[1]
+                                                    * _m9[1]
+                                                    * _m10[1]
+                                                    * _m11[1]
+                                                    * _m12[1],
+                                                    _p[2]
+                                                    * _m9[2]
+                                                    * _m10[2]
+                                                    * _m11[2]
+                                                    * _m12[2],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 18:
+                raise ViewError(_arity_message("customer", 18, row))
+            v_ss_customer_sk = row[0]
+            v_c_current_addr_sk = row[4]
+            if v_ss_customer_sk is None:
+                raise _null_error("customer", row, ((0, "c_customer_sk"),))
+            keep_customer = v_c_current_addr_sk is not None
+            if keep_customer:
+                _p = (d, d, d)
+                _k = (v_ss_customer_sk, v_c_current_addr_sk)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer = self.customer
+        customer_address_count_by_c_current_addr_sk = (
+            self.customer_address_count_by_c_current_addr_sk
+        )
+        customer_ss_customer_sk_by_c_current_addr_sk = (
+            self.customer_ss_customer_sk_by_c_current_addr_sk
+        )
+        n0_root = self.n0_root
+        n1_by_ss_customer_sk = self.n1_by_ss_customer_sk
+        n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
+        n4_count_by_ss_customer_sk = self.n4_count_by_ss_customer_sk
+        # atom customer
+        for _k, _p in sums0.items():
+            v_ss_customer_sk, v_c_current_addr_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.customer.get(
+                    (v_ss_customer_sk, v_c_current_addr_sk), _ZERO
+                )[0]
+            ):
+                continue
+            _o = customer.get((v_ss_customer_sk, v_c_current_addr_sk))
+            if _o is None:
+                customer[(v_ss_customer_sk, v_c_current_addr_sk)] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                else:
+                    del customer[(v_ss_customer_sk, v_c_current_addr_sk)]
+            _grp = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _grp is None:
+                customer_ss_customer_sk_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                    v_ss_customer_sk: _p
+                }
+            else:
+                _o = _grp.get(v_ss_customer_sk)
+                if _o is None:
+                    _grp[v_ss_customer_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[v_ss_customer_sk] = _n
+                    else:
+                        del _grp[v_ss_customer_sk]
+                        if not _grp:
+                            del customer_ss_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+            _w1 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _grp is None:
+                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
+                    }
+                else:
+                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
+                    if _o is None:
+                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                        else:
+                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
+                            if not _grp:
+                                del n1_by_ss_customer_sk[v_ss_customer_sk]
+                _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _o is None:
+                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                    else:
+                        del n1_count_by_ss_customer_sk[v_ss_customer_sk]
+                _w3 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n0_root.get(v_ss_customer_sk)
+                    if _o is None:
+                        n0_root[v_ss_customer_sk] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n0_root[v_ss_customer_sk] = _n
+                        else:
+                            del n0_root[v_ss_customer_sk]
+                    if pending is not None:
+                        for (
+                            v_c_current_addr_sk,
+                            v_ca_zip,
+                        ), _m5 in self.customer_address_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ].items():
+                            for (
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                            ), _m6 in self.n4_by_ss_customer_sk[
+                                v_ss_customer_sk
+                            ].items():
+                                for (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                ), _m7 in self.n5_by_ss_customer_sk_ss_store_sk[
+                                    (v_ss_customer_sk, v_ss_store_sk)
+                                ].items():
+                                    _m8 = self.n6[
+                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                    ]
+                                    for (
+                                        v_ss_item_sk,
+                                        v_i_brand_id,
+                                        v_i_brand,
+                                        v_i_manufact_id,
+                                        v_i_manufact,
+                                    ), _m9 in self.item_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ].items():
+                                        for (
+                                            v_ss_store_sk,
+                                            v_s_zip,
+                                        ), _m10 in self.store_2_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ].items():
+                                            if (
+                                                v_ca_zip is not None
+                                                and v_s_zip is not None
+                                                and (
+                                                    None
+                                                    if v_ca_zip[0:5] is None
+                                                    or v_s_zip[0:5] is None
+                                                    else (v_ca_zip[0:5] != v_s_zip[0:5])
+                                                )
+                                            ):  # conditions on result rows
+                                                _k = (
+                                                    v_i_brand,
+                                                    v_i_brand_id,
+                                                    v_i_manufact_id,
+                                                    v_i_manufact,
+                                                )
+                                                _v = (
+                                                    _p[0]
+                                                    * _m5[0]
+                                                    * _m8[0]
+                                                    * _m9[0]
+                                                    * _m10[0],
+                                                    _p[1]
+                                                    * _m5[1]
+                                                    * _m8[1]
+                                                    * _m9[1]
+                                                    * _m10[1],
+                                                    _p[2]
+                                                    * _m5[2]
+                                                    * _m8[2]
+                                                    * _m9[2]
+                                                    * _m10[2],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
+    def _batch_customer_address(self, rows, mults):
+        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_address_rows
+        sums0 = {}  # atom customer_address: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 13:
+                raise ViewError(_arity_message("customer_address", 13, row))
+            v_c_current_addr_sk = row[0]
+            v_ca_zip = row[9]
+            if v_c_current_addr_sk is None:
+                raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+            if not (v_ca_zip.__class__ in _STR_OR_NULL):
+                raise _type_error(
+                    "customer_address",
+                    row,
+                    ((9, "ca_zip", _STR_OR_NULL, "a str or None"),),
+                )
+            _p = (d, d, d)
+            _k = (v_c_current_addr_sk, v_ca_zip)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_address", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_by_c_current_addr_sk = (
+            self.customer_address_by_c_current_addr_sk
+        )
+        customer_address_count_by_c_current_addr_sk = (
+            self.customer_address_count_by_c_current_addr_sk
+        )
+        customer_ss_customer_sk_by_c_current_addr_sk = (
+            self.customer_ss_customer_sk_by_c_current_addr_sk
+        )
+        n0_root = self.n0_root
+        n1_by_ss_customer_sk = self.n1_by_ss_customer_sk
+        n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
+        n4_count_by_ss_customer_sk = self.n4_count_by_ss_customer_sk
+        # atom customer_address
+        for _k, _p in sums0.items():
+            v_c_current_addr_sk, v_ca_zip = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_address_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        or _EMPTY
+                    ).get((v_c_current_addr_sk, v_ca_zip))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _grp is None:
+                customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                    (v_c_current_addr_sk, v_ca_zip): _p
+                }
+            else:
+                _o = _grp.get((v_c_current_addr_sk, v_ca_zip))
+                if _o is None:
+                    _grp[(v_c_current_addr_sk, v_ca_zip)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_c_current_addr_sk, v_ca_zip)] = _n
+                    else:
+                        del _grp[(v_c_current_addr_sk, v_ca_zip)]
+                        if not _grp:
+                            del customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+            _o = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _o is None:
+                customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        _n
+                    )
+                else:
+                    del customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk]
+            _g3 = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _g3:
+                for v_ss_customer_sk, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _grp is None:
+                        n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                            (v_ss_customer_sk, v_c_current_addr_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
+                        if _o is None:
+                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                            else:
+                                del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
+                                if not _grp:
+                                    del n1_by_ss_customer_sk[v_ss_customer_sk]
+                    _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _o is None:
+                        n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                        else:
+                            del n1_count_by_ss_customer_sk[v_ss_customer_sk]
+                    _w4 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_ss_customer_sk)
+                        if _o is None:
+                            n0_root[v_ss_customer_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_ss_customer_sk] = _n
+                            else:
+                                del n0_root[v_ss_customer_sk]
+                        if pending is not None:
+                            _m6 = self.customer[(v_ss_customer_sk, v_c_current_addr_sk)]
+                            for (
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                            ), _m7 in self.n4_by_ss_customer_sk[
+                                v_ss_customer_sk
+                            ].items():
+                                for (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                ), _m8 in self.n5_by_ss_customer_sk_ss_store_sk[
+                                    (v_ss_customer_sk, v_ss_store_sk)
+                                ].items():
+                                    _m9 = self.n6[
+                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                                    ]
+                                    for (
+                                        v_ss_item_sk,
+                                        v_i_brand_id,
+                                        v_i_brand,
+                                        v_i_manufact_id,
+                                        v_i_manufact,
+                                    ), _m10 in self.item_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ].items():
+                                        for (
+                                            v_ss_store_sk,
+                                            v_s_zip,
+                                        ), _m11 in self.store_2_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ].items():
+                                            if (
+                                                v_ca_zip is not None
+                                                and v_s_zip is not None
+                                                and (
+                                                    None
+                                                    if v_ca_zip[0:5] is None
+                                                    or v_s_zip[0:5] is None
+                                                    else (v_ca_zip[0:5] != v_s_zip[0:5])
+                                                )
+                                            ):  # conditions on result rows
+                                                _k = (
+                                                    v_i_brand,
+                                                    v_i_brand_id,
+                                                    v_i_manufact_id,
+                                                    v_i_manufact,
+                                                )
+                                                _v = (
+                                                    _p[0]
+                                                    * _m6[0]
+                                                    * _m9[0]
+                                                    * _m10[0]
+                                                    * _m11[0],
+                                                    _p[1]
+                                                    * _m6[1]
+                                                    * _m9[1]
+                                                    * _m10[1]
+                                                    * _m11[1],
+                                                    _p[2]
+                                                    * _m6[2]
+                                                    * _m9[2]
+                                                    * _m10[2]
+                                                    * _m11[2],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
+    def _batch_store(self, rows, mults):
+        """Apply a batch of store rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_rows
+        sums0 = {}  # atom store_2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 29:
+                raise ViewError(_arity_message("store", 29, row))
+            v_ss_store_sk = row[0]
+            v_s_zip = row[25]
+            if v_ss_store_sk is None:
+                raise _null_error("store", row, ((0, "s_store_sk"),))
+            if not (v_s_zip.__class__ in _STR_OR_NULL):
+                raise _type_error(
+                    "store", row, ((25, "s_zip", _STR_OR_NULL, "a str or None"),)
+                )
+            _p = (d, d, d)
+            _k = (v_ss_store_sk, v_s_zip)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
+        n4_by_ss_customer_sk = self.n4_by_ss_customer_sk
+        n4_count_by_ss_customer_sk = self.n4_count_by_ss_customer_sk
+        n5_ss_customer_sk_by_ss_store_sk = self.n5_ss_customer_sk_by_ss_store_sk
+        store_2_by_ss_store_sk = self.store_2_by_ss_store_sk
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        # atom store_2
+        for _k, _p in sums0.items():
+            v_ss_store_sk, v_s_zip = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
+                        (v_ss_store_sk, v_s_zip)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
+            if _grp is None:
+                store_2_by_ss_store_sk[v_ss_store_sk] = {(v_ss_store_sk, v_s_zip): _p}
+            else:
+                _o = _grp.get((v_ss_store_sk, v_s_zip))
+                if _o is None:
+                    _grp[(v_ss_store_sk, v_s_zip)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_ss_store_sk, v_s_zip)] = _n
+                    else:
+                        del _grp[(v_ss_store_sk, v_s_zip)]
+                        if not _grp:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+            _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _o is None:
+                store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                else:
+                    del store_2_count_by_ss_store_sk[v_ss_store_sk]
+            _g3 = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _g3:
+                for v_ss_customer_sk, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _grp is None:
+                        n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                            (v_ss_customer_sk, v_ss_store_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                        if _o is None:
+                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                            else:
+                                del _grp[(v_ss_customer_sk, v_ss_store_sk)]
+                                if not _grp:
+                                    del n4_by_ss_customer_sk[v_ss_customer_sk]
+                    _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _o is None:
+                        n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                        else:
+                            del n4_count_by_ss_customer_sk[v_ss_customer_sk]
+                    _w4 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_ss_customer_sk)
+                        if _o is None:
+                            n0_root[v_ss_customer_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_ss_customer_sk] = _n
+                            else:
+                                del n0_root[v_ss_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_ss_customer_sk,
+                                v_c_current_addr_sk,
+                            ), _m6 in self.n1_by_ss_customer_sk[
+                                v_ss_customer_sk
+                            ].items():
+                                _m7 = self.customer[
+                                    (v_ss_customer_sk, v_c_current_addr_sk)
+                                ]
+                                for (
+                                    v_c_current_addr_sk,
+                                    v_ca_zip,
+                                ), _m8 in self.customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ].items():
+                                    for (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                    ), _m9 in self.n5_by_ss_customer_sk_ss_store_sk[
+                                        (v_ss_customer_sk, v_ss_store_sk)
+                                    ].items():
+                                        _m10 = self.n6[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_store_sk,
+                                            )
+                                        ]
+                                        for (
+                                            v_ss_item_sk,
+                                            v_i_brand_id,
+                                            v_i_brand,
+                                            v_i_manufact_id,
+                                            v_i_manufact,
+                                        ), _m11 in self.item_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ].items():
+                                            if (
+                                                v_ca_zip is not None
+                                                and v_s_zip is not None
+                                                and (
+                                                    None
+                                                    if v_ca_zip[0:5] is None
+                                                    or v_s_zip[0:5] is None
+                                                    else (v_ca_zip[0:5] != v_s_zip[0:5])
+                                                )
+                                            ):  # conditions on result rows
+                                                _k = (
+                                                    v_i_brand,
+                                                    v_i_brand_id,
+                                                    v_i_manufact_id,
+                                                    v_i_manufact,
+                                                )
+                                                _v = (
+                                                    _p[0]
+                                                    * _m7[0]
+                                                    * _m8[0]
+                                                    * _m10[0]
+                                                    * _m11[0],
+                                                    _p[1]
+                                                    * _m7[1]
+                                                    * _m8[1]
+                                                    * _m10[1]
+                                                    * _m11[1],
+                                                    _p[2]
+                                                    * _m7[2]
+                                                    * _m8[2]
+                                                    * _m10[2]
+                                                    * _m11[2],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
 
     def _lookup(
         self,

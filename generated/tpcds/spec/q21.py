@@ -378,6 +378,12 @@ def _make_derived1():
                 "item": self._apply_item,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "inventory": self._batch_inventory,
+                "warehouse": self._batch_warehouse,
+                "item": self._batch_item,
+                "date_dim": self._batch_date_dim,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -432,6 +438,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1112,6 +1128,815 @@ def _make_derived1():
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
+        def _batch_inventory(self, rows, mults):
+            """Apply a batch of inventory rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            sums0 = {}  # atom inventory: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 4:
+                    raise ViewError(_arity_message("inventory", 4, row))
+                (
+                    v_inv_date_sk,
+                    v_inv_item_sk,
+                    v_inv_warehouse_sk,
+                    v_inv_quantity_on_hand,
+                ) = row
+                if (
+                    v_inv_date_sk is None
+                    or v_inv_item_sk is None
+                    or v_inv_warehouse_sk is None
+                ):
+                    raise _null_error(
+                        "inventory",
+                        row,
+                        (
+                            (0, "inv_date_sk"),
+                            (1, "inv_item_sk"),
+                            (2, "inv_warehouse_sk"),
+                        ),
+                    )
+                _p = d
+                _k = (
+                    row,
+                    v_inv_date_sk,
+                    v_inv_item_sk,
+                    v_inv_warehouse_sk,
+                    v_inv_quantity_on_hand,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (
+                    self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
+                        (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk), _EMPTY
+                    ).get(row, _ZERO)
+                    if c is None
+                    else c
+                ) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("inventory", row))
+            pending = self._pending
+            date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
+            inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk = (
+                self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk
+            )
+            inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = (
+                self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk
+            )
+            item_count_by_inv_item_sk = self.item_count_by_inv_item_sk
+            n0_root = self.n0_root
+            n1_by_inv_date_sk = self.n1_by_inv_date_sk
+            n1_count_by_inv_date_sk = self.n1_count_by_inv_date_sk
+            n2_by_inv_date_sk_inv_item_sk = self.n2_by_inv_date_sk_inv_item_sk
+            n2_inv_date_sk_by_inv_item_sk = self.n2_inv_date_sk_by_inv_item_sk
+            warehouse_count_by_inv_warehouse_sk = (
+                self.warehouse_count_by_inv_warehouse_sk
+            )
+            # atom inventory
+            for _k, _p in sums0.items():
+                (
+                    row,
+                    v_inv_date_sk,
+                    v_inv_item_sk,
+                    v_inv_warehouse_sk,
+                    v_inv_quantity_on_hand,
+                ) = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
+                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                            )
+                            or _EMPTY
+                        ).get(row)
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
+                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                )
+                if _grp is None:
+                    inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                        (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                    ] = {row: _p}
+                else:
+                    _o = _grp.get(row)
+                    if _o is None:
+                        _grp[row] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[row] = _n
+                        else:
+                            del _grp[row]
+                            if not _grp:
+                                del inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                                ]
+                _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+                    v_inv_warehouse_sk
+                )
+                if _grp is None:
+                    inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                        v_inv_warehouse_sk
+                    ] = {(v_inv_date_sk, v_inv_item_sk): _p}
+                else:
+                    _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+                    if _o is None:
+                        _grp[(v_inv_date_sk, v_inv_item_sk)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                        else:
+                            del _grp[(v_inv_date_sk, v_inv_item_sk)]
+                            if not _grp:
+                                del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ]
+                _w1 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n2_by_inv_date_sk_inv_item_sk.get(
+                        (v_inv_date_sk, v_inv_item_sk)
+                    )
+                    if _grp is None:
+                        n2_by_inv_date_sk_inv_item_sk[
+                            (v_inv_date_sk, v_inv_item_sk)
+                        ] = {(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2}
+                    else:
+                        _o = _grp.get(
+                            (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        )
+                        if _o is None:
+                            _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)] = (
+                                _d2
+                            )
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                                ]
+                                if not _grp:
+                                    del n2_by_inv_date_sk_inv_item_sk[
+                                        (v_inv_date_sk, v_inv_item_sk)
+                                    ]
+                    _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
+                    if _grp is None:
+                        n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                            v_inv_date_sk: _d2
+                        }
+                    else:
+                        _o = _grp.get(v_inv_date_sk)
+                        if _o is None:
+                            _grp[v_inv_date_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[v_inv_date_sk] = _n
+                            else:
+                                del _grp[v_inv_date_sk]
+                                if not _grp:
+                                    del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                    _w3 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _w3 is not None:
+                        _d4 = _d2 * _w3
+                        _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
+                        if _grp is None:
+                            n1_by_inv_date_sk[v_inv_date_sk] = {
+                                (v_inv_date_sk, v_inv_item_sk): _d4
+                            }
+                        else:
+                            _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+                            if _o is None:
+                                _grp[(v_inv_date_sk, v_inv_item_sk)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                                else:
+                                    del _grp[(v_inv_date_sk, v_inv_item_sk)]
+                                    if not _grp:
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _o is None:
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                            else:
+                                del n1_count_by_inv_date_sk[v_inv_date_sk]
+                        _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w5 is not None:
+                            _d6 = _d4 * _w5
+                            _o = n0_root.get(v_inv_date_sk)
+                            if _o is None:
+                                n0_root[v_inv_date_sk] = _d6
+                            else:
+                                _n = _o + _d6
+                                if _n:
+                                    n0_root[v_inv_date_sk] = _n
+                                else:
+                                    del n0_root[v_inv_date_sk]
+                            if pending is not None:
+                                for (
+                                    v_inv_warehouse_sk,
+                                    v_w_warehouse_name,
+                                ), _m7 in self.warehouse_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ].items():
+                                    for (
+                                        v_inv_item_sk,
+                                        v_i_item_id,
+                                    ), _m8 in self.item_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ].items():
+                                        for (
+                                            v_inv_date_sk,
+                                            v_d_date,
+                                        ), _m9 in self.date_dim_by_inv_date_sk[
+                                            v_inv_date_sk
+                                        ].items():
+                                            _k = (
+                                                v_w_warehouse_name,
+                                                v_i_item_id,
+                                                v_d_date,
+                                                v_inv_quantity_on_hand,
+                                            )
+                                            _v = _p * _m7 * _m8 * _m9
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_warehouse(self, rows, mults):
+            """Apply a batch of warehouse rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.warehouse_rows
+            sums0 = {}  # atom warehouse: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 14:
+                    raise ViewError(_arity_message("warehouse", 14, row))
+                v_inv_warehouse_sk = row[0]
+                v_w_warehouse_name = row[2]
+                if v_inv_warehouse_sk is None:
+                    raise _null_error("warehouse", row, ((0, "w_warehouse_sk"),))
+                _p = d
+                _k = (v_inv_warehouse_sk, v_w_warehouse_name)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("warehouse", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
+            inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = (
+                self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk
+            )
+            item_count_by_inv_item_sk = self.item_count_by_inv_item_sk
+            n0_root = self.n0_root
+            n1_by_inv_date_sk = self.n1_by_inv_date_sk
+            n1_count_by_inv_date_sk = self.n1_count_by_inv_date_sk
+            n2_by_inv_date_sk_inv_item_sk = self.n2_by_inv_date_sk_inv_item_sk
+            n2_inv_date_sk_by_inv_item_sk = self.n2_inv_date_sk_by_inv_item_sk
+            warehouse_by_inv_warehouse_sk = self.warehouse_by_inv_warehouse_sk
+            warehouse_count_by_inv_warehouse_sk = (
+                self.warehouse_count_by_inv_warehouse_sk
+            )
+            # atom warehouse
+            for _k, _p in sums0.items():
+                v_inv_warehouse_sk, v_w_warehouse_name = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                            or _EMPTY
+                        ).get((v_inv_warehouse_sk, v_w_warehouse_name))
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                if _grp is None:
+                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                        (v_inv_warehouse_sk, v_w_warehouse_name): _p
+                    }
+                else:
+                    _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                    if _o is None:
+                        _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                        else:
+                            del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
+                            if not _grp:
+                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                if _o is None:
+                    warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
+                    else:
+                        del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                _g3 = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+                    v_inv_warehouse_sk
+                )
+                if _g3:
+                    for (v_inv_date_sk, v_inv_item_sk), _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n2_by_inv_date_sk_inv_item_sk.get(
+                            (v_inv_date_sk, v_inv_item_sk)
+                        )
+                        if _grp is None:
+                            n2_by_inv_date_sk_inv_item_sk[
+                                (v_inv_date_sk, v_inv_item_sk)
+                            ] = {
+                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_inv_date_sk,
+                                            v_inv_item_sk,
+                                            v_inv_warehouse_sk,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_inv_date_sk,
+                                            v_inv_item_sk,
+                                            v_inv_warehouse_sk,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n2_by_inv_date_sk_inv_item_sk[
+                                            (v_inv_date_sk, v_inv_item_sk)
+                                        ]
+                        _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
+                        if _grp is None:
+                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                                v_inv_date_sk: _d2
+                            }
+                        else:
+                            _o = _grp.get(v_inv_date_sk)
+                            if _o is None:
+                                _grp[v_inv_date_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[v_inv_date_sk] = _n
+                                else:
+                                    del _grp[v_inv_date_sk]
+                                    if not _grp:
+                                        del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                        _w4 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                        if _w4 is not None:
+                            _d5 = _d2 * _w4
+                            _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
+                            if _grp is None:
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    (v_inv_date_sk, v_inv_item_sk): _d5
+                                }
+                            else:
+                                _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+                                if _o is None:
+                                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                                    else:
+                                        del _grp[(v_inv_date_sk, v_inv_item_sk)]
+                                        if not _grp:
+                                            del n1_by_inv_date_sk[v_inv_date_sk]
+                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _o is None:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                else:
+                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
+                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
+                                _o = n0_root.get(v_inv_date_sk)
+                                if _o is None:
+                                    n0_root[v_inv_date_sk] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n0_root[v_inv_date_sk] = _n
+                                    else:
+                                        del n0_root[v_inv_date_sk]
+                                if pending is not None:
+                                    for (
+                                        v_inv_date_sk,
+                                        v_inv_item_sk,
+                                        v_inv_warehouse_sk,
+                                        v_inv_quantity_on_hand,
+                                    ), _m8 in self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                        (
+                                            v_inv_date_sk,
+                                            v_inv_item_sk,
+                                            v_inv_warehouse_sk,
+                                        )
+                                    ].items():
+                                        for (
+                                            v_inv_item_sk,
+                                            v_i_item_id,
+                                        ), _m9 in self.item_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ].items():
+                                            for (
+                                                v_inv_date_sk,
+                                                v_d_date,
+                                            ), _m10 in self.date_dim_by_inv_date_sk[
+                                                v_inv_date_sk
+                                            ].items():
+                                                _k = (
+                                                    v_w_warehouse_name,
+                                                    v_i_item_id,
+                                                    v_d_date,
+                                                    v_inv_quantity_on_hand,
+                                                )
+                                                _v = _p * _m8 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+        def _batch_item(self, rows, mults):
+            """Apply a batch of item rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.item_rows
+            sums0 = {}  # atom item: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 22:
+                    raise ViewError(_arity_message("item", 22, row))
+                v_inv_item_sk = row[0]
+                v_i_item_id = row[1]
+                c_item_i_current_price = row[5]
+                if v_inv_item_sk is None or v_i_item_id is None:
+                    raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+                keep_item = (
+                    c_item_i_current_price is not None
+                    and (c_item_i_current_price >= 0.99)
+                    and (c_item_i_current_price <= 1.49)
+                )
+                if keep_item:
+                    _p = d
+                    _k = (v_inv_item_sk, v_i_item_id)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("item", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
+            item_by_inv_item_sk = self.item_by_inv_item_sk
+            item_count_by_inv_item_sk = self.item_count_by_inv_item_sk
+            n0_root = self.n0_root
+            n1_by_inv_date_sk = self.n1_by_inv_date_sk
+            n1_count_by_inv_date_sk = self.n1_count_by_inv_date_sk
+            n2_inv_date_sk_by_inv_item_sk = self.n2_inv_date_sk_by_inv_item_sk
+            # atom item
+            for _k, _p in sums0.items():
+                v_inv_item_sk, v_i_item_id = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.item_by_inv_item_sk.get(v_inv_item_sk) or _EMPTY).get(
+                            (v_inv_item_sk, v_i_item_id)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = item_by_inv_item_sk.get(v_inv_item_sk)
+                if _grp is None:
+                    item_by_inv_item_sk[v_inv_item_sk] = {
+                        (v_inv_item_sk, v_i_item_id): _p
+                    }
+                else:
+                    _o = _grp.get((v_inv_item_sk, v_i_item_id))
+                    if _o is None:
+                        _grp[(v_inv_item_sk, v_i_item_id)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_inv_item_sk, v_i_item_id)] = _n
+                        else:
+                            del _grp[(v_inv_item_sk, v_i_item_id)]
+                            if not _grp:
+                                del item_by_inv_item_sk[v_inv_item_sk]
+                _o = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                if _o is None:
+                    item_count_by_inv_item_sk[v_inv_item_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        item_count_by_inv_item_sk[v_inv_item_sk] = _n
+                    else:
+                        del item_count_by_inv_item_sk[v_inv_item_sk]
+                _g3 = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
+                if _g3:
+                    for v_inv_date_sk, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
+                        if _grp is None:
+                            n1_by_inv_date_sk[v_inv_date_sk] = {
+                                (v_inv_date_sk, v_inv_item_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+                            if _o is None:
+                                _grp[(v_inv_date_sk, v_inv_item_sk)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                                else:
+                                    del _grp[(v_inv_date_sk, v_inv_item_sk)]
+                                    if not _grp:
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _o is None:
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                            else:
+                                del n1_count_by_inv_date_sk[v_inv_date_sk]
+                        _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w4 is not None:
+                            _d5 = _d2 * _w4
+                            _o = n0_root.get(v_inv_date_sk)
+                            if _o is None:
+                                n0_root[v_inv_date_sk] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n0_root[v_inv_date_sk] = _n
+                                else:
+                                    del n0_root[v_inv_date_sk]
+                            if pending is not None:
+                                for (
+                                    v_inv_date_sk,
+                                    v_inv_item_sk,
+                                    v_inv_warehouse_sk,
+                                ), _m6 in self.n2_by_inv_date_sk_inv_item_sk[
+                                    (v_inv_date_sk, v_inv_item_sk)
+                                ].items():
+                                    for (
+                                        v_inv_date_sk,
+                                        v_inv_item_sk,
+                                        v_inv_warehouse_sk,
+                                        v_inv_quantity_on_hand,
+                                    ), _m7 in self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                        (
+                                            v_inv_date_sk,
+                                            v_inv_item_sk,
+                                            v_inv_warehouse_sk,
+                                        )
+                                    ].items():
+                                        for (
+                                            v_inv_warehouse_sk,
+                                            v_w_warehouse_name,
+                                        ), _m8 in self.warehouse_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ].items():
+                                            for (
+                                                v_inv_date_sk,
+                                                v_d_date,
+                                            ), _m9 in self.date_dim_by_inv_date_sk[
+                                                v_inv_date_sk
+                                            ].items():
+                                                _k = (
+                                                    v_w_warehouse_name,
+                                                    v_i_item_id,
+                                                    v_d_date,
+                                                    v_inv_quantity_on_hand,
+                                                )
+                                                _v = _p * _m7 * _m8 * _m9
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_inv_date_sk = row[0]
+                v_d_date = row[2]
+                if v_inv_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    v_d_date is not None
+                    and (v_d_date >= datetime.date(2000, 2, 10))
+                    and (v_d_date <= datetime.date(2000, 4, 10))
+                )
+                if keep_date_dim:
+                    _p = d
+                    _k = (v_inv_date_sk, v_d_date)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_by_inv_date_sk = self.date_dim_by_inv_date_sk
+            date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
+            n0_root = self.n0_root
+            n1_count_by_inv_date_sk = self.n1_count_by_inv_date_sk
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_inv_date_sk, v_d_date = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.date_dim_by_inv_date_sk.get(v_inv_date_sk) or _EMPTY).get(
+                            (v_inv_date_sk, v_d_date)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
+                if _grp is None:
+                    date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                        (v_inv_date_sk, v_d_date): _p
+                    }
+                else:
+                    _o = _grp.get((v_inv_date_sk, v_d_date))
+                    if _o is None:
+                        _grp[(v_inv_date_sk, v_d_date)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_inv_date_sk, v_d_date)] = _n
+                        else:
+                            del _grp[(v_inv_date_sk, v_d_date)]
+                            if not _grp:
+                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                if _o is None:
+                    date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
+                    else:
+                        del date_dim_count_by_inv_date_sk[v_inv_date_sk]
+                _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_inv_date_sk)
+                    if _o is None:
+                        n0_root[v_inv_date_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_inv_date_sk] = _n
+                        else:
+                            del n0_root[v_inv_date_sk]
+                    if pending is not None:
+                        for (
+                            v_inv_date_sk,
+                            v_inv_item_sk,
+                        ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                            for (
+                                v_inv_date_sk,
+                                v_inv_item_sk,
+                                v_inv_warehouse_sk,
+                            ), _m4 in self.n2_by_inv_date_sk_inv_item_sk[
+                                (v_inv_date_sk, v_inv_item_sk)
+                            ].items():
+                                for (
+                                    v_inv_date_sk,
+                                    v_inv_item_sk,
+                                    v_inv_warehouse_sk,
+                                    v_inv_quantity_on_hand,
+                                ), _m5 in self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                                ].items():
+                                    for (
+                                        v_inv_warehouse_sk,
+                                        v_w_warehouse_name,
+                                    ), _m6 in self.warehouse_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ].items():
+                                        for (
+                                            v_inv_item_sk,
+                                            v_i_item_id,
+                                        ), _m7 in self.item_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ].items():
+                                            _k = (
+                                                v_w_warehouse_name,
+                                                v_i_item_id,
+                                                v_d_date,
+                                                v_inv_quantity_on_hand,
+                                            )
+                                            _v = _p * _m5 * _m6 * _m7
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
         def _lookup(
             self,
             v_w_warehouse_name,
@@ -1466,6 +2291,7 @@ class View:
             "item": self._apply_item,
             "date_dim": self._apply_date_dim,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -1523,6 +2349,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

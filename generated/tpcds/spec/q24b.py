@@ -451,6 +451,10 @@ def _make_derived1():
                         "store_sales": self._apply_store_sales,
                         "store": self._apply_store,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "store_sales": self._batch_store_sales,
+                        "store": self._batch_store,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -506,6 +510,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -722,6 +736,337 @@ def _make_derived1():
                     # atom store_2
                     if keep_store_2:
                         _p = d
+                        _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
+                        if _grp is None:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_store_sk,
+                                            v_s_store_name,
+                                            v_s_state,
+                                            v_s_zip,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_store_sk,
+                                            v_s_store_name,
+                                            v_s_state,
+                                            v_s_zip,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                        _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _o is None:
+                            store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                            else:
+                                del store_2_count_by_ss_store_sk[v_ss_store_sk]
+                        _w1 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_ss_store_sk)
+                            if _o is None:
+                                n0_root[v_ss_store_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_ss_store_sk] = _n
+                                else:
+                                    del n0_root[v_ss_store_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_net_paid,
+                                ), _m3 in self.store_sales_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ].items():
+                                    _k = (
+                                        v_ss_ticket_number,
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_s_zip,
+                                        v_s_store_name,
+                                        v_s_state,
+                                        v_ss_net_paid,
+                                    )
+                                    _v = _p * _m3
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_item_sk = row[2]
+                        v_ss_customer_sk = row[3]
+                        v_ss_store_sk = row[7]
+                        v_ss_ticket_number = row[9]
+                        v_ss_net_paid = row[20]
+                        if v_ss_item_sk is None or v_ss_ticket_number is None:
+                            raise _null_error(
+                                "store_sales",
+                                row,
+                                ((2, "ss_item_sk"), (9, "ss_ticket_number")),
+                            )
+                        keep_store_sales = v_ss_store_sk is not None
+                        if keep_store_sales:
+                            _p = d
+                            _k = (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                                v_ss_net_paid,
+                            )
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    n0_root = self.n0_root
+                    store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+                    store_sales_by_ss_store_sk = self.store_sales_by_ss_store_sk
+                    store_sales_count_by_ss_store_sk = (
+                        self.store_sales_count_by_ss_store_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                            v_ss_net_paid,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.store_sales_by_ss_store_sk.get(v_ss_store_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                        v_ss_net_paid,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
+                        if _grp is None:
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_net_paid,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_net_paid,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                        v_ss_net_paid,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                            v_ss_net_paid,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                            v_ss_net_paid,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del store_sales_by_ss_store_sk[v_ss_store_sk]
+                        _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _o is None:
+                            store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_count_by_ss_store_sk[v_ss_store_sk] = _n
+                            else:
+                                del store_sales_count_by_ss_store_sk[v_ss_store_sk]
+                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_ss_store_sk)
+                            if _o is None:
+                                n0_root[v_ss_store_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_ss_store_sk] = _n
+                                else:
+                                    del n0_root[v_ss_store_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_store_sk,
+                                    v_s_store_name,
+                                    v_s_state,
+                                    v_s_zip,
+                                ), _m3 in self.store_2_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ].items():
+                                    _k = (
+                                        v_ss_ticket_number,
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_s_zip,
+                                        v_s_store_name,
+                                        v_s_state,
+                                        v_ss_net_paid,
+                                    )
+                                    _v = _p * _m3
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_store(self, rows, mults):
+                    """Apply a batch of store rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_rows
+                    sums0 = {}  # atom store_2: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 29:
+                            raise ViewError(_arity_message("store", 29, row))
+                        v_ss_store_sk = row[0]
+                        v_s_store_name = row[5]
+                        c_store_s_market_id = row[10]
+                        v_s_state = row[24]
+                        v_s_zip = row[25]
+                        if v_ss_store_sk is None:
+                            raise _null_error("store", row, ((0, "s_store_sk"),))
+                        keep_store_2 = c_store_s_market_id is not None and (
+                            c_store_s_market_id == 8
+                        )
+                        if keep_store_2:
+                            _p = d
+                            _k = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    n0_root = self.n0_root
+                    store_2_by_ss_store_sk = self.store_2_by_ss_store_sk
+                    store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+                    store_sales_count_by_ss_store_sk = (
+                        self.store_sales_count_by_ss_store_sk
+                    )
+                    # atom store_2
+                    for _k, _p in sums0.items():
+                        v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.store_2_by_ss_store_sk.get(v_ss_store_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
                             store_2_by_ss_store_sk[v_ss_store_sk] = {
@@ -1105,6 +1450,10 @@ def _make_derived1():
                         "customer": self._apply_customer,
                         "customer_address": self._apply_customer_address,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "customer_address": self._batch_customer_address,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -1160,6 +1509,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -1518,6 +1877,429 @@ def _make_derived1():
                                     _v = _p * _m3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_current_addr_sk = row[4]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_birth_country = row[14]
+                        if v_c_customer_sk is None:
+                            raise _null_error("customer", row, ((0, "c_customer_sk"),))
+                        keep_customer = v_c_current_addr_sk is not None
+                        if keep_customer and not (
+                            v_c_birth_country.__class__ in _STR_OR_NULL
+                        ):
+                            raise _type_error(
+                                "customer",
+                                row,
+                                (
+                                    (
+                                        14,
+                                        "c_birth_country",
+                                        _STR_OR_NULL,
+                                        "a str or None",
+                                    ),
+                                ),
+                            )
+                        if keep_customer:
+                            _p = d
+                            _k = (
+                                v_c_customer_sk,
+                                v_c_current_addr_sk,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_birth_country,
+                            )
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_address_count_by_c_current_addr_sk = (
+                        self.customer_address_count_by_c_current_addr_sk
+                    )
+                    customer_by_c_current_addr_sk = self.customer_by_c_current_addr_sk
+                    customer_count_by_c_current_addr_sk = (
+                        self.customer_count_by_c_current_addr_sk
+                    )
+                    n0_root = self.n0_root
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_birth_country,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_current_addr_sk.get(
+                                        v_c_current_addr_sk
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_current_addr_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_birth_country,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                        if _grp is None:
+                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_current_addr_sk,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_birth_country,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_current_addr_sk,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_birth_country,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_current_addr_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_birth_country,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_current_addr_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_birth_country,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_current_addr_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_birth_country,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                        _o = customer_count_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _o is None:
+                            customer_count_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                _p
+                            )
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                customer_count_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = _n
+                            else:
+                                del customer_count_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        _w1 = customer_address_count_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_c_current_addr_sk)
+                            if _o is None:
+                                n0_root[v_c_current_addr_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_c_current_addr_sk] = _n
+                                else:
+                                    del n0_root[v_c_current_addr_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_current_addr_sk,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                    v_ca_country,
+                                ), _m3 in self.customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ].items():
+                                    if (
+                                        v_c_birth_country is not None
+                                        and v_ca_country is not None
+                                        and (
+                                            None
+                                            if v_ca_country.upper() is None
+                                            else (
+                                                v_c_birth_country
+                                                != v_ca_country.upper()
+                                            )
+                                        )
+                                    ):  # conditions on result rows
+                                        _k = (
+                                            v_c_customer_sk,
+                                            v_ca_zip,
+                                            v_c_last_name,
+                                            v_c_first_name,
+                                            v_ca_state,
+                                        )
+                                        _v = _p * _m3
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_customer_address(self, rows, mults):
+                    """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_address_rows
+                    sums0 = {}  # atom customer_address: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 13:
+                            raise ViewError(_arity_message("customer_address", 13, row))
+                        v_c_current_addr_sk = row[0]
+                        v_ca_state = row[8]
+                        v_ca_zip = row[9]
+                        v_ca_country = row[10]
+                        if v_c_current_addr_sk is None:
+                            raise _null_error(
+                                "customer_address", row, ((0, "ca_address_sk"),)
+                            )
+                        if not (v_ca_country.__class__ in _STR_OR_NULL):
+                            raise _type_error(
+                                "customer_address",
+                                row,
+                                ((10, "ca_country", _STR_OR_NULL, "a str or None"),),
+                            )
+                        _p = d
+                        _k = (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer_address", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_address_by_c_current_addr_sk = (
+                        self.customer_address_by_c_current_addr_sk
+                    )
+                    customer_address_count_by_c_current_addr_sk = (
+                        self.customer_address_count_by_c_current_addr_sk
+                    )
+                    customer_count_by_c_current_addr_sk = (
+                        self.customer_count_by_c_current_addr_sk
+                    )
+                    n0_root = self.n0_root
+                    # atom customer_address
+                    for _k, _p in sums0.items():
+                        v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_address_by_c_current_addr_sk.get(
+                                        v_c_current_addr_sk
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_current_addr_sk,
+                                        v_ca_state,
+                                        v_ca_zip,
+                                        v_ca_country,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = customer_address_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _grp is None:
+                            customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                (
+                                    v_c_current_addr_sk,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                    v_ca_country,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_current_addr_sk,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                    v_ca_country,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_current_addr_sk,
+                                        v_ca_state,
+                                        v_ca_zip,
+                                        v_ca_country,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_c_current_addr_sk,
+                                            v_ca_state,
+                                            v_ca_zip,
+                                            v_ca_country,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_current_addr_sk,
+                                            v_ca_state,
+                                            v_ca_zip,
+                                            v_ca_country,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_address_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                        _o = customer_address_count_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _o is None:
+                            customer_address_count_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                customer_address_count_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = _n
+                            else:
+                                del customer_address_count_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        _w1 = customer_count_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_c_current_addr_sk)
+                            if _o is None:
+                                n0_root[v_c_current_addr_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_c_current_addr_sk] = _n
+                                else:
+                                    del n0_root[v_c_current_addr_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_c_current_addr_sk,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_birth_country,
+                                ), _m3 in self.customer_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ].items():
+                                    if (
+                                        v_c_birth_country is not None
+                                        and v_ca_country is not None
+                                        and (
+                                            None
+                                            if v_ca_country.upper() is None
+                                            else (
+                                                v_c_birth_country
+                                                != v_ca_country.upper()
+                                            )
+                                        )
+                                    ):  # conditions on result rows
+                                        _k = (
+                                            v_c_customer_sk,
+                                            v_ca_zip,
+                                            v_c_last_name,
+                                            v_c_first_name,
+                                            v_ca_state,
+                                        )
+                                        _v = _p * _m3
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
 
                 def _lookup(
                     self,
@@ -1893,6 +2675,10 @@ def _make_derived1():
                     "customer": self._apply_customer,
                     "customer_address": self._apply_customer_address,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "store_returns": self._batch_store_returns,
+                    "item": self._batch_item,
+                }
                 self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
                 self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
                 self._on_delta = on_delta
@@ -1957,6 +2743,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -3098,6 +3894,581 @@ def _make_derived1():
                 for sub_row, change in sub._changes:
                     self._apply_derived2(sub_row, change)
 
+            def _batch_store_returns(self, rows, mults):
+                """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_returns_rows
+                sums0 = {}  # atom store_returns: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 20:
+                        raise ViewError(_arity_message("store_returns", 20, row))
+                    v_sr_item_sk = row[2]
+                    v_sr_ticket_number = row[9]
+                    if v_sr_item_sk is None or v_sr_ticket_number is None:
+                        raise _null_error(
+                            "store_returns",
+                            row,
+                            ((2, "sr_item_sk"), (9, "sr_ticket_number")),
+                        )
+                    _p = (d, d, d)
+                    _k = (v_sr_item_sk, v_sr_ticket_number)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_returns", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number = (
+                    self.bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number
+                )
+                bag2_count_by_store_sales__ss_customer_sk_store__s_zip = (
+                    self.bag2_count_by_store_sales__ss_customer_sk_store__s_zip
+                )
+                item_count_by_sr_item_sk = self.item_count_by_sr_item_sk
+                n0_root = self.n0_root
+                n1_by_sr_item_sk = self.n1_by_sr_item_sk
+                n1_count_by_sr_item_sk = self.n1_count_by_sr_item_sk
+                n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip = (
+                    self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip
+                )
+                n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip = (
+                    self.n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip
+                )
+                store_returns_count_by_sr_item_sk_sr_ticket_number = (
+                    self.store_returns_count_by_sr_item_sk_sr_ticket_number
+                )
+                # atom store_returns
+                for _k, _p in sums0.items():
+                    v_sr_item_sk, v_sr_ticket_number = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.store_returns_count_by_sr_item_sk_sr_ticket_number.get(
+                            (v_sr_item_sk, v_sr_ticket_number), _ZERO
+                        )[
+                            0
+                        ]
+                    ):
+                        continue
+                    _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(
+                        (v_sr_item_sk, v_sr_ticket_number)
+                    )
+                    if _o is None:
+                        store_returns_count_by_sr_item_sk_sr_ticket_number[
+                            (v_sr_item_sk, v_sr_ticket_number)
+                        ] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_returns_count_by_sr_item_sk_sr_ticket_number[
+                                (v_sr_item_sk, v_sr_ticket_number)
+                            ] = _n
+                        else:
+                            del store_returns_count_by_sr_item_sk_sr_ticket_number[
+                                (v_sr_item_sk, v_sr_ticket_number)
+                            ]
+                    _g3 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
+                        (v_sr_item_sk, v_sr_ticket_number)
+                    )
+                    if _g3:
+                        for (
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                            v_store__s_store_name,
+                            v_store__s_state,
+                        ), _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip.get(
+                                (
+                                    v_sr_item_sk,
+                                    v_store_sales__ss_customer_sk,
+                                    v_store__s_zip,
+                                )
+                            )
+                            if _grp is None:
+                                n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                    (
+                                        v_sr_item_sk,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                    )
+                                ] = {
+                                    (
+                                        v_sr_item_sk,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                        v_store__s_store_name,
+                                        v_store__s_state,
+                                    ): _d2
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (
+                                        v_sr_item_sk,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                        v_store__s_store_name,
+                                        v_store__s_state,
+                                    )
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_sr_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            v_store__s_zip,
+                                            v_store__s_store_name,
+                                            v_store__s_state,
+                                        )
+                                    ] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[
+                                            (
+                                                v_sr_item_sk,
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                                v_store__s_store_name,
+                                                v_store__s_state,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_sr_item_sk,
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                                v_store__s_store_name,
+                                                v_store__s_state,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                                (
+                                                    v_sr_item_sk,
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                            _grp = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
+                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                            )
+                            if _grp is None:
+                                n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                    (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                ] = {
+                                    v_sr_item_sk: _d2
+                                }
+                            else:
+                                _o = _grp.get(v_sr_item_sk)
+                                if _o is None:
+                                    _grp[v_sr_item_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_sr_item_sk] = _n
+                                    else:
+                                        del _grp[v_sr_item_sk]
+                                        if not _grp:
+                                            del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                                (
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                            _w4 = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
+                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                            )
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
+                                if _grp is None:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = {
+                                        (
+                                            v_sr_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            v_store__s_zip,
+                                        ): _d5
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (
+                                            v_sr_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            v_store__s_zip,
+                                        )
+                                    )
+                                    if _o is None:
+                                        _grp[
+                                            (
+                                                v_sr_item_sk,
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                            )
+                                        ] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (
+                                                    v_sr_item_sk,
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (
+                                                    v_sr_item_sk,
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                                            if not _grp:
+                                                del n1_by_sr_item_sk[v_sr_item_sk]
+                                _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
+                                if _o is None:
+                                    n1_count_by_sr_item_sk[v_sr_item_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_sr_item_sk[v_sr_item_sk] = _n
+                                    else:
+                                        del n1_count_by_sr_item_sk[v_sr_item_sk]
+                                _w6 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d5[0] * _w6[0],
+                                        _d5[1] * _w6[1],
+                                        _d5[2] * _w6[2],
+                                    )
+                                    _o = n0_root.get(v_sr_item_sk)
+                                    if _o is None:
+                                        n0_root[v_sr_item_sk] = _d7
+                                    else:
+                                        _n = (
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_sr_item_sk] = _n
+                                        else:
+                                            del n0_root[v_sr_item_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_store_sales__ss_customer_sk,
+                                            v_store__s_zip,
+                                            v_customer__c_last_name,
+                                            v_customer__c_first_name,
+                                            v_customer_address__ca_state,
+                                        ), _m8 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                            (
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                            )
+                                        ].items():
+                                            for (
+                                                v_sr_item_sk,
+                                                v_i_current_price,
+                                                v_i_size,
+                                                v_i_color,
+                                                v_i_units,
+                                                v_i_manager_id,
+                                            ), _m9 in self.item_by_sr_item_sk[
+                                                v_sr_item_sk
+                                            ].items():
+                                                _k = (
+                                                    v_customer__c_last_name,
+                                                    v_customer__c_first_name,
+                                                    v_store__s_store_name,
+                                                    v_customer_address__ca_state,
+                                                    v_store__s_state,
+                                                    v_i_color,
+                                                    v_i_current_price,
+                                                    v_i_manager_id,
+                                                    v_i_units,
+                                                    v_i_size,
+                                                )
+                                                _v = (
+                                                    _d2[0] * _m8[0] * _m9[0],
+                                                    _d2[1] * _m8[1] * _m9[1],
+                                                    _d2[2] * _m8[2] * _m9[2],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
+            def _batch_item(self, rows, mults):
+                """Apply a batch of item rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.item_rows
+                sums0 = {}  # atom item: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 22:
+                        raise ViewError(_arity_message("item", 22, row))
+                    v_sr_item_sk = row[0]
+                    v_i_current_price = row[5]
+                    v_i_size = row[15]
+                    v_i_color = row[17]
+                    v_i_units = row[18]
+                    v_i_manager_id = row[20]
+                    if v_sr_item_sk is None:
+                        raise _null_error("item", row, ((0, "i_item_sk"),))
+                    _p = (d, d, d)
+                    _k = (
+                        v_sr_item_sk,
+                        v_i_current_price,
+                        v_i_size,
+                        v_i_color,
+                        v_i_units,
+                        v_i_manager_id,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("item", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                item_by_sr_item_sk = self.item_by_sr_item_sk
+                item_count_by_sr_item_sk = self.item_count_by_sr_item_sk
+                n0_root = self.n0_root
+                n1_count_by_sr_item_sk = self.n1_count_by_sr_item_sk
+                # atom item
+                for _k, _p in sums0.items():
+                    (
+                        v_sr_item_sk,
+                        v_i_current_price,
+                        v_i_size,
+                        v_i_color,
+                        v_i_units,
+                        v_i_manager_id,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (self.item_by_sr_item_sk.get(v_sr_item_sk) or _EMPTY).get(
+                                (
+                                    v_sr_item_sk,
+                                    v_i_current_price,
+                                    v_i_size,
+                                    v_i_color,
+                                    v_i_units,
+                                    v_i_manager_id,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = item_by_sr_item_sk.get(v_sr_item_sk)
+                    if _grp is None:
+                        item_by_sr_item_sk[v_sr_item_sk] = {
+                            (
+                                v_sr_item_sk,
+                                v_i_current_price,
+                                v_i_size,
+                                v_i_color,
+                                v_i_units,
+                                v_i_manager_id,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_sr_item_sk,
+                                v_i_current_price,
+                                v_i_size,
+                                v_i_color,
+                                v_i_units,
+                                v_i_manager_id,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_sr_item_sk,
+                                    v_i_current_price,
+                                    v_i_size,
+                                    v_i_color,
+                                    v_i_units,
+                                    v_i_manager_id,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_sr_item_sk,
+                                        v_i_current_price,
+                                        v_i_size,
+                                        v_i_color,
+                                        v_i_units,
+                                        v_i_manager_id,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_sr_item_sk,
+                                        v_i_current_price,
+                                        v_i_size,
+                                        v_i_color,
+                                        v_i_units,
+                                        v_i_manager_id,
+                                    )
+                                ]
+                                if not _grp:
+                                    del item_by_sr_item_sk[v_sr_item_sk]
+                    _o = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                    if _o is None:
+                        item_count_by_sr_item_sk[v_sr_item_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_count_by_sr_item_sk[v_sr_item_sk] = _n
+                        else:
+                            del item_count_by_sr_item_sk[v_sr_item_sk]
+                    _w1 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_sr_item_sk)
+                        if _o is None:
+                            n0_root[v_sr_item_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_sr_item_sk] = _n
+                            else:
+                                del n0_root[v_sr_item_sk]
+                        if pending is not None:
+                            for (
+                                v_sr_item_sk,
+                                v_store_sales__ss_customer_sk,
+                                v_store__s_zip,
+                            ), _m3 in self.n1_by_sr_item_sk[v_sr_item_sk].items():
+                                for (
+                                    v_sr_item_sk,
+                                    v_store_sales__ss_customer_sk,
+                                    v_store__s_zip,
+                                    v_store__s_store_name,
+                                    v_store__s_state,
+                                ), _m4 in self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                    (
+                                        v_sr_item_sk,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                    )
+                                ].items():
+                                    for (
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                        v_customer__c_last_name,
+                                        v_customer__c_first_name,
+                                        v_customer_address__ca_state,
+                                    ), _m5 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                    ].items():
+                                        _k = (
+                                            v_customer__c_last_name,
+                                            v_customer__c_first_name,
+                                            v_store__s_store_name,
+                                            v_customer_address__ca_state,
+                                            v_store__s_state,
+                                            v_i_color,
+                                            v_i_current_price,
+                                            v_i_manager_id,
+                                            v_i_units,
+                                            v_i_size,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_customer__c_last_name,
@@ -3569,6 +4940,7 @@ def _make_derived1():
                 "customer": self._apply_customer,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {}  # update() of several rows: summed per key first
             self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -3625,6 +4997,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -4248,6 +5630,10 @@ def _make_scalar_2():
                         "store_sales": self._apply_store_sales,
                         "store": self._apply_store,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "store_sales": self._batch_store_sales,
+                        "store": self._batch_store,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -4303,6 +5689,16 @@ def _make_scalar_2():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -4519,6 +5915,337 @@ def _make_scalar_2():
                     # atom store_2
                     if keep_store_2:
                         _p = d
+                        _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
+                        if _grp is None:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_store_sk,
+                                            v_s_store_name,
+                                            v_s_state,
+                                            v_s_zip,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_store_sk,
+                                            v_s_store_name,
+                                            v_s_state,
+                                            v_s_zip,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                        _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _o is None:
+                            store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                            else:
+                                del store_2_count_by_ss_store_sk[v_ss_store_sk]
+                        _w1 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_ss_store_sk)
+                            if _o is None:
+                                n0_root[v_ss_store_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_ss_store_sk] = _n
+                                else:
+                                    del n0_root[v_ss_store_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_net_paid,
+                                ), _m3 in self.store_sales_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ].items():
+                                    _k = (
+                                        v_ss_ticket_number,
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_s_zip,
+                                        v_s_store_name,
+                                        v_s_state,
+                                        v_ss_net_paid,
+                                    )
+                                    _v = _p * _m3
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_item_sk = row[2]
+                        v_ss_customer_sk = row[3]
+                        v_ss_store_sk = row[7]
+                        v_ss_ticket_number = row[9]
+                        v_ss_net_paid = row[20]
+                        if v_ss_item_sk is None or v_ss_ticket_number is None:
+                            raise _null_error(
+                                "store_sales",
+                                row,
+                                ((2, "ss_item_sk"), (9, "ss_ticket_number")),
+                            )
+                        keep_store_sales = v_ss_store_sk is not None
+                        if keep_store_sales:
+                            _p = d
+                            _k = (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                                v_ss_net_paid,
+                            )
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    n0_root = self.n0_root
+                    store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+                    store_sales_by_ss_store_sk = self.store_sales_by_ss_store_sk
+                    store_sales_count_by_ss_store_sk = (
+                        self.store_sales_count_by_ss_store_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                            v_ss_net_paid,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.store_sales_by_ss_store_sk.get(v_ss_store_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                        v_ss_net_paid,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
+                        if _grp is None:
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_net_paid,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_net_paid,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                        v_ss_net_paid,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                            v_ss_net_paid,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                            v_ss_net_paid,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del store_sales_by_ss_store_sk[v_ss_store_sk]
+                        _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _o is None:
+                            store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_count_by_ss_store_sk[v_ss_store_sk] = _n
+                            else:
+                                del store_sales_count_by_ss_store_sk[v_ss_store_sk]
+                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_ss_store_sk)
+                            if _o is None:
+                                n0_root[v_ss_store_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_ss_store_sk] = _n
+                                else:
+                                    del n0_root[v_ss_store_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_store_sk,
+                                    v_s_store_name,
+                                    v_s_state,
+                                    v_s_zip,
+                                ), _m3 in self.store_2_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ].items():
+                                    _k = (
+                                        v_ss_ticket_number,
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_s_zip,
+                                        v_s_store_name,
+                                        v_s_state,
+                                        v_ss_net_paid,
+                                    )
+                                    _v = _p * _m3
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_store(self, rows, mults):
+                    """Apply a batch of store rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_rows
+                    sums0 = {}  # atom store_2: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 29:
+                            raise ViewError(_arity_message("store", 29, row))
+                        v_ss_store_sk = row[0]
+                        v_s_store_name = row[5]
+                        c_store_s_market_id = row[10]
+                        v_s_state = row[24]
+                        v_s_zip = row[25]
+                        if v_ss_store_sk is None:
+                            raise _null_error("store", row, ((0, "s_store_sk"),))
+                        keep_store_2 = c_store_s_market_id is not None and (
+                            c_store_s_market_id == 8
+                        )
+                        if keep_store_2:
+                            _p = d
+                            _k = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    n0_root = self.n0_root
+                    store_2_by_ss_store_sk = self.store_2_by_ss_store_sk
+                    store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+                    store_sales_count_by_ss_store_sk = (
+                        self.store_sales_count_by_ss_store_sk
+                    )
+                    # atom store_2
+                    for _k, _p in sums0.items():
+                        v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.store_2_by_ss_store_sk.get(v_ss_store_sk)
+                                    or _EMPTY
+                                ).get(
+                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
                             store_2_by_ss_store_sk[v_ss_store_sk] = {
@@ -4902,6 +6629,10 @@ def _make_scalar_2():
                         "customer": self._apply_customer,
                         "customer_address": self._apply_customer_address,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer": self._batch_customer,
+                        "customer_address": self._batch_customer_address,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -4957,6 +6688,16 @@ def _make_scalar_2():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -5315,6 +7056,429 @@ def _make_scalar_2():
                                     _v = _p * _m3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_c_customer_sk = row[0]
+                        v_c_current_addr_sk = row[4]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        v_c_birth_country = row[14]
+                        if v_c_customer_sk is None:
+                            raise _null_error("customer", row, ((0, "c_customer_sk"),))
+                        keep_customer = v_c_current_addr_sk is not None
+                        if keep_customer and not (
+                            v_c_birth_country.__class__ in _STR_OR_NULL
+                        ):
+                            raise _type_error(
+                                "customer",
+                                row,
+                                (
+                                    (
+                                        14,
+                                        "c_birth_country",
+                                        _STR_OR_NULL,
+                                        "a str or None",
+                                    ),
+                                ),
+                            )
+                        if keep_customer:
+                            _p = d
+                            _k = (
+                                v_c_customer_sk,
+                                v_c_current_addr_sk,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_birth_country,
+                            )
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_address_count_by_c_current_addr_sk = (
+                        self.customer_address_count_by_c_current_addr_sk
+                    )
+                    customer_by_c_current_addr_sk = self.customer_by_c_current_addr_sk
+                    customer_count_by_c_current_addr_sk = (
+                        self.customer_count_by_c_current_addr_sk
+                    )
+                    n0_root = self.n0_root
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        (
+                            v_c_customer_sk,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_birth_country,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_c_current_addr_sk.get(
+                                        v_c_current_addr_sk
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_current_addr_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_birth_country,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                        if _grp is None:
+                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                (
+                                    v_c_customer_sk,
+                                    v_c_current_addr_sk,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_birth_country,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_customer_sk,
+                                    v_c_current_addr_sk,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_birth_country,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_customer_sk,
+                                        v_c_current_addr_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                        v_c_birth_country,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_current_addr_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_birth_country,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_customer_sk,
+                                            v_c_current_addr_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                            v_c_birth_country,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                        _o = customer_count_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _o is None:
+                            customer_count_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                _p
+                            )
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                customer_count_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = _n
+                            else:
+                                del customer_count_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        _w1 = customer_address_count_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_c_current_addr_sk)
+                            if _o is None:
+                                n0_root[v_c_current_addr_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_c_current_addr_sk] = _n
+                                else:
+                                    del n0_root[v_c_current_addr_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_current_addr_sk,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                    v_ca_country,
+                                ), _m3 in self.customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ].items():
+                                    if (
+                                        v_c_birth_country is not None
+                                        and v_ca_country is not None
+                                        and (
+                                            None
+                                            if v_ca_country.upper() is None
+                                            else (
+                                                v_c_birth_country
+                                                != v_ca_country.upper()
+                                            )
+                                        )
+                                    ):  # conditions on result rows
+                                        _k = (
+                                            v_c_customer_sk,
+                                            v_ca_zip,
+                                            v_c_last_name,
+                                            v_c_first_name,
+                                            v_ca_state,
+                                        )
+                                        _v = _p * _m3
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_customer_address(self, rows, mults):
+                    """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_address_rows
+                    sums0 = {}  # atom customer_address: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 13:
+                            raise ViewError(_arity_message("customer_address", 13, row))
+                        v_c_current_addr_sk = row[0]
+                        v_ca_state = row[8]
+                        v_ca_zip = row[9]
+                        v_ca_country = row[10]
+                        if v_c_current_addr_sk is None:
+                            raise _null_error(
+                                "customer_address", row, ((0, "ca_address_sk"),)
+                            )
+                        if not (v_ca_country.__class__ in _STR_OR_NULL):
+                            raise _type_error(
+                                "customer_address",
+                                row,
+                                ((10, "ca_country", _STR_OR_NULL, "a str or None"),),
+                            )
+                        _p = d
+                        _k = (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer_address", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_address_by_c_current_addr_sk = (
+                        self.customer_address_by_c_current_addr_sk
+                    )
+                    customer_address_count_by_c_current_addr_sk = (
+                        self.customer_address_count_by_c_current_addr_sk
+                    )
+                    customer_count_by_c_current_addr_sk = (
+                        self.customer_count_by_c_current_addr_sk
+                    )
+                    n0_root = self.n0_root
+                    # atom customer_address
+                    for _k, _p in sums0.items():
+                        v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_address_by_c_current_addr_sk.get(
+                                        v_c_current_addr_sk
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_c_current_addr_sk,
+                                        v_ca_state,
+                                        v_ca_zip,
+                                        v_ca_country,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = customer_address_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _grp is None:
+                            customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                (
+                                    v_c_current_addr_sk,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                    v_ca_country,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_current_addr_sk,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                    v_ca_country,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_current_addr_sk,
+                                        v_ca_state,
+                                        v_ca_zip,
+                                        v_ca_country,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_c_current_addr_sk,
+                                            v_ca_state,
+                                            v_ca_zip,
+                                            v_ca_country,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_current_addr_sk,
+                                            v_ca_state,
+                                            v_ca_zip,
+                                            v_ca_country,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_address_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                        _o = customer_address_count_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _o is None:
+                            customer_address_count_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                customer_address_count_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = _n
+                            else:
+                                del customer_address_count_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        _w1 = customer_count_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        )
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_c_current_addr_sk)
+                            if _o is None:
+                                n0_root[v_c_current_addr_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_c_current_addr_sk] = _n
+                                else:
+                                    del n0_root[v_c_current_addr_sk]
+                            if pending is not None:
+                                for (
+                                    v_c_customer_sk,
+                                    v_c_current_addr_sk,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_birth_country,
+                                ), _m3 in self.customer_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ].items():
+                                    if (
+                                        v_c_birth_country is not None
+                                        and v_ca_country is not None
+                                        and (
+                                            None
+                                            if v_ca_country.upper() is None
+                                            else (
+                                                v_c_birth_country
+                                                != v_ca_country.upper()
+                                            )
+                                        )
+                                    ):  # conditions on result rows
+                                        _k = (
+                                            v_c_customer_sk,
+                                            v_ca_zip,
+                                            v_c_last_name,
+                                            v_c_first_name,
+                                            v_ca_state,
+                                        )
+                                        _v = _p * _m3
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
 
                 def _lookup(
                     self,
@@ -5690,6 +7854,10 @@ def _make_scalar_2():
                     "customer": self._apply_customer,
                     "customer_address": self._apply_customer_address,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "store_returns": self._batch_store_returns,
+                    "item": self._batch_item,
+                }
                 self.sub_derived1 = _derived1__view(
                     push=True
                 )  # a subquery's inner view
@@ -5756,6 +7924,16 @@ def _make_scalar_2():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -6897,6 +9075,581 @@ def _make_scalar_2():
                 for sub_row, change in sub._changes:
                     self._apply_derived2(sub_row, change)
 
+            def _batch_store_returns(self, rows, mults):
+                """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_returns_rows
+                sums0 = {}  # atom store_returns: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 20:
+                        raise ViewError(_arity_message("store_returns", 20, row))
+                    v_sr_item_sk = row[2]
+                    v_sr_ticket_number = row[9]
+                    if v_sr_item_sk is None or v_sr_ticket_number is None:
+                        raise _null_error(
+                            "store_returns",
+                            row,
+                            ((2, "sr_item_sk"), (9, "sr_ticket_number")),
+                        )
+                    _p = (d, d, d)
+                    _k = (v_sr_item_sk, v_sr_ticket_number)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_returns", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number = (
+                    self.bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number
+                )
+                bag2_count_by_store_sales__ss_customer_sk_store__s_zip = (
+                    self.bag2_count_by_store_sales__ss_customer_sk_store__s_zip
+                )
+                item_count_by_sr_item_sk = self.item_count_by_sr_item_sk
+                n0_root = self.n0_root
+                n1_by_sr_item_sk = self.n1_by_sr_item_sk
+                n1_count_by_sr_item_sk = self.n1_count_by_sr_item_sk
+                n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip = (
+                    self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip
+                )
+                n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip = (
+                    self.n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip
+                )
+                store_returns_count_by_sr_item_sk_sr_ticket_number = (
+                    self.store_returns_count_by_sr_item_sk_sr_ticket_number
+                )
+                # atom store_returns
+                for _k, _p in sums0.items():
+                    v_sr_item_sk, v_sr_ticket_number = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.store_returns_count_by_sr_item_sk_sr_ticket_number.get(
+                            (v_sr_item_sk, v_sr_ticket_number), _ZERO
+                        )[
+                            0
+                        ]
+                    ):
+                        continue
+                    _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(
+                        (v_sr_item_sk, v_sr_ticket_number)
+                    )
+                    if _o is None:
+                        store_returns_count_by_sr_item_sk_sr_ticket_number[
+                            (v_sr_item_sk, v_sr_ticket_number)
+                        ] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_returns_count_by_sr_item_sk_sr_ticket_number[
+                                (v_sr_item_sk, v_sr_ticket_number)
+                            ] = _n
+                        else:
+                            del store_returns_count_by_sr_item_sk_sr_ticket_number[
+                                (v_sr_item_sk, v_sr_ticket_number)
+                            ]
+                    _g3 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
+                        (v_sr_item_sk, v_sr_ticket_number)
+                    )
+                    if _g3:
+                        for (
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                            v_store__s_store_name,
+                            v_store__s_state,
+                        ), _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip.get(
+                                (
+                                    v_sr_item_sk,
+                                    v_store_sales__ss_customer_sk,
+                                    v_store__s_zip,
+                                )
+                            )
+                            if _grp is None:
+                                n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                    (
+                                        v_sr_item_sk,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                    )
+                                ] = {
+                                    (
+                                        v_sr_item_sk,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                        v_store__s_store_name,
+                                        v_store__s_state,
+                                    ): _d2
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (
+                                        v_sr_item_sk,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                        v_store__s_store_name,
+                                        v_store__s_state,
+                                    )
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_sr_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            v_store__s_zip,
+                                            v_store__s_store_name,
+                                            v_store__s_state,
+                                        )
+                                    ] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[
+                                            (
+                                                v_sr_item_sk,
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                                v_store__s_store_name,
+                                                v_store__s_state,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_sr_item_sk,
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                                v_store__s_store_name,
+                                                v_store__s_state,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                                (
+                                                    v_sr_item_sk,
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                            _grp = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
+                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                            )
+                            if _grp is None:
+                                n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                    (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                ] = {
+                                    v_sr_item_sk: _d2
+                                }
+                            else:
+                                _o = _grp.get(v_sr_item_sk)
+                                if _o is None:
+                                    _grp[v_sr_item_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_sr_item_sk] = _n
+                                    else:
+                                        del _grp[v_sr_item_sk]
+                                        if not _grp:
+                                            del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                                (
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                            _w4 = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
+                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                            )
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
+                                if _grp is None:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = {
+                                        (
+                                            v_sr_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            v_store__s_zip,
+                                        ): _d5
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (
+                                            v_sr_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            v_store__s_zip,
+                                        )
+                                    )
+                                    if _o is None:
+                                        _grp[
+                                            (
+                                                v_sr_item_sk,
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                            )
+                                        ] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (
+                                                    v_sr_item_sk,
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (
+                                                    v_sr_item_sk,
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                                            if not _grp:
+                                                del n1_by_sr_item_sk[v_sr_item_sk]
+                                _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
+                                if _o is None:
+                                    n1_count_by_sr_item_sk[v_sr_item_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_sr_item_sk[v_sr_item_sk] = _n
+                                    else:
+                                        del n1_count_by_sr_item_sk[v_sr_item_sk]
+                                _w6 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d5[0] * _w6[0],
+                                        _d5[1] * _w6[1],
+                                        _d5[2] * _w6[2],
+                                    )
+                                    _o = n0_root.get(v_sr_item_sk)
+                                    if _o is None:
+                                        n0_root[v_sr_item_sk] = _d7
+                                    else:
+                                        _n = (
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_sr_item_sk] = _n
+                                        else:
+                                            del n0_root[v_sr_item_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_store_sales__ss_customer_sk,
+                                            v_store__s_zip,
+                                            v_customer__c_last_name,
+                                            v_customer__c_first_name,
+                                            v_customer_address__ca_state,
+                                        ), _m8 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                            (
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                            )
+                                        ].items():
+                                            for (
+                                                v_sr_item_sk,
+                                                v_i_current_price,
+                                                v_i_size,
+                                                v_i_color,
+                                                v_i_units,
+                                                v_i_manager_id,
+                                            ), _m9 in self.item_by_sr_item_sk[
+                                                v_sr_item_sk
+                                            ].items():
+                                                _k = (
+                                                    v_customer__c_last_name,
+                                                    v_customer__c_first_name,
+                                                    v_store__s_store_name,
+                                                    v_customer_address__ca_state,
+                                                    v_store__s_state,
+                                                    v_i_color,
+                                                    v_i_current_price,
+                                                    v_i_manager_id,
+                                                    v_i_units,
+                                                    v_i_size,
+                                                )
+                                                _v = (
+                                                    _d2[0] * _m8[0] * _m9[0],
+                                                    _d2[1] * _m8[1] * _m9[1],
+                                                    _d2[2] * _m8[2] * _m9[2],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
+            def _batch_item(self, rows, mults):
+                """Apply a batch of item rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.item_rows
+                sums0 = {}  # atom item: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 22:
+                        raise ViewError(_arity_message("item", 22, row))
+                    v_sr_item_sk = row[0]
+                    v_i_current_price = row[5]
+                    v_i_size = row[15]
+                    v_i_color = row[17]
+                    v_i_units = row[18]
+                    v_i_manager_id = row[20]
+                    if v_sr_item_sk is None:
+                        raise _null_error("item", row, ((0, "i_item_sk"),))
+                    _p = (d, d, d)
+                    _k = (
+                        v_sr_item_sk,
+                        v_i_current_price,
+                        v_i_size,
+                        v_i_color,
+                        v_i_units,
+                        v_i_manager_id,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("item", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                item_by_sr_item_sk = self.item_by_sr_item_sk
+                item_count_by_sr_item_sk = self.item_count_by_sr_item_sk
+                n0_root = self.n0_root
+                n1_count_by_sr_item_sk = self.n1_count_by_sr_item_sk
+                # atom item
+                for _k, _p in sums0.items():
+                    (
+                        v_sr_item_sk,
+                        v_i_current_price,
+                        v_i_size,
+                        v_i_color,
+                        v_i_units,
+                        v_i_manager_id,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (self.item_by_sr_item_sk.get(v_sr_item_sk) or _EMPTY).get(
+                                (
+                                    v_sr_item_sk,
+                                    v_i_current_price,
+                                    v_i_size,
+                                    v_i_color,
+                                    v_i_units,
+                                    v_i_manager_id,
+                                )
+                            )
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = item_by_sr_item_sk.get(v_sr_item_sk)
+                    if _grp is None:
+                        item_by_sr_item_sk[v_sr_item_sk] = {
+                            (
+                                v_sr_item_sk,
+                                v_i_current_price,
+                                v_i_size,
+                                v_i_color,
+                                v_i_units,
+                                v_i_manager_id,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_sr_item_sk,
+                                v_i_current_price,
+                                v_i_size,
+                                v_i_color,
+                                v_i_units,
+                                v_i_manager_id,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_sr_item_sk,
+                                    v_i_current_price,
+                                    v_i_size,
+                                    v_i_color,
+                                    v_i_units,
+                                    v_i_manager_id,
+                                )
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_sr_item_sk,
+                                        v_i_current_price,
+                                        v_i_size,
+                                        v_i_color,
+                                        v_i_units,
+                                        v_i_manager_id,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_sr_item_sk,
+                                        v_i_current_price,
+                                        v_i_size,
+                                        v_i_color,
+                                        v_i_units,
+                                        v_i_manager_id,
+                                    )
+                                ]
+                                if not _grp:
+                                    del item_by_sr_item_sk[v_sr_item_sk]
+                    _o = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                    if _o is None:
+                        item_count_by_sr_item_sk[v_sr_item_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_count_by_sr_item_sk[v_sr_item_sk] = _n
+                        else:
+                            del item_count_by_sr_item_sk[v_sr_item_sk]
+                    _w1 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_sr_item_sk)
+                        if _o is None:
+                            n0_root[v_sr_item_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_sr_item_sk] = _n
+                            else:
+                                del n0_root[v_sr_item_sk]
+                        if pending is not None:
+                            for (
+                                v_sr_item_sk,
+                                v_store_sales__ss_customer_sk,
+                                v_store__s_zip,
+                            ), _m3 in self.n1_by_sr_item_sk[v_sr_item_sk].items():
+                                for (
+                                    v_sr_item_sk,
+                                    v_store_sales__ss_customer_sk,
+                                    v_store__s_zip,
+                                    v_store__s_store_name,
+                                    v_store__s_state,
+                                ), _m4 in self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                    (
+                                        v_sr_item_sk,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                    )
+                                ].items():
+                                    for (
+                                        v_store_sales__ss_customer_sk,
+                                        v_store__s_zip,
+                                        v_customer__c_last_name,
+                                        v_customer__c_first_name,
+                                        v_customer_address__ca_state,
+                                    ), _m5 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                    ].items():
+                                        _k = (
+                                            v_customer__c_last_name,
+                                            v_customer__c_first_name,
+                                            v_store__s_store_name,
+                                            v_customer_address__ca_state,
+                                            v_store__s_state,
+                                            v_i_color,
+                                            v_i_current_price,
+                                            v_i_manager_id,
+                                            v_i_units,
+                                            v_i_size,
+                                        )
+                                        _v = (
+                                            _p[0] * _m4[0] * _m5[0],
+                                            _p[1] * _m4[1] * _m5[1],
+                                            _p[2] * _m4[2] * _m5[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
             def _lookup(
                 self,
                 v_customer__c_last_name,
@@ -7368,6 +10121,7 @@ def _make_scalar_2():
                 "customer": self._apply_customer,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {}  # update() of several rows: summed per key first
             self.sub_derived1 = _derived1__view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -7431,6 +10185,16 @@ def _make_scalar_2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -7894,6 +10658,7 @@ class View:
             "customer": self._apply_customer,
             "customer_address": self._apply_customer_address,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_scalar_2 = _scalar_2_view(push=True)  # a subquery's inner view
         self.scalar_2_result = (
@@ -7959,6 +10724,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

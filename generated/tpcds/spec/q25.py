@@ -432,6 +432,14 @@ class View:
             "store": self._apply_store,
             "item": self._apply_item,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "store_sales": self._batch_store_sales,
+            "store_returns": self._batch_store_returns,
+            "catalog_sales": self._batch_catalog_sales,
+            "date_dim": self._batch_date_dim,
+            "store": self._batch_store,
+            "item": self._batch_item,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -488,6 +496,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -2854,6 +2872,2652 @@ class View:
                                 _o[6] + _v[6],
                             )
                         )
+
+    def _batch_store_sales(self, rows, mults):
+        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_sales_rows
+        sums0 = {}  # atom store_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 23:
+                raise ViewError(_arity_message("store_sales", 23, row))
+            v_ss_sold_date_sk = row[0]
+            v_ss_item_sk = row[2]
+            v_ss_customer_sk = row[3]
+            v_ss_store_sk = row[7]
+            v_ss_ticket_number = row[9]
+            c_store_sales_ss_net_profit = row[22]
+            if v_ss_item_sk is None or v_ss_ticket_number is None:
+                raise _null_error(
+                    "store_sales", row, ((2, "ss_item_sk"), (9, "ss_ticket_number"))
+                )
+            keep_store_sales = (
+                v_ss_sold_date_sk is not None
+                and v_ss_customer_sk is not None
+                and v_ss_store_sk is not None
+            )
+            if keep_store_sales:
+                _p = (
+                    d,
+                    (d if c_store_sales_ss_net_profit is not None else 0),
+                    (
+                        d * round(c_store_sales_ss_net_profit * 100)
+                        if c_store_sales_ss_net_profit is not None
+                        else 0
+                    ),
+                    d,
+                    d,
+                    d,
+                    d,
+                )
+                _k = (
+                    v_ss_sold_date_sk,
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        d1_count_by_ss_sold_date_sk = self.d1_count_by_ss_sold_date_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n1_by_ss_item_sk = self.n1_by_ss_item_sk
+        n1_count_by_ss_item_sk = self.n1_count_by_ss_item_sk
+        n2 = self.n2
+        n2_ss_item_sk_by_ss_store_sk = self.n2_ss_item_sk_by_ss_store_sk
+        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk = (
+            self.n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk
+        )
+        n8_count_by_ss_item_sk_ss_customer_sk = (
+            self.n8_count_by_ss_item_sk_ss_customer_sk
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
+            self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk
+        )
+        # atom store_sales
+        for _k, _p in sums0.items():
+            (
+                v_ss_sold_date_sk,
+                v_ss_item_sk,
+                v_ss_customer_sk,
+                v_ss_store_sk,
+                v_ss_ticket_number,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                v_ss_sold_date_sk
+            )
+            if _grp is None:
+                store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                    v_ss_sold_date_sk
+                ] = {
+                    (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
+                    ] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        _grp[
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        ]
+                        if not _grp:
+                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+            _w1 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w1 is not None:
+                _d2 = (
+                    _p[0] * _w1[0],
+                    _p[1] * _w1[1],
+                    _p[2] * _w1[2],
+                    _p[3] * _w1[3],
+                    _p[4] * _w1[4],
+                    _p[5] * _w1[5],
+                    _p[6] * _w1[6],
+                )
+                _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                    (v_ss_item_sk, v_ss_customer_sk)
+                )
+                if _grp is None:
+                    n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                        (v_ss_item_sk, v_ss_customer_sk)
+                    ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
+                else:
+                    _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
+                    if _o is None:
+                        _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
+                    else:
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
+                        )
+                        if _n[0]:
+                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                        else:
+                            del _grp[(v_ss_store_sk, v_ss_ticket_number)]
+                            if not _grp:
+                                del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    (v_ss_item_sk, v_ss_customer_sk)
+                                ]
+                _w3 = n8_count_by_ss_item_sk_ss_customer_sk.get(
+                    (v_ss_item_sk, v_ss_customer_sk)
+                )
+                if _w3 is not None:
+                    _d4 = (
+                        _d2[0] * _w3[0],
+                        _d2[1] * _w3[1],
+                        _d2[2] * _w3[2],
+                        _d2[3] * _w3[3],
+                        _d2[4] * _w3[4],
+                        _d2[5] * _w3[5],
+                        _d2[6] * _w3[6],
+                    )
+                    _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _grp is None:
+                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = {v_ss_store_sk: _d4}
+                    else:
+                        _o = _grp.get(v_ss_store_sk)
+                        if _o is None:
+                            _grp[v_ss_store_sk] = _d4
+                        else:
+                            _n = (
+                                _o[0] + _d4[0],
+                                _o[1] + _d4[1],
+                                _o[2] + _d4[2],
+                                _o[3] + _d4[3],
+                                _o[4] + _d4[4],
+                                _o[5] + _d4[5],
+                                _o[6] + _d4[6],
+                            )
+                            if _n[0]:
+                                _grp[v_ss_store_sk] = _n
+                            else:
+                                del _grp[v_ss_store_sk]
+                                if not _grp:
+                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                    _w5 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _w5 is not None:
+                        _d6 = (
+                            _d4[0] * _w5[0],
+                            _d4[1] * _w5[1],
+                            _d4[2] * _w5[2],
+                            _d4[3] * _w5[3],
+                            _d4[4] * _w5[4],
+                            _d4[5] * _w5[5],
+                            _d4[6] * _w5[6],
+                        )
+                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                        if _o is None:
+                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
+                            )
+                            if _n[0]:
+                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            else:
+                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                        _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+                        if _grp is None:
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                v_ss_item_sk: _d6
+                            }
+                        else:
+                            _o = _grp.get(v_ss_item_sk)
+                            if _o is None:
+                                _grp[v_ss_item_sk] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                )
+                                if _n[0]:
+                                    _grp[v_ss_item_sk] = _n
+                                else:
+                                    del _grp[v_ss_item_sk]
+                                    if not _grp:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                        _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                                _d6[5] * _w7[5],
+                                _d6[6] * _w7[6],
+                            )
+                            _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                            if _grp is None:
+                                n1_by_ss_item_sk[v_ss_item_sk] = {
+                                    (v_ss_item_sk, v_ss_store_sk): _d8
+                                }
+                            else:
+                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                                if _o is None:
+                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    else:
+                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
+                                        if not _grp:
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _o is None:
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                            else:
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                    _o[6] + _d8[6],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                else:
+                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
+                            _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
+                                    _d8[5] * _w9[5],
+                                    _d8[6] * _w9[6],
+                                )
+                                _o = n0_root.get(v_ss_item_sk)
+                                if _o is None:
+                                    n0_root[v_ss_item_sk] = _d10
+                                else:
+                                    _n = (
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_ss_item_sk] = _n
+                                    else:
+                                        del n0_root[v_ss_item_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_store_sk,
+                                        v_s_store_id,
+                                        v_s_store_name,
+                                    ), _m11 in self.store_2_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ].items():
+                                        for (
+                                            v_ss_item_sk,
+                                            v_i_item_id,
+                                            v_i_item_desc,
+                                        ), _m12 in self.item_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ].items():
+                                            _k = (
+                                                v_i_item_id,
+                                                v_i_item_desc,
+                                                v_s_store_id,
+                                                v_s_store_name,
+                                            )
+                                            _v = (
+                                                _d6[0] * _m11[0] * _m12[0],
+                                                _d6[1] * _m11[1] * _m12[1],
+                                                _d6[2] * _m11[2] * _m12[2],
+                                                _d6[3] * _m11[3] * _m12[3],
+                                                _d6[4] * _m11[4] * _m12[4],
+                                                _d6[5] * _m11[5] * _m12[5],
+                                                _d6[6] * _m11[6] * _m12[6],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                    _o[3] + _v[3],
+                                                    _o[4] + _v[4],
+                                                    _o[5] + _v[5],
+                                                    _o[6] + _v[6],
+                                                )
+                                            )
+
+    def _batch_store_returns(self, rows, mults):
+        """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_returns_rows
+        sums0 = {}  # atom store_returns: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 20:
+                raise ViewError(_arity_message("store_returns", 20, row))
+            v_sr_returned_date_sk = row[0]
+            v_ss_item_sk = row[2]
+            v_ss_customer_sk = row[3]
+            v_ss_ticket_number = row[9]
+            c_store_returns_sr_net_loss = row[19]
+            if v_ss_item_sk is None or v_ss_ticket_number is None:
+                raise _null_error(
+                    "store_returns", row, ((2, "sr_item_sk"), (9, "sr_ticket_number"))
+                )
+            keep_store_returns = (
+                v_sr_returned_date_sk is not None and v_ss_customer_sk is not None
+            )
+            if keep_store_returns:
+                _p = (
+                    d,
+                    d,
+                    d,
+                    (d if c_store_returns_sr_net_loss is not None else 0),
+                    (
+                        d * round(c_store_returns_sr_net_loss * 100)
+                        if c_store_returns_sr_net_loss is not None
+                        else 0
+                    ),
+                    d,
+                    d,
+                )
+                _k = (
+                    v_sr_returned_date_sk,
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_ticket_number,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_returns", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        d2_count_by_sr_returned_date_sk = self.d2_count_by_sr_returned_date_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n1_by_ss_item_sk = self.n1_by_ss_item_sk
+        n1_count_by_ss_item_sk = self.n1_count_by_ss_item_sk
+        n2 = self.n2
+        n2_ss_item_sk_by_ss_store_sk = self.n2_ss_item_sk_by_ss_store_sk
+        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk = (
+            self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk
+        )
+        # atom store_returns
+        for _k, _p in sums0.items():
+            (
+                v_sr_returned_date_sk,
+                v_ss_item_sk,
+                v_ss_customer_sk,
+                v_ss_ticket_number,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
+                            v_sr_returned_date_sk
+                        )
+                        or _EMPTY
+                    ).get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
+                v_sr_returned_date_sk
+            )
+            if _grp is None:
+                store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                    v_sr_returned_date_sk
+                ] = {
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _p
+                }
+            else:
+                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                if _o is None:
+                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _n
+                    else:
+                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)]
+                        if not _grp:
+                            del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ]
+            _w1 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _w1 is not None:
+                _d2 = (
+                    _p[0] * _w1[0],
+                    _p[1] * _w1[1],
+                    _p[2] * _w1[2],
+                    _p[3] * _w1[3],
+                    _p[4] * _w1[4],
+                    _p[5] * _w1[5],
+                    _p[6] * _w1[6],
+                )
+                _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                )
+                if _o is None:
+                    n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    ] = _d2
+                else:
+                    _n = (
+                        _o[0] + _d2[0],
+                        _o[1] + _d2[1],
+                        _o[2] + _d2[2],
+                        _o[3] + _d2[3],
+                        _o[4] + _d2[4],
+                        _o[5] + _d2[5],
+                        _o[6] + _d2[6],
+                    )
+                    if _n[0]:
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = _n
+                    else:
+                        del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ]
+                _g5 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                )
+                if _g5:
+                    for v_ss_store_sk, _w3 in _g5.items():
+                        _d4 = (
+                            _d2[0] * _w3[0],
+                            _d2[1] * _w3[1],
+                            _d2[2] * _w3[2],
+                            _d2[3] * _w3[3],
+                            _d2[4] * _w3[4],
+                            _d2[5] * _w3[5],
+                            _d2[6] * _w3[6],
+                        )
+                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                        if _o is None:
+                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d4
+                        else:
+                            _n = (
+                                _o[0] + _d4[0],
+                                _o[1] + _d4[1],
+                                _o[2] + _d4[2],
+                                _o[3] + _d4[3],
+                                _o[4] + _d4[4],
+                                _o[5] + _d4[5],
+                                _o[6] + _d4[6],
+                            )
+                            if _n[0]:
+                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            else:
+                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                        _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+                        if _grp is None:
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                v_ss_item_sk: _d4
+                            }
+                        else:
+                            _o = _grp.get(v_ss_item_sk)
+                            if _o is None:
+                                _grp[v_ss_item_sk] = _d4
+                            else:
+                                _n = (
+                                    _o[0] + _d4[0],
+                                    _o[1] + _d4[1],
+                                    _o[2] + _d4[2],
+                                    _o[3] + _d4[3],
+                                    _o[4] + _d4[4],
+                                    _o[5] + _d4[5],
+                                    _o[6] + _d4[6],
+                                )
+                                if _n[0]:
+                                    _grp[v_ss_item_sk] = _n
+                                else:
+                                    del _grp[v_ss_item_sk]
+                                    if not _grp:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                        _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w6 is not None:
+                            _d7 = (
+                                _d4[0] * _w6[0],
+                                _d4[1] * _w6[1],
+                                _d4[2] * _w6[2],
+                                _d4[3] * _w6[3],
+                                _d4[4] * _w6[4],
+                                _d4[5] * _w6[5],
+                                _d4[6] * _w6[6],
+                            )
+                            _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                            if _grp is None:
+                                n1_by_ss_item_sk[v_ss_item_sk] = {
+                                    (v_ss_item_sk, v_ss_store_sk): _d7
+                                }
+                            else:
+                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                                if _o is None:
+                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                        _o[5] + _d7[5],
+                                        _o[6] + _d7[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    else:
+                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
+                                        if not _grp:
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _o is None:
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                    _o[6] + _d7[6],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                else:
+                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
+                            _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                    _d7[3] * _w8[3],
+                                    _d7[4] * _w8[4],
+                                    _d7[5] * _w8[5],
+                                    _d7[6] * _w8[6],
+                                )
+                                _o = n0_root.get(v_ss_item_sk)
+                                if _o is None:
+                                    n0_root[v_ss_item_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_ss_item_sk] = _n
+                                    else:
+                                        del n0_root[v_ss_item_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_store_sk,
+                                        v_s_store_id,
+                                        v_s_store_name,
+                                    ), _m10 in self.store_2_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ].items():
+                                        for (
+                                            v_ss_item_sk,
+                                            v_i_item_id,
+                                            v_i_item_desc,
+                                        ), _m11 in self.item_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ].items():
+                                            _k = (
+                                                v_i_item_id,
+                                                v_i_item_desc,
+                                                v_s_store_id,
+                                                v_s_store_name,
+                                            )
+                                            _v = (
+                                                _d4[0] * _m10[0] * _m11[0],
+                                                _d4[1] * _m10[1] * _m11[1],
+                                                _d4[2] * _m10[2] * _m11[2],
+                                                _d4[3] * _m10[3] * _m11[3],
+                                                _d4[4] * _m10[4] * _m11[4],
+                                                _d4[5] * _m10[5] * _m11[5],
+                                                _d4[6] * _m10[6] * _m11[6],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                    _o[3] + _v[3],
+                                                    _o[4] + _v[4],
+                                                    _o[5] + _v[5],
+                                                    _o[6] + _v[6],
+                                                )
+                                            )
+
+    def _batch_catalog_sales(self, rows, mults):
+        """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.catalog_sales_rows
+        sums0 = {}  # atom catalog_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 34:
+                raise ViewError(_arity_message("catalog_sales", 34, row))
+            v_cs_sold_date_sk = row[0]
+            v_ss_customer_sk = row[3]
+            v_ss_item_sk = row[15]
+            c_catalog_sales_cs_net_profit = row[33]
+            if v_ss_item_sk is None:
+                raise _null_error("catalog_sales", row, ((15, "cs_item_sk"),))
+            keep_catalog_sales = (
+                v_cs_sold_date_sk is not None and v_ss_customer_sk is not None
+            )
+            if keep_catalog_sales:
+                _p = (
+                    d,
+                    d,
+                    d,
+                    d,
+                    d,
+                    (d if c_catalog_sales_cs_net_profit is not None else 0),
+                    (
+                        d * round(c_catalog_sales_cs_net_profit * 100)
+                        if c_catalog_sales_cs_net_profit is not None
+                        else 0
+                    ),
+                )
+                _k = (v_cs_sold_date_sk, v_ss_customer_sk, v_ss_item_sk)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("catalog_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk = (
+            self.catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk
+        )
+        d3_count_by_cs_sold_date_sk = self.d3_count_by_cs_sold_date_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n1_by_ss_item_sk = self.n1_by_ss_item_sk
+        n1_count_by_ss_item_sk = self.n1_count_by_ss_item_sk
+        n2 = self.n2
+        n2_ss_item_sk_by_ss_store_sk = self.n2_ss_item_sk_by_ss_store_sk
+        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk = (
+            self.n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk
+        )
+        n8_count_by_ss_item_sk_ss_customer_sk = (
+            self.n8_count_by_ss_item_sk_ss_customer_sk
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        # atom catalog_sales
+        for _k, _p in sums0.items():
+            v_cs_sold_date_sk, v_ss_customer_sk, v_ss_item_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        or _EMPTY
+                    ).get((v_ss_item_sk, v_ss_customer_sk))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
+                v_cs_sold_date_sk
+            )
+            if _grp is None:
+                catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                    v_cs_sold_date_sk
+                ] = {(v_ss_item_sk, v_ss_customer_sk): _p}
+            else:
+                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                if _o is None:
+                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                    else:
+                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
+                        if not _grp:
+                            del catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ]
+            _w1 = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _w1 is not None:
+                _d2 = (
+                    _p[0] * _w1[0],
+                    _p[1] * _w1[1],
+                    _p[2] * _w1[2],
+                    _p[3] * _w1[3],
+                    _p[4] * _w1[4],
+                    _p[5] * _w1[5],
+                    _p[6] * _w1[6],
+                )
+                _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
+                    (v_ss_item_sk, v_ss_customer_sk)
+                )
+                if _o is None:
+                    n8_count_by_ss_item_sk_ss_customer_sk[
+                        (v_ss_item_sk, v_ss_customer_sk)
+                    ] = _d2
+                else:
+                    _n = (
+                        _o[0] + _d2[0],
+                        _o[1] + _d2[1],
+                        _o[2] + _d2[2],
+                        _o[3] + _d2[3],
+                        _o[4] + _d2[4],
+                        _o[5] + _d2[5],
+                        _o[6] + _d2[6],
+                    )
+                    if _n[0]:
+                        n8_count_by_ss_item_sk_ss_customer_sk[
+                            (v_ss_item_sk, v_ss_customer_sk)
+                        ] = _n
+                    else:
+                        del n8_count_by_ss_item_sk_ss_customer_sk[
+                            (v_ss_item_sk, v_ss_customer_sk)
+                        ]
+                _g5 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                    (v_ss_item_sk, v_ss_customer_sk)
+                )
+                if _g5:
+                    for (v_ss_store_sk, v_ss_ticket_number), _w3 in _g5.items():
+                        _d4 = (
+                            _d2[0] * _w3[0],
+                            _d2[1] * _w3[1],
+                            _d2[2] * _w3[2],
+                            _d2[3] * _w3[3],
+                            _d2[4] * _w3[4],
+                            _d2[5] * _w3[5],
+                            _d2[6] * _w3[6],
+                        )
+                        _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        )
+                        if _grp is None:
+                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = {
+                                v_ss_store_sk: _d4
+                            }
+                        else:
+                            _o = _grp.get(v_ss_store_sk)
+                            if _o is None:
+                                _grp[v_ss_store_sk] = _d4
+                            else:
+                                _n = (
+                                    _o[0] + _d4[0],
+                                    _o[1] + _d4[1],
+                                    _o[2] + _d4[2],
+                                    _o[3] + _d4[3],
+                                    _o[4] + _d4[4],
+                                    _o[5] + _d4[5],
+                                    _o[6] + _d4[6],
+                                )
+                                if _n[0]:
+                                    _grp[v_ss_store_sk] = _n
+                                else:
+                                    del _grp[v_ss_store_sk]
+                                    if not _grp:
+                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                        _w6 = (
+                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            )
+                        )
+                        if _w6 is not None:
+                            _d7 = (
+                                _d4[0] * _w6[0],
+                                _d4[1] * _w6[1],
+                                _d4[2] * _w6[2],
+                                _d4[3] * _w6[3],
+                                _d4[4] * _w6[4],
+                                _d4[5] * _w6[5],
+                                _d4[6] * _w6[6],
+                            )
+                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            if _o is None:
+                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                    _o[6] + _d7[6],
+                                )
+                                if _n[0]:
+                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                else:
+                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                            _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+                            if _grp is None:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    v_ss_item_sk: _d7
+                                }
+                            else:
+                                _o = _grp.get(v_ss_item_sk)
+                                if _o is None:
+                                    _grp[v_ss_item_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                        _o[5] + _d7[5],
+                                        _o[6] + _d7[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_ss_item_sk] = _n
+                                    else:
+                                        del _grp[v_ss_item_sk]
+                                        if not _grp:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                    _d7[3] * _w8[3],
+                                    _d7[4] * _w8[4],
+                                    _d7[5] * _w8[5],
+                                    _d7[6] * _w8[6],
+                                )
+                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                if _grp is None:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        (v_ss_item_sk, v_ss_store_sk): _d9
+                                    }
+                                else:
+                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                                    if _o is None:
+                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                            _o[5] + _d9[5],
+                                            _o[6] + _d9[6],
+                                        )
+                                        if _n[0]:
+                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        else:
+                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
+                                            if not _grp:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
+                                        _d9[3] * _w10[3],
+                                        _d9[4] * _w10[4],
+                                        _d9[5] * _w10[5],
+                                        _d9[6] * _w10[6],
+                                    )
+                                    _o = n0_root.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_item_sk] = _d11
+                                    else:
+                                        _n = (
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
+                                            _o[3] + _d11[3],
+                                            _o[4] + _d11[4],
+                                            _o[5] + _d11[5],
+                                            _o[6] + _d11[6],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_ss_item_sk] = _n
+                                        else:
+                                            del n0_root[v_ss_item_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_ss_store_sk,
+                                            v_s_store_id,
+                                            v_s_store_name,
+                                        ), _m12 in self.store_2_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ].items():
+                                            for (
+                                                v_ss_item_sk,
+                                                v_i_item_id,
+                                                v_i_item_desc,
+                                            ), _m13 in self.item_by_ss_item_sk[
+                                                v_ss_item_sk
+                                            ].items():
+                                                _k = (
+                                                    v_i_item_id,
+                                                    v_i_item_desc,
+                                                    v_s_store_id,
+                                                    v_s_store_name,
+                                                )
+                                                _v = (
+                                                    _d7[0] * _m12[0] * _m13[0],
+                                                    _d7[1] * _m12[1] * _m13[1],
+                                                    _d7[2] * _m12[2] * _m13[2],
+                                                    _d7[3] * _m12[3] * _m13[3],
+                                                    _d7[4] * _m12[4] * _m13[4],
+                                                    _d7[5] * _m12[5] * _m13[5],
+                                                    _d7[6] * _m12[6] * _m13[6],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                        _o[3] + _v[3],
+                                                        _o[4] + _v[4],
+                                                        _o[5] + _v[5],
+                                                        _o[6] + _v[6],
+                                                    )
+                                                )
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom d1: key -> summed payload
+        sums1 = {}  # atom d3: key -> summed payload
+        sums2 = {}  # atom d2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_ss_sold_date_sk = row[0]
+            c_d1_d_year = row[6]
+            c_d1_d_moy = row[8]
+            if v_ss_sold_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_d1 = (
+                c_d1_d_moy is not None
+                and c_d1_d_year is not None
+                and (c_d1_d_moy == 4)
+                and (c_d1_d_year == 2001)
+            )
+            if keep_d1:
+                _p = (d, d, d, d, d, d, d)
+                _k = v_ss_sold_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                )
+            v_cs_sold_date_sk = row[0]
+            c_d3_d_year = row[6]
+            c_d3_d_moy = row[8]
+            if v_cs_sold_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_d3 = (
+                c_d3_d_moy is not None
+                and c_d3_d_year is not None
+                and (c_d3_d_moy >= 4)
+                and (c_d3_d_moy <= 10)
+                and (c_d3_d_year == 2001)
+            )
+            if keep_d3:
+                _p = (d, d, d, d, d, d, d)
+                _k = v_cs_sold_date_sk
+                _o = sums1.get(_k)
+                sums1[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                )
+            v_sr_returned_date_sk = row[0]
+            c_d2_d_year = row[6]
+            c_d2_d_moy = row[8]
+            if v_sr_returned_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_d2 = (
+                c_d2_d_moy is not None
+                and c_d2_d_year is not None
+                and (c_d2_d_moy >= 4)
+                and (c_d2_d_moy <= 10)
+                and (c_d2_d_year == 2001)
+            )
+            if keep_d2:
+                _p = (d, d, d, d, d, d, d)
+                _k = v_sr_returned_date_sk
+                _o = sums2.get(_k)
+                sums2[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk = (
+            self.catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk
+        )
+        d1_count_by_ss_sold_date_sk = self.d1_count_by_ss_sold_date_sk
+        d2_count_by_sr_returned_date_sk = self.d2_count_by_sr_returned_date_sk
+        d3_count_by_cs_sold_date_sk = self.d3_count_by_cs_sold_date_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n1_by_ss_item_sk = self.n1_by_ss_item_sk
+        n1_count_by_ss_item_sk = self.n1_count_by_ss_item_sk
+        n2 = self.n2
+        n2_ss_item_sk_by_ss_store_sk = self.n2_ss_item_sk_by_ss_store_sk
+        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk = (
+            self.n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk
+        )
+        n8_count_by_ss_item_sk_ss_customer_sk = (
+            self.n8_count_by_ss_item_sk_ss_customer_sk
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk = (
+            self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk
+        )
+        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
+            self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk
+        )
+        # atom d1
+        for _k, _p in sums0.items():
+            v_ss_sold_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk, _ZERO)[0]
+            ):
+                continue
+            _o = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _o is None:
+                d1_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    d1_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                else:
+                    del d1_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+            _g3 = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                v_ss_sold_date_sk
+            )
+            if _g3:
+                for (
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                ), _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                    )
+                    _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                        (v_ss_item_sk, v_ss_customer_sk)
+                    )
+                    if _grp is None:
+                        n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                            (v_ss_item_sk, v_ss_customer_sk)
+                        ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
+                    else:
+                        _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
+                        if _o is None:
+                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
+                        else:
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                            )
+                            if _n[0]:
+                                _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                            else:
+                                del _grp[(v_ss_store_sk, v_ss_ticket_number)]
+                                if not _grp:
+                                    del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                        (v_ss_item_sk, v_ss_customer_sk)
+                                    ]
+                    _w4 = n8_count_by_ss_item_sk_ss_customer_sk.get(
+                        (v_ss_item_sk, v_ss_customer_sk)
+                    )
+                    if _w4 is not None:
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                            _d2[4] * _w4[4],
+                            _d2[5] * _w4[5],
+                            _d2[6] * _w4[6],
+                        )
+                        _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        )
+                        if _grp is None:
+                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = {
+                                v_ss_store_sk: _d5
+                            }
+                        else:
+                            _o = _grp.get(v_ss_store_sk)
+                            if _o is None:
+                                _grp[v_ss_store_sk] = _d5
+                            else:
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                )
+                                if _n[0]:
+                                    _grp[v_ss_store_sk] = _n
+                                else:
+                                    del _grp[v_ss_store_sk]
+                                    if not _grp:
+                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                        _w6 = (
+                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            )
+                        )
+                        if _w6 is not None:
+                            _d7 = (
+                                _d5[0] * _w6[0],
+                                _d5[1] * _w6[1],
+                                _d5[2] * _w6[2],
+                                _d5[3] * _w6[3],
+                                _d5[4] * _w6[4],
+                                _d5[5] * _w6[5],
+                                _d5[6] * _w6[6],
+                            )
+                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            if _o is None:
+                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                    _o[6] + _d7[6],
+                                )
+                                if _n[0]:
+                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                else:
+                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                            _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+                            if _grp is None:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    v_ss_item_sk: _d7
+                                }
+                            else:
+                                _o = _grp.get(v_ss_item_sk)
+                                if _o is None:
+                                    _grp[v_ss_item_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                        _o[5] + _d7[5],
+                                        _o[6] + _d7[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_ss_item_sk] = _n
+                                    else:
+                                        del _grp[v_ss_item_sk]
+                                        if not _grp:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                    _d7[3] * _w8[3],
+                                    _d7[4] * _w8[4],
+                                    _d7[5] * _w8[5],
+                                    _d7[6] * _w8[6],
+                                )
+                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                if _grp is None:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        (v_ss_item_sk, v_ss_store_sk): _d9
+                                    }
+                                else:
+                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                                    if _o is None:
+                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                            _o[5] + _d9[5],
+                                            _o[6] + _d9[6],
+                                        )
+                                        if _n[0]:
+                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        else:
+                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
+                                            if not _grp:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
+                                        _d9[3] * _w10[3],
+                                        _d9[4] * _w10[4],
+                                        _d9[5] * _w10[5],
+                                        _d9[6] * _w10[6],
+                                    )
+                                    _o = n0_root.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_item_sk] = _d11
+                                    else:
+                                        _n = (
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
+                                            _o[3] + _d11[3],
+                                            _o[4] + _d11[4],
+                                            _o[5] + _d11[5],
+                                            _o[6] + _d11[6],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_ss_item_sk] = _n
+                                        else:
+                                            del n0_root[v_ss_item_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_ss_store_sk,
+                                            v_s_store_id,
+                                            v_s_store_name,
+                                        ), _m12 in self.store_2_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ].items():
+                                            for (
+                                                v_ss_item_sk,
+                                                v_i_item_id,
+                                                v_i_item_desc,
+                                            ), _m13 in self.item_by_ss_item_sk[
+                                                v_ss_item_sk
+                                            ].items():
+                                                _k = (
+                                                    v_i_item_id,
+                                                    v_i_item_desc,
+                                                    v_s_store_id,
+                                                    v_s_store_name,
+                                                )
+                                                _v = (
+                                                    _d7[0] * _m12[0] * _m13[0],
+                                                    _d7[1] * _m12[1] * _m13[1],
+                                                    _d7[2] * _m12[2] * _m13[2],
+                                                    _d7[3] * _m12[3] * _m13[3],
+                                                    _d7[4] * _m12[4] * _m13[4],
+                                                    _d7[5] * _m12[5] * _m13[5],
+                                                    _d7[6] * _m12[6] * _m13[6],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                        _o[3] + _v[3],
+                                                        _o[4] + _v[4],
+                                                        _o[5] + _v[5],
+                                                        _o[6] + _v[6],
+                                                    )
+                                                )
+
+        # atom d3
+        for _k, _p in sums1.items():
+            v_cs_sold_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk, _ZERO)[0]
+            ):
+                continue
+            _o = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _o is None:
+                d3_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    d3_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
+                else:
+                    del d3_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+            _g3 = catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
+                v_cs_sold_date_sk
+            )
+            if _g3:
+                for (v_ss_item_sk, v_ss_customer_sk), _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                    )
+                    _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
+                        (v_ss_item_sk, v_ss_customer_sk)
+                    )
+                    if _o is None:
+                        n8_count_by_ss_item_sk_ss_customer_sk[
+                            (v_ss_item_sk, v_ss_customer_sk)
+                        ] = _d2
+                    else:
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
+                        )
+                        if _n[0]:
+                            n8_count_by_ss_item_sk_ss_customer_sk[
+                                (v_ss_item_sk, v_ss_customer_sk)
+                            ] = _n
+                        else:
+                            del n8_count_by_ss_item_sk_ss_customer_sk[
+                                (v_ss_item_sk, v_ss_customer_sk)
+                            ]
+                    _g6 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                        (v_ss_item_sk, v_ss_customer_sk)
+                    )
+                    if _g6:
+                        for (v_ss_store_sk, v_ss_ticket_number), _w4 in _g6.items():
+                            _d5 = (
+                                _d2[0] * _w4[0],
+                                _d2[1] * _w4[1],
+                                _d2[2] * _w4[2],
+                                _d2[3] * _w4[3],
+                                _d2[4] * _w4[4],
+                                _d2[5] * _w4[5],
+                                _d2[6] * _w4[6],
+                            )
+                            _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            )
+                            if _grp is None:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ] = {
+                                    v_ss_store_sk: _d5
+                                }
+                            else:
+                                _o = _grp.get(v_ss_store_sk)
+                                if _o is None:
+                                    _grp[v_ss_store_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                        _o[3] + _d5[3],
+                                        _o[4] + _d5[4],
+                                        _o[5] + _d5[5],
+                                        _o[6] + _d5[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_ss_store_sk] = _n
+                                    else:
+                                        del _grp[v_ss_store_sk]
+                                        if not _grp:
+                                            del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                (
+                                                    v_ss_item_sk,
+                                                    v_ss_customer_sk,
+                                                    v_ss_ticket_number,
+                                                )
+                                            ]
+                            _w7 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            )
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d5[0] * _w7[0],
+                                    _d5[1] * _w7[1],
+                                    _d5[2] * _w7[2],
+                                    _d5[3] * _w7[3],
+                                    _d5[4] * _w7[4],
+                                    _d5[5] * _w7[5],
+                                    _d5[6] * _w7[6],
+                                )
+                                _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                if _o is None:
+                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
+                                    )
+                                    if _n[0]:
+                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    else:
+                                        del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+                                if _grp is None:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        v_ss_item_sk: _d8
+                                    }
+                                else:
+                                    _o = _grp.get(v_ss_item_sk)
+                                    if _o is None:
+                                        _grp[v_ss_item_sk] = _d8
+                                    else:
+                                        _n = (
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                            _o[3] + _d8[3],
+                                            _o[4] + _d8[4],
+                                            _o[5] + _d8[5],
+                                            _o[6] + _d8[6],
+                                        )
+                                        if _n[0]:
+                                            _grp[v_ss_item_sk] = _n
+                                        else:
+                                            del _grp[v_ss_item_sk]
+                                            if not _grp:
+                                                del n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                _w9 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
+                                        _d8[3] * _w9[3],
+                                        _d8[4] * _w9[4],
+                                        _d8[5] * _w9[5],
+                                        _d8[6] * _w9[6],
+                                    )
+                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _grp is None:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            (v_ss_item_sk, v_ss_store_sk): _d10
+                                        }
+                                    else:
+                                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                                        if _o is None:
+                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d10
+                                        else:
+                                            _n = (
+                                                _o[0] + _d10[0],
+                                                _o[1] + _d10[1],
+                                                _o[2] + _d10[2],
+                                                _o[3] + _d10[3],
+                                                _o[4] + _d10[4],
+                                                _o[5] + _d10[5],
+                                                _o[6] + _d10[6],
+                                            )
+                                            if _n[0]:
+                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            else:
+                                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
+                                                if not _grp:
+                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d10
+                                    else:
+                                        _n = (
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                        )
+                                        if _n[0]:
+                                            n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                        else:
+                                            del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                    _w11 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w11 is not None:
+                                        _d12 = (
+                                            _d10[0] * _w11[0],
+                                            _d10[1] * _w11[1],
+                                            _d10[2] * _w11[2],
+                                            _d10[3] * _w11[3],
+                                            _d10[4] * _w11[4],
+                                            _d10[5] * _w11[5],
+                                            _d10[6] * _w11[6],
+                                        )
+                                        _o = n0_root.get(v_ss_item_sk)
+                                        if _o is None:
+                                            n0_root[v_ss_item_sk] = _d12
+                                        else:
+                                            _n = (
+                                                _o[0] + _d12[0],
+                                                _o[1] + _d12[1],
+                                                _o[2] + _d12[2],
+                                                _o[3] + _d12[3],
+                                                _o[4] + _d12[4],
+                                                _o[5] + _d12[5],
+                                                _o[6] + _d12[6],
+                                            )
+                                            if _n[0]:
+                                                n0_root[v_ss_item_sk] = _n
+                                            else:
+                                                del n0_root[v_ss_item_sk]
+                                        if pending is not None:
+                                            for (
+                                                v_ss_store_sk,
+                                                v_s_store_id,
+                                                v_s_store_name,
+                                            ), _m13 in self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ].items():
+                                                for (
+                                                    v_ss_item_sk,
+                                                    v_i_item_id,
+                                                    v_i_item_desc,
+                                                ), _m14 in self.item_by_ss_item_sk[
+                                                    v_ss_item_sk
+                                                ].items():
+                                                    _k = (
+                                                        v_i_item_id,
+                                                        v_i_item_desc,
+                                                        v_s_store_id,
+                                                        v_s_store_name,
+                                                    )
+                                                    _v = (
+                                                        _d8[0] * _m13[0] * _m14[0],
+                                                        _d8[1] * _m13[1] * _m14[1],
+                                                        _d8[2] * _m13[2] * _m14[2],
+                                                        _d8[3] * _m13[3] * _m14[3],
+                                                        _d8[4] * _m13[4] * _m14[4],
+                                                        _d8[5] * _m13[5] * _m14[5],
+                                                        _d8[6] * _m13[6] * _m14[6],
+                                                    )
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v
+                                                        if _o is None
+                                                        else (
+                                                            _o[0] + _v[0],
+                                                            _o[1] + _v[1],
+                                                            _o[2] + _v[2],
+                                                            _o[3] + _v[3],
+                                                            _o[4] + _v[4],
+                                                            _o[5] + _v[5],
+                                                            _o[6] + _v[6],
+                                                        )
+                                                    )
+
+        # atom d2
+        for _k, _p in sums2.items():
+            v_sr_returned_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.d2_count_by_sr_returned_date_sk.get(
+                    v_sr_returned_date_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _o is None:
+                d2_count_by_sr_returned_date_sk[v_sr_returned_date_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    d2_count_by_sr_returned_date_sk[v_sr_returned_date_sk] = _n
+                else:
+                    del d2_count_by_sr_returned_date_sk[v_sr_returned_date_sk]
+            _g3 = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
+                v_sr_returned_date_sk
+            )
+            if _g3:
+                for (
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_ticket_number,
+                ), _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                    )
+                    _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _o is None:
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = _d2
+                    else:
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
+                        )
+                        if _n[0]:
+                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _n
+                        else:
+                            del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ]
+                    _g6 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _g6:
+                        for v_ss_store_sk, _w4 in _g6.items():
+                            _d5 = (
+                                _d2[0] * _w4[0],
+                                _d2[1] * _w4[1],
+                                _d2[2] * _w4[2],
+                                _d2[3] * _w4[3],
+                                _d2[4] * _w4[4],
+                                _d2[5] * _w4[5],
+                                _d2[6] * _w4[6],
+                            )
+                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            if _o is None:
+                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d5
+                            else:
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                )
+                                if _n[0]:
+                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                else:
+                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                            _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+                            if _grp is None:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    v_ss_item_sk: _d5
+                                }
+                            else:
+                                _o = _grp.get(v_ss_item_sk)
+                                if _o is None:
+                                    _grp[v_ss_item_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                        _o[3] + _d5[3],
+                                        _o[4] + _d5[4],
+                                        _o[5] + _d5[5],
+                                        _o[6] + _d5[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_ss_item_sk] = _n
+                                    else:
+                                        del _grp[v_ss_item_sk]
+                                        if not _grp:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d5[0] * _w7[0],
+                                    _d5[1] * _w7[1],
+                                    _d5[2] * _w7[2],
+                                    _d5[3] * _w7[3],
+                                    _d5[4] * _w7[4],
+                                    _d5[5] * _w7[5],
+                                    _d5[6] * _w7[6],
+                                )
+                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                if _grp is None:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        (v_ss_item_sk, v_ss_store_sk): _d8
+                                    }
+                                else:
+                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                                    if _o is None:
+                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
+                                    else:
+                                        _n = (
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                            _o[3] + _d8[3],
+                                            _o[4] + _d8[4],
+                                            _o[5] + _d8[5],
+                                            _o[6] + _d8[6],
+                                        )
+                                        if _n[0]:
+                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        else:
+                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
+                                            if not _grp:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
+                                        _d8[3] * _w9[3],
+                                        _d8[4] * _w9[4],
+                                        _d8[5] * _w9[5],
+                                        _d8[6] * _w9[6],
+                                    )
+                                    _o = n0_root.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_item_sk] = _d10
+                                    else:
+                                        _n = (
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_ss_item_sk] = _n
+                                        else:
+                                            del n0_root[v_ss_item_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_ss_store_sk,
+                                            v_s_store_id,
+                                            v_s_store_name,
+                                        ), _m11 in self.store_2_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ].items():
+                                            for (
+                                                v_ss_item_sk,
+                                                v_i_item_id,
+                                                v_i_item_desc,
+                                            ), _m12 in self.item_by_ss_item_sk[
+                                                v_ss_item_sk
+                                            ].items():
+                                                _k = (
+                                                    v_i_item_id,
+                                                    v_i_item_desc,
+                                                    v_s_store_id,
+                                                    v_s_store_name,
+                                                )
+                                                _v = (
+                                                    _d5[0] * _m11[0] * _m12[0],
+                                                    _d5[1] * _m11[1] * _m12[1],
+                                                    _d5[2] * _m11[2] * _m12[2],
+                                                    _d5[3] * _m11[3] * _m12[3],
+                                                    _d5[4] * _m11[4] * _m12[4],
+                                                    _d5[5] * _m11[5] * _m12[5],
+                                                    _d5[6] * _m11[6] * _m12[6],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                        _o[3] + _v[3],
+                                                        _o[4] + _v[4],
+                                                        _o[5] + _v[5],
+                                                        _o[6] + _v[6],
+                                                    )
+                                                )
+
+    def _batch_store(self, rows, mults):
+        """Apply a batch of store rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_rows
+        sums0 = {}  # atom store_2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 29:
+                raise ViewError(_arity_message("store", 29, row))
+            v_ss_store_sk = row[0]
+            v_s_store_id = row[1]
+            v_s_store_name = row[5]
+            if v_ss_store_sk is None or v_s_store_id is None:
+                raise _null_error("store", row, ((0, "s_store_sk"), (1, "s_store_id")))
+            _p = (d, d, d, d, d, d, d)
+            _k = (v_ss_store_sk, v_s_store_id, v_s_store_name)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p
+                if _o is None
+                else (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n1_by_ss_item_sk = self.n1_by_ss_item_sk
+        n1_count_by_ss_item_sk = self.n1_count_by_ss_item_sk
+        n2_ss_item_sk_by_ss_store_sk = self.n2_ss_item_sk_by_ss_store_sk
+        store_2_by_ss_store_sk = self.store_2_by_ss_store_sk
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        # atom store_2
+        for _k, _p in sums0.items():
+            v_ss_store_sk, v_s_store_id, v_s_store_name = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
+                        (v_ss_store_sk, v_s_store_id, v_s_store_name)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
+            if _grp is None:
+                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                    (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
+                }
+            else:
+                _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                if _o is None:
+                    _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                    else:
+                        del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
+                        if not _grp:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+            _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _o is None:
+                store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                else:
+                    del store_2_count_by_ss_store_sk[v_ss_store_sk]
+            _g3 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _g3:
+                for v_ss_item_sk, _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                    )
+                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                    if _grp is None:
+                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                            (v_ss_item_sk, v_ss_store_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                        if _o is None:
+                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                        else:
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                            )
+                            if _n[0]:
+                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            else:
+                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
+                                if not _grp:
+                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _o is None:
+                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                    else:
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
+                        )
+                        if _n[0]:
+                            n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                        else:
+                            del n1_count_by_ss_item_sk[v_ss_item_sk]
+                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w4 is not None:
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                            _d2[4] * _w4[4],
+                            _d2[5] * _w4[5],
+                            _d2[6] * _w4[6],
+                        )
+                        _o = n0_root.get(v_ss_item_sk)
+                        if _o is None:
+                            n0_root[v_ss_item_sk] = _d5
+                        else:
+                            _n = (
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
+                            )
+                            if _n[0]:
+                                n0_root[v_ss_item_sk] = _n
+                            else:
+                                del n0_root[v_ss_item_sk]
+                        if pending is not None:
+                            _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                            for (
+                                v_ss_item_sk,
+                                v_i_item_id,
+                                v_i_item_desc,
+                            ), _m7 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                                _k = (
+                                    v_i_item_id,
+                                    v_i_item_desc,
+                                    v_s_store_id,
+                                    v_s_store_name,
+                                )
+                                _v = (
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[3] * _m6[3] * _m7[3],
+                                    _p[4] * _m6[4] * _m7[4],
+                                    _p[5] * _m6[5] * _m7[5],
+                                    _p[6] * _m6[6] * _m7[6],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (
+                                        _o[0] + _v[0],
+                                        _o[1] + _v[1],
+                                        _o[2] + _v[2],
+                                        _o[3] + _v[3],
+                                        _o[4] + _v[4],
+                                        _o[5] + _v[5],
+                                        _o[6] + _v[6],
+                                    )
+                                )
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_ss_item_sk = row[0]
+            v_i_item_id = row[1]
+            v_i_item_desc = row[4]
+            if v_ss_item_sk is None or v_i_item_id is None:
+                raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+            _p = (d, d, d, d, d, d, d)
+            _k = (v_ss_item_sk, v_i_item_id, v_i_item_desc)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p
+                if _o is None
+                else (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_by_ss_item_sk = self.item_by_ss_item_sk
+        item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+        n0_root = self.n0_root
+        n1_count_by_ss_item_sk = self.n1_count_by_ss_item_sk
+        # atom item
+        for _k, _p in sums0.items():
+            v_ss_item_sk, v_i_item_id, v_i_item_desc = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(
+                        (v_ss_item_sk, v_i_item_id, v_i_item_desc)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = item_by_ss_item_sk.get(v_ss_item_sk)
+            if _grp is None:
+                item_by_ss_item_sk[v_ss_item_sk] = {
+                    (v_ss_item_sk, v_i_item_id, v_i_item_desc): _p
+                }
+            else:
+                _o = _grp.get((v_ss_item_sk, v_i_item_id, v_i_item_desc))
+                if _o is None:
+                    _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _n
+                    else:
+                        del _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)]
+                        if not _grp:
+                            del item_by_ss_item_sk[v_ss_item_sk]
+            _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _o is None:
+                item_count_by_ss_item_sk[v_ss_item_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    item_count_by_ss_item_sk[v_ss_item_sk] = _n
+                else:
+                    del item_count_by_ss_item_sk[v_ss_item_sk]
+            _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w1 is not None:
+                _d2 = (
+                    _p[0] * _w1[0],
+                    _p[1] * _w1[1],
+                    _p[2] * _w1[2],
+                    _p[3] * _w1[3],
+                    _p[4] * _w1[4],
+                    _p[5] * _w1[5],
+                    _p[6] * _w1[6],
+                )
+                _o = n0_root.get(v_ss_item_sk)
+                if _o is None:
+                    n0_root[v_ss_item_sk] = _d2
+                else:
+                    _n = (
+                        _o[0] + _d2[0],
+                        _o[1] + _d2[1],
+                        _o[2] + _d2[2],
+                        _o[3] + _d2[3],
+                        _o[4] + _d2[4],
+                        _o[5] + _d2[5],
+                        _o[6] + _d2[6],
+                    )
+                    if _n[0]:
+                        n0_root[v_ss_item_sk] = _n
+                    else:
+                        del n0_root[v_ss_item_sk]
+                if pending is not None:
+                    for (v_ss_item_sk, v_ss_store_sk), _m3 in self.n1_by_ss_item_sk[
+                        v_ss_item_sk
+                    ].items():
+                        _m4 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                        for (
+                            v_ss_store_sk,
+                            v_s_store_id,
+                            v_s_store_name,
+                        ), _m5 in self.store_2_by_ss_store_sk[v_ss_store_sk].items():
+                            _k = (
+                                v_i_item_id,
+                                v_i_item_desc,
+                                v_s_store_id,
+                                v_s_store_name,
+                            )
+                            _v = (
+                                _p[0] * _m4[0] * _m5[0],
+                                _p[1] * _m4[1] * _m5[1],
+                                _p[2] * _m4[2] * _m5[2],
+                                _p[3] * _m4[3] * _m5[3],
+                                _p[4] * _m4[4] * _m5[4],
+                                _p[5] * _m4[5] * _m5[5],
+                                _p[6] * _m4[6] * _m5[6],
+                            )
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (
+                                    _o[0] + _v[0],
+                                    _o[1] + _v[1],
+                                    _o[2] + _v[2],
+                                    _o[3] + _v[3],
+                                    _o[4] + _v[4],
+                                    _o[5] + _v[5],
+                                    _o[6] + _v[6],
+                                )
+                            )
 
     def _lookup(
         self,

@@ -336,6 +336,13 @@ class View:
             "item": self._apply_item,
             "promotion": self._apply_promotion,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "catalog_sales": self._batch_catalog_sales,
+            "customer_demographics": self._batch_customer_demographics,
+            "date_dim": self._batch_date_dim,
+            "item": self._batch_item,
+            "promotion": self._batch_promotion,
+        }
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
         self._push = push or on_delta is not None
@@ -388,6 +395,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1240,6 +1257,1179 @@ class View:
             del store[row]
         # atom promotion
         if keep_promotion:
+            _o = promotion_count_by_cs_promo_sk.get(v_cs_promo_sk)
+            if _o is None:
+                promotion_count_by_cs_promo_sk[v_cs_promo_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                )
+                if _n[0]:
+                    promotion_count_by_cs_promo_sk[v_cs_promo_sk] = _n
+                else:
+                    del promotion_count_by_cs_promo_sk[v_cs_promo_sk]
+            _g3 = n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk.get(v_cs_promo_sk)
+            if _g3:
+                for (v_cs_bill_cdemo_sk, v_cs_item_sk), _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                        _p[7] * _w1[7],
+                        _p[8] * _w1[8],
+                    )
+                    _grp = n4_cs_item_sk_by_cs_bill_cdemo_sk.get(v_cs_bill_cdemo_sk)
+                    if _grp is None:
+                        n4_cs_item_sk_by_cs_bill_cdemo_sk[v_cs_bill_cdemo_sk] = {
+                            v_cs_item_sk: _d2
+                        }
+                    else:
+                        _o = _grp.get(v_cs_item_sk)
+                        if _o is None:
+                            _grp[v_cs_item_sk] = _d2
+                        else:
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
+                            )
+                            if _n[0]:
+                                _grp[v_cs_item_sk] = _n
+                            else:
+                                del _grp[v_cs_item_sk]
+                                if not _grp:
+                                    del n4_cs_item_sk_by_cs_bill_cdemo_sk[
+                                        v_cs_bill_cdemo_sk
+                                    ]
+                    _w4 = customer_demographics_count_by_cs_bill_cdemo_sk.get(
+                        v_cs_bill_cdemo_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                            _d2[4] * _w4[4],
+                            _d2[5] * _w4[5],
+                            _d2[6] * _w4[6],
+                            _d2[7] * _w4[7],
+                            _d2[8] * _w4[8],
+                        )
+                        _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _o is None:
+                            n3_count_by_cs_item_sk[v_cs_item_sk] = _d5
+                        else:
+                            _n = (
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
+                                _o[7] + _d5[7],
+                                _o[8] + _d5[8],
+                            )
+                            if _n[0]:
+                                n3_count_by_cs_item_sk[v_cs_item_sk] = _n
+                            else:
+                                del n3_count_by_cs_item_sk[v_cs_item_sk]
+                        _g8 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+                        if _g8:
+                            for v_i_item_id, _w6 in _g8.items():
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                    _d5[3] * _w6[3],
+                                    _d5[4] * _w6[4],
+                                    _d5[5] * _w6[5],
+                                    _d5[6] * _w6[6],
+                                    _d5[7] * _w6[7],
+                                    _d5[8] * _w6[8],
+                                )
+                                _o = n0_root.get(v_i_item_id)
+                                if _o is None:
+                                    n0_root[v_i_item_id] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                        _o[5] + _d7[5],
+                                        _o[6] + _d7[6],
+                                        _o[7] + _d7[7],
+                                        _o[8] + _d7[8],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_i_item_id] = _n
+                                    else:
+                                        del n0_root[v_i_item_id]
+                                if pending is not None:
+                                    _k = (v_i_item_id,)
+                                    _v = _d7
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                            _o[3] + _v[3],
+                                            _o[4] + _v[4],
+                                            _o[5] + _v[5],
+                                            _o[6] + _v[6],
+                                            _o[7] + _v[7],
+                                            _o[8] + _v[8],
+                                        )
+                                    )
+
+    def _batch_catalog_sales(self, rows, mults):
+        """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.catalog_sales_rows
+        sums0 = {}  # atom catalog_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 34:
+                raise ViewError(_arity_message("catalog_sales", 34, row))
+            v_cs_sold_date_sk = row[0]
+            v_cs_bill_cdemo_sk = row[4]
+            v_cs_item_sk = row[15]
+            v_cs_promo_sk = row[16]
+            c_catalog_sales_cs_quantity = row[18]
+            c_catalog_sales_cs_list_price = row[20]
+            c_catalog_sales_cs_sales_price = row[21]
+            c_catalog_sales_cs_coupon_amt = row[27]
+            if v_cs_item_sk is None:
+                raise _null_error("catalog_sales", row, ((15, "cs_item_sk"),))
+            keep_catalog_sales = (
+                v_cs_sold_date_sk is not None
+                and v_cs_bill_cdemo_sk is not None
+                and v_cs_promo_sk is not None
+            )
+            if keep_catalog_sales:
+                _p = (
+                    d,
+                    (d if c_catalog_sales_cs_quantity is not None else 0),
+                    (
+                        d * round(c_catalog_sales_cs_quantity)
+                        if c_catalog_sales_cs_quantity is not None
+                        else 0
+                    ),
+                    (d if c_catalog_sales_cs_list_price is not None else 0),
+                    (
+                        d * round(c_catalog_sales_cs_list_price * 100)
+                        if c_catalog_sales_cs_list_price is not None
+                        else 0
+                    ),
+                    (d if c_catalog_sales_cs_coupon_amt is not None else 0),
+                    (
+                        d * round(c_catalog_sales_cs_coupon_amt * 100)
+                        if c_catalog_sales_cs_coupon_amt is not None
+                        else 0
+                    ),
+                    (d if c_catalog_sales_cs_sales_price is not None else 0),
+                    (
+                        d * round(c_catalog_sales_cs_sales_price * 100)
+                        if c_catalog_sales_cs_sales_price is not None
+                        else 0
+                    ),
+                )
+                _k = (
+                    v_cs_sold_date_sk,
+                    v_cs_bill_cdemo_sk,
+                    v_cs_item_sk,
+                    v_cs_promo_sk,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("catalog_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        catalog_sales_cs_bill_cdemo_sk_cs_item_sk_cs_promo_sk_by_cs_sold_date_sk = (
+            self.catalog_sales_cs_bill_cdemo_sk_cs_item_sk_cs_promo_sk_by_cs_sold_date_sk
+        )
+        customer_demographics_count_by_cs_bill_cdemo_sk = (
+            self.customer_demographics_count_by_cs_bill_cdemo_sk
+        )
+        date_dim_count_by_cs_sold_date_sk = self.date_dim_count_by_cs_sold_date_sk
+        item_i_item_id_by_cs_item_sk = self.item_i_item_id_by_cs_item_sk
+        n0_root = self.n0_root
+        n3_count_by_cs_item_sk = self.n3_count_by_cs_item_sk
+        n4_cs_item_sk_by_cs_bill_cdemo_sk = self.n4_cs_item_sk_by_cs_bill_cdemo_sk
+        n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk = (
+            self.n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk
+        )
+        promotion_count_by_cs_promo_sk = self.promotion_count_by_cs_promo_sk
+        # atom catalog_sales
+        for _k, _p in sums0.items():
+            v_cs_sold_date_sk, v_cs_bill_cdemo_sk, v_cs_item_sk, v_cs_promo_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.catalog_sales_cs_bill_cdemo_sk_cs_item_sk_cs_promo_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        or _EMPTY
+                    ).get((v_cs_bill_cdemo_sk, v_cs_item_sk, v_cs_promo_sk))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = catalog_sales_cs_bill_cdemo_sk_cs_item_sk_cs_promo_sk_by_cs_sold_date_sk.get(
+                v_cs_sold_date_sk
+            )
+            if _grp is None:
+                catalog_sales_cs_bill_cdemo_sk_cs_item_sk_cs_promo_sk_by_cs_sold_date_sk[
+                    v_cs_sold_date_sk
+                ] = {
+                    (v_cs_bill_cdemo_sk, v_cs_item_sk, v_cs_promo_sk): _p
+                }
+            else:
+                _o = _grp.get((v_cs_bill_cdemo_sk, v_cs_item_sk, v_cs_promo_sk))
+                if _o is None:
+                    _grp[(v_cs_bill_cdemo_sk, v_cs_item_sk, v_cs_promo_sk)] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                    )
+                    if _n[0]:
+                        _grp[(v_cs_bill_cdemo_sk, v_cs_item_sk, v_cs_promo_sk)] = _n
+                    else:
+                        del _grp[(v_cs_bill_cdemo_sk, v_cs_item_sk, v_cs_promo_sk)]
+                        if not _grp:
+                            del catalog_sales_cs_bill_cdemo_sk_cs_item_sk_cs_promo_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ]
+            _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _w1 is not None:
+                _d2 = (
+                    _p[0] * _w1[0],
+                    _p[1] * _w1[1],
+                    _p[2] * _w1[2],
+                    _p[3] * _w1[3],
+                    _p[4] * _w1[4],
+                    _p[5] * _w1[5],
+                    _p[6] * _w1[6],
+                    _p[7] * _w1[7],
+                    _p[8] * _w1[8],
+                )
+                _grp = n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk.get(v_cs_promo_sk)
+                if _grp is None:
+                    n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk[v_cs_promo_sk] = {
+                        (v_cs_bill_cdemo_sk, v_cs_item_sk): _d2
+                    }
+                else:
+                    _o = _grp.get((v_cs_bill_cdemo_sk, v_cs_item_sk))
+                    if _o is None:
+                        _grp[(v_cs_bill_cdemo_sk, v_cs_item_sk)] = _d2
+                    else:
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
+                            _o[7] + _d2[7],
+                            _o[8] + _d2[8],
+                        )
+                        if _n[0]:
+                            _grp[(v_cs_bill_cdemo_sk, v_cs_item_sk)] = _n
+                        else:
+                            del _grp[(v_cs_bill_cdemo_sk, v_cs_item_sk)]
+                            if not _grp:
+                                del n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk[
+                                    v_cs_promo_sk
+                                ]
+                _w3 = promotion_count_by_cs_promo_sk.get(v_cs_promo_sk)
+                if _w3 is not None:
+                    _d4 = (
+                        _d2[0] * _w3[0],
+                        _d2[1] * _w3[1],
+                        _d2[2] * _w3[2],
+                        _d2[3] * _w3[3],
+                        _d2[4] * _w3[4],
+                        _d2[5] * _w3[5],
+                        _d2[6] * _w3[6],
+                        _d2[7] * _w3[7],
+                        _d2[8] * _w3[8],
+                    )
+                    _grp = n4_cs_item_sk_by_cs_bill_cdemo_sk.get(v_cs_bill_cdemo_sk)
+                    if _grp is None:
+                        n4_cs_item_sk_by_cs_bill_cdemo_sk[v_cs_bill_cdemo_sk] = {
+                            v_cs_item_sk: _d4
+                        }
+                    else:
+                        _o = _grp.get(v_cs_item_sk)
+                        if _o is None:
+                            _grp[v_cs_item_sk] = _d4
+                        else:
+                            _n = (
+                                _o[0] + _d4[0],
+                                _o[1] + _d4[1],
+                                _o[2] + _d4[2],
+                                _o[3] + _d4[3],
+                                _o[4] + _d4[4],
+                                _o[5] + _d4[5],
+                                _o[6] + _d4[6],
+                                _o[7] + _d4[7],
+                                _o[8] + _d4[8],
+                            )
+                            if _n[0]:
+                                _grp[v_cs_item_sk] = _n
+                            else:
+                                del _grp[v_cs_item_sk]
+                                if not _grp:
+                                    del n4_cs_item_sk_by_cs_bill_cdemo_sk[
+                                        v_cs_bill_cdemo_sk
+                                    ]
+                    _w5 = customer_demographics_count_by_cs_bill_cdemo_sk.get(
+                        v_cs_bill_cdemo_sk
+                    )
+                    if _w5 is not None:
+                        _d6 = (
+                            _d4[0] * _w5[0],
+                            _d4[1] * _w5[1],
+                            _d4[2] * _w5[2],
+                            _d4[3] * _w5[3],
+                            _d4[4] * _w5[4],
+                            _d4[5] * _w5[5],
+                            _d4[6] * _w5[6],
+                            _d4[7] * _w5[7],
+                            _d4[8] * _w5[8],
+                        )
+                        _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _o is None:
+                            n3_count_by_cs_item_sk[v_cs_item_sk] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
+                                _o[7] + _d6[7],
+                                _o[8] + _d6[8],
+                            )
+                            if _n[0]:
+                                n3_count_by_cs_item_sk[v_cs_item_sk] = _n
+                            else:
+                                del n3_count_by_cs_item_sk[v_cs_item_sk]
+                        _g9 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+                        if _g9:
+                            for v_i_item_id, _w7 in _g9.items():
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                    _d6[5] * _w7[5],
+                                    _d6[6] * _w7[6],
+                                    _d6[7] * _w7[7],
+                                    _d6[8] * _w7[8],
+                                )
+                                _o = n0_root.get(v_i_item_id)
+                                if _o is None:
+                                    n0_root[v_i_item_id] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
+                                        _o[7] + _d8[7],
+                                        _o[8] + _d8[8],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_i_item_id] = _n
+                                    else:
+                                        del n0_root[v_i_item_id]
+                                if pending is not None:
+                                    _k = (v_i_item_id,)
+                                    _v = _d8
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                            _o[3] + _v[3],
+                                            _o[4] + _v[4],
+                                            _o[5] + _v[5],
+                                            _o[6] + _v[6],
+                                            _o[7] + _v[7],
+                                            _o[8] + _v[8],
+                                        )
+                                    )
+
+    def _batch_customer_demographics(self, rows, mults):
+        """Apply a batch of customer_demographics rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_demographics_rows
+        sums0 = {}  # atom customer_demographics: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("customer_demographics", 9, row))
+            v_cs_bill_cdemo_sk = row[0]
+            c_customer_demographics_cd_gender = row[1]
+            c_customer_demographics_cd_marital_status = row[2]
+            c_customer_demographics_cd_education_status = row[3]
+            if v_cs_bill_cdemo_sk is None:
+                raise _null_error("customer_demographics", row, ((0, "cd_demo_sk"),))
+            keep_customer_demographics = (
+                c_customer_demographics_cd_gender is not None
+                and c_customer_demographics_cd_marital_status is not None
+                and c_customer_demographics_cd_education_status is not None
+                and (c_customer_demographics_cd_gender == "M")
+                and (c_customer_demographics_cd_marital_status == "S")
+                and (c_customer_demographics_cd_education_status == "College")
+            )
+            if keep_customer_demographics:
+                _p = (d, d, d, d, d, d, d, d, d)
+                _k = v_cs_bill_cdemo_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_demographics", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_demographics_count_by_cs_bill_cdemo_sk = (
+            self.customer_demographics_count_by_cs_bill_cdemo_sk
+        )
+        item_i_item_id_by_cs_item_sk = self.item_i_item_id_by_cs_item_sk
+        n0_root = self.n0_root
+        n3_count_by_cs_item_sk = self.n3_count_by_cs_item_sk
+        n4_cs_item_sk_by_cs_bill_cdemo_sk = self.n4_cs_item_sk_by_cs_bill_cdemo_sk
+        # atom customer_demographics
+        for _k, _p in sums0.items():
+            v_cs_bill_cdemo_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.customer_demographics_count_by_cs_bill_cdemo_sk.get(
+                    v_cs_bill_cdemo_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = customer_demographics_count_by_cs_bill_cdemo_sk.get(v_cs_bill_cdemo_sk)
+            if _o is None:
+                customer_demographics_count_by_cs_bill_cdemo_sk[v_cs_bill_cdemo_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                )
+                if _n[0]:
+                    customer_demographics_count_by_cs_bill_cdemo_sk[
+                        v_cs_bill_cdemo_sk
+                    ] = _n
+                else:
+                    del customer_demographics_count_by_cs_bill_cdemo_sk[
+                        v_cs_bill_cdemo_sk
+                    ]
+            _g3 = n4_cs_item_sk_by_cs_bill_cdemo_sk.get(v_cs_bill_cdemo_sk)
+            if _g3:
+                for v_cs_item_sk, _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                        _p[7] * _w1[7],
+                        _p[8] * _w1[8],
+                    )
+                    _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                    if _o is None:
+                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d2
+                    else:
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
+                            _o[7] + _d2[7],
+                            _o[8] + _d2[8],
+                        )
+                        if _n[0]:
+                            n3_count_by_cs_item_sk[v_cs_item_sk] = _n
+                        else:
+                            del n3_count_by_cs_item_sk[v_cs_item_sk]
+                    _g6 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+                    if _g6:
+                        for v_i_item_id, _w4 in _g6.items():
+                            _d5 = (
+                                _d2[0] * _w4[0],
+                                _d2[1] * _w4[1],
+                                _d2[2] * _w4[2],
+                                _d2[3] * _w4[3],
+                                _d2[4] * _w4[4],
+                                _d2[5] * _w4[5],
+                                _d2[6] * _w4[6],
+                                _d2[7] * _w4[7],
+                                _d2[8] * _w4[8],
+                            )
+                            _o = n0_root.get(v_i_item_id)
+                            if _o is None:
+                                n0_root[v_i_item_id] = _d5
+                            else:
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                )
+                                if _n[0]:
+                                    n0_root[v_i_item_id] = _n
+                                else:
+                                    del n0_root[v_i_item_id]
+                            if pending is not None:
+                                _k = (v_i_item_id,)
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (
+                                        _o[0] + _v[0],
+                                        _o[1] + _v[1],
+                                        _o[2] + _v[2],
+                                        _o[3] + _v[3],
+                                        _o[4] + _v[4],
+                                        _o[5] + _v[5],
+                                        _o[6] + _v[6],
+                                        _o[7] + _v[7],
+                                        _o[8] + _v[8],
+                                    )
+                                )
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_cs_sold_date_sk = row[0]
+            c_date_dim_d_year = row[6]
+            if v_cs_sold_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = c_date_dim_d_year is not None and (
+                c_date_dim_d_year == 2000
+            )
+            if keep_date_dim:
+                _p = (d, d, d, d, d, d, d, d, d)
+                _k = v_cs_sold_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        catalog_sales_cs_bill_cdemo_sk_cs_item_sk_cs_promo_sk_by_cs_sold_date_sk = (
+            self.catalog_sales_cs_bill_cdemo_sk_cs_item_sk_cs_promo_sk_by_cs_sold_date_sk
+        )
+        customer_demographics_count_by_cs_bill_cdemo_sk = (
+            self.customer_demographics_count_by_cs_bill_cdemo_sk
+        )
+        date_dim_count_by_cs_sold_date_sk = self.date_dim_count_by_cs_sold_date_sk
+        item_i_item_id_by_cs_item_sk = self.item_i_item_id_by_cs_item_sk
+        n0_root = self.n0_root
+        n3_count_by_cs_item_sk = self.n3_count_by_cs_item_sk
+        n4_cs_item_sk_by_cs_bill_cdemo_sk = self.n4_cs_item_sk_by_cs_bill_cdemo_sk
+        n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk = (
+            self.n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk
+        )
+        promotion_count_by_cs_promo_sk = self.promotion_count_by_cs_promo_sk
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_cs_sold_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.date_dim_count_by_cs_sold_date_sk.get(
+                    v_cs_sold_date_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _o is None:
+                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                )
+                if _n[0]:
+                    date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
+                else:
+                    del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+            _g3 = catalog_sales_cs_bill_cdemo_sk_cs_item_sk_cs_promo_sk_by_cs_sold_date_sk.get(
+                v_cs_sold_date_sk
+            )
+            if _g3:
+                for (
+                    v_cs_bill_cdemo_sk,
+                    v_cs_item_sk,
+                    v_cs_promo_sk,
+                ), _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                        _p[5] * _w1[5],
+                        _p[6] * _w1[6],
+                        _p[7] * _w1[7],
+                        _p[8] * _w1[8],
+                    )
+                    _grp = n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk.get(
+                        v_cs_promo_sk
+                    )
+                    if _grp is None:
+                        n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk[v_cs_promo_sk] = {
+                            (v_cs_bill_cdemo_sk, v_cs_item_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_cs_bill_cdemo_sk, v_cs_item_sk))
+                        if _o is None:
+                            _grp[(v_cs_bill_cdemo_sk, v_cs_item_sk)] = _d2
+                        else:
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
+                            )
+                            if _n[0]:
+                                _grp[(v_cs_bill_cdemo_sk, v_cs_item_sk)] = _n
+                            else:
+                                del _grp[(v_cs_bill_cdemo_sk, v_cs_item_sk)]
+                                if not _grp:
+                                    del n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk[
+                                        v_cs_promo_sk
+                                    ]
+                    _w4 = promotion_count_by_cs_promo_sk.get(v_cs_promo_sk)
+                    if _w4 is not None:
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                            _d2[4] * _w4[4],
+                            _d2[5] * _w4[5],
+                            _d2[6] * _w4[6],
+                            _d2[7] * _w4[7],
+                            _d2[8] * _w4[8],
+                        )
+                        _grp = n4_cs_item_sk_by_cs_bill_cdemo_sk.get(v_cs_bill_cdemo_sk)
+                        if _grp is None:
+                            n4_cs_item_sk_by_cs_bill_cdemo_sk[v_cs_bill_cdemo_sk] = {
+                                v_cs_item_sk: _d5
+                            }
+                        else:
+                            _o = _grp.get(v_cs_item_sk)
+                            if _o is None:
+                                _grp[v_cs_item_sk] = _d5
+                            else:
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                )
+                                if _n[0]:
+                                    _grp[v_cs_item_sk] = _n
+                                else:
+                                    del _grp[v_cs_item_sk]
+                                    if not _grp:
+                                        del n4_cs_item_sk_by_cs_bill_cdemo_sk[
+                                            v_cs_bill_cdemo_sk
+                                        ]
+                        _w6 = customer_demographics_count_by_cs_bill_cdemo_sk.get(
+                            v_cs_bill_cdemo_sk
+                        )
+                        if _w6 is not None:
+                            _d7 = (
+                                _d5[0] * _w6[0],
+                                _d5[1] * _w6[1],
+                                _d5[2] * _w6[2],
+                                _d5[3] * _w6[3],
+                                _d5[4] * _w6[4],
+                                _d5[5] * _w6[5],
+                                _d5[6] * _w6[6],
+                                _d5[7] * _w6[7],
+                                _d5[8] * _w6[8],
+                            )
+                            _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                            if _o is None:
+                                n3_count_by_cs_item_sk[v_cs_item_sk] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                    _o[6] + _d7[6],
+                                    _o[7] + _d7[7],
+                                    _o[8] + _d7[8],
+                                )
+                                if _n[0]:
+                                    n3_count_by_cs_item_sk[v_cs_item_sk] = _n
+                                else:
+                                    del n3_count_by_cs_item_sk[v_cs_item_sk]
+                            _g10 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+                            if _g10:
+                                for v_i_item_id, _w8 in _g10.items():
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
+                                        _d7[3] * _w8[3],
+                                        _d7[4] * _w8[4],
+                                        _d7[5] * _w8[5],
+                                        _d7[6] * _w8[6],
+                                        _d7[7] * _w8[7],
+                                        _d7[8] * _w8[8],
+                                    )
+                                    _o = n0_root.get(v_i_item_id)
+                                    if _o is None:
+                                        n0_root[v_i_item_id] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                            _o[5] + _d9[5],
+                                            _o[6] + _d9[6],
+                                            _o[7] + _d9[7],
+                                            _o[8] + _d9[8],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_i_item_id] = _n
+                                        else:
+                                            del n0_root[v_i_item_id]
+                                    if pending is not None:
+                                        _k = (v_i_item_id,)
+                                        _v = _d9
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                                _o[3] + _v[3],
+                                                _o[4] + _v[4],
+                                                _o[5] + _v[5],
+                                                _o[6] + _v[6],
+                                                _o[7] + _v[7],
+                                                _o[8] + _v[8],
+                                            )
+                                        )
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_cs_item_sk = row[0]
+            v_i_item_id = row[1]
+            if v_cs_item_sk is None or v_i_item_id is None:
+                raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+            _p = (d, d, d, d, d, d, d, d, d)
+            _k = (v_cs_item_sk, v_i_item_id)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p
+                if _o is None
+                else (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                )
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_i_item_id_by_cs_item_sk = self.item_i_item_id_by_cs_item_sk
+        n0_root = self.n0_root
+        n3_count_by_cs_item_sk = self.n3_count_by_cs_item_sk
+        # atom item
+        for _k, _p in sums0.items():
+            v_cs_item_sk, v_i_item_id = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.item_i_item_id_by_cs_item_sk.get(v_cs_item_sk) or _EMPTY).get(
+                        v_i_item_id
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+            if _grp is None:
+                item_i_item_id_by_cs_item_sk[v_cs_item_sk] = {v_i_item_id: _p}
+            else:
+                _o = _grp.get(v_i_item_id)
+                if _o is None:
+                    _grp[v_i_item_id] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                    )
+                    if _n[0]:
+                        _grp[v_i_item_id] = _n
+                    else:
+                        del _grp[v_i_item_id]
+                        if not _grp:
+                            del item_i_item_id_by_cs_item_sk[v_cs_item_sk]
+            _w1 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+            if _w1 is not None:
+                _d2 = (
+                    _p[0] * _w1[0],
+                    _p[1] * _w1[1],
+                    _p[2] * _w1[2],
+                    _p[3] * _w1[3],
+                    _p[4] * _w1[4],
+                    _p[5] * _w1[5],
+                    _p[6] * _w1[6],
+                    _p[7] * _w1[7],
+                    _p[8] * _w1[8],
+                )
+                _o = n0_root.get(v_i_item_id)
+                if _o is None:
+                    n0_root[v_i_item_id] = _d2
+                else:
+                    _n = (
+                        _o[0] + _d2[0],
+                        _o[1] + _d2[1],
+                        _o[2] + _d2[2],
+                        _o[3] + _d2[3],
+                        _o[4] + _d2[4],
+                        _o[5] + _d2[5],
+                        _o[6] + _d2[6],
+                        _o[7] + _d2[7],
+                        _o[8] + _d2[8],
+                    )
+                    if _n[0]:
+                        n0_root[v_i_item_id] = _n
+                    else:
+                        del n0_root[v_i_item_id]
+                if pending is not None:
+                    _k = (v_i_item_id,)
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = (
+                        _v
+                        if _o is None
+                        else (
+                            _o[0] + _v[0],
+                            _o[1] + _v[1],
+                            _o[2] + _v[2],
+                            _o[3] + _v[3],
+                            _o[4] + _v[4],
+                            _o[5] + _v[5],
+                            _o[6] + _v[6],
+                            _o[7] + _v[7],
+                            _o[8] + _v[8],
+                        )
+                    )
+
+    def _batch_promotion(self, rows, mults):
+        """Apply a batch of promotion rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.promotion_rows
+        sums0 = {}  # atom promotion: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 19:
+                raise ViewError(_arity_message("promotion", 19, row))
+            v_cs_promo_sk = row[0]
+            c_promotion_p_channel_email = row[9]
+            c_promotion_p_channel_event = row[14]
+            if v_cs_promo_sk is None:
+                raise _null_error("promotion", row, ((0, "p_promo_sk"),))
+            keep_promotion = (
+                c_promotion_p_channel_email is not None
+                and (c_promotion_p_channel_email == "N")
+            ) or (
+                c_promotion_p_channel_event is not None
+                and (c_promotion_p_channel_event == "N")
+            )
+            if keep_promotion:
+                _p = (d, d, d, d, d, d, d, d, d)
+                _k = v_cs_promo_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("promotion", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_demographics_count_by_cs_bill_cdemo_sk = (
+            self.customer_demographics_count_by_cs_bill_cdemo_sk
+        )
+        item_i_item_id_by_cs_item_sk = self.item_i_item_id_by_cs_item_sk
+        n0_root = self.n0_root
+        n3_count_by_cs_item_sk = self.n3_count_by_cs_item_sk
+        n4_cs_item_sk_by_cs_bill_cdemo_sk = self.n4_cs_item_sk_by_cs_bill_cdemo_sk
+        n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk = (
+            self.n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_promo_sk
+        )
+        promotion_count_by_cs_promo_sk = self.promotion_count_by_cs_promo_sk
+        # atom promotion
+        for _k, _p in sums0.items():
+            v_cs_promo_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.promotion_count_by_cs_promo_sk.get(v_cs_promo_sk, _ZERO)[0]
+            ):
+                continue
             _o = promotion_count_by_cs_promo_sk.get(v_cs_promo_sk)
             if _o is None:
                 promotion_count_by_cs_promo_sk[v_cs_promo_sk] = _p

@@ -382,6 +382,11 @@ def _make_derived1():
                 "date_dim": self._apply_date_dim,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_sales": self._batch_store_sales,
+                "date_dim": self._batch_date_dim,
+                "customer_address": self._batch_customer_address,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -436,6 +441,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -834,6 +849,465 @@ def _make_derived1():
                                 if _o is None
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
+
+        def _batch_store_sales(self, rows, mults):
+            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_sales_rows
+            sums0 = {}  # atom store_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 23:
+                    raise ViewError(_arity_message("store_sales", 23, row))
+                v_ss_sold_date_sk = row[0]
+                v_ss_addr_sk = row[6]
+                c_store_sales_ss_ext_sales_price = row[15]
+                keep_store_sales = (
+                    v_ss_sold_date_sk is not None and v_ss_addr_sk is not None
+                )
+                if keep_store_sales:
+                    _p = (
+                        d,
+                        (d if c_store_sales_ss_ext_sales_price is not None else 0),
+                        (
+                            d * round(c_store_sales_ss_ext_sales_price * 100)
+                            if c_store_sales_ss_ext_sales_price is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_ss_sold_date_sk, v_ss_addr_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            store_sales = self.store_sales
+            store_sales_ss_addr_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_addr_sk_by_ss_sold_date_sk
+            )
+            # atom store_sales
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk, v_ss_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.store_sales.get(
+                        (v_ss_sold_date_sk, v_ss_addr_sk), _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                if _o is None:
+                    store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                    else:
+                        del store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                _grp = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _grp is None:
+                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        v_ss_addr_sk: _p
+                    }
+                else:
+                    _o = _grp.get(v_ss_addr_sk)
+                    if _o is None:
+                        _grp[v_ss_addr_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_ss_addr_sk] = _n
+                        else:
+                            del _grp[v_ss_addr_sk]
+                            if not _grp:
+                                del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _grp is None:
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                        if _o is None:
+                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                            else:
+                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                                if not _grp:
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                    _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _o is None:
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                        else:
+                            del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                    _w3 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _o = n0_root.get(v_ss_addr_sk)
+                        if _o is None:
+                            n0_root[v_ss_addr_sk] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n0_root[v_ss_addr_sk] = _n
+                            else:
+                                del n0_root[v_ss_addr_sk]
+                        if pending is not None:
+                            for (
+                                v_ss_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                for (
+                                    v_ss_addr_sk,
+                                    v_ca_county,
+                                ), _m6 in self.customer_address_by_ss_addr_sk[
+                                    v_ss_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m5[0] * _m6[0],
+                                        _p[1] * _m5[1] * _m6[1],
+                                        _p[2] * _m5[2] * _m6[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ss_sold_date_sk = row[0]
+                v_d_year = row[6]
+                v_d_qoy = row[10]
+                if v_ss_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                _p = (d, d, d)
+                _k = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            store_sales_ss_addr_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_addr_sk_by_ss_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk, v_d_year, v_d_qoy = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                            or _EMPTY
+                        ).get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _grp is None:
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                    if _o is None:
+                        _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        else:
+                            del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
+                            if not _grp:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _g3 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _g3:
+                    for v_ss_addr_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _grp is None:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                (v_ss_sold_date_sk, v_ss_addr_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                                    if not _grp:
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _o is None:
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                            else:
+                                del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(v_ss_addr_sk)
+                            if _o is None:
+                                n0_root[v_ss_addr_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[v_ss_addr_sk] = _n
+                                else:
+                                    del n0_root[v_ss_addr_sk]
+                            if pending is not None:
+                                _m6 = self.store_sales[
+                                    (v_ss_sold_date_sk, v_ss_addr_sk)
+                                ]
+                                for (
+                                    v_ss_addr_sk,
+                                    v_ca_county,
+                                ), _m7 in self.customer_address_by_ss_addr_sk[
+                                    v_ss_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_ss_addr_sk = row[0]
+                v_ca_county = row[7]
+                if v_ss_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                _p = (d, d, d)
+                _k = (v_ss_addr_sk, v_ca_county)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_by_ss_addr_sk = self.customer_address_by_ss_addr_sk
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            n0_root = self.n0_root
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_ss_addr_sk, v_ca_county = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
+                            or _EMPTY
+                        ).get((v_ss_addr_sk, v_ca_county))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _grp is None:
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                        (v_ss_addr_sk, v_ca_county): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_addr_sk, v_ca_county))
+                    if _o is None:
+                        _grp[(v_ss_addr_sk, v_ca_county)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ss_addr_sk, v_ca_county)] = _n
+                        else:
+                            del _grp[(v_ss_addr_sk, v_ca_county)]
+                            if not _grp:
+                                del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _o is None:
+                    customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                    else:
+                        del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
+                _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_ss_addr_sk)
+                    if _o is None:
+                        n0_root[v_ss_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_ss_addr_sk] = _n
+                        else:
+                            del n0_root[v_ss_addr_sk]
+                    if pending is not None:
+                        for (
+                            v_ss_sold_date_sk,
+                            v_ss_addr_sk,
+                        ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
+                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                            for (
+                                v_ss_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                _k = (v_ca_county, v_d_qoy, v_d_year)
+                                _v = (
+                                    _p[0] * _m4[0] * _m5[0],
+                                    _p[1] * _m4[1] * _m5[1],
+                                    _p[2] * _m4[2] * _m5[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
         def _lookup(
             self, v_ca_county, v_d_qoy, v_d_year, v_ss_sold_date_sk, v_ss_addr_sk
@@ -1215,6 +1689,11 @@ def _make_derived2():
                 "date_dim": self._apply_date_dim,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_sales": self._batch_store_sales,
+                "date_dim": self._batch_date_dim,
+                "customer_address": self._batch_customer_address,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -1269,6 +1748,16 @@ def _make_derived2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1667,6 +2156,465 @@ def _make_derived2():
                                 if _o is None
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
+
+        def _batch_store_sales(self, rows, mults):
+            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_sales_rows
+            sums0 = {}  # atom store_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 23:
+                    raise ViewError(_arity_message("store_sales", 23, row))
+                v_ss_sold_date_sk = row[0]
+                v_ss_addr_sk = row[6]
+                c_store_sales_ss_ext_sales_price = row[15]
+                keep_store_sales = (
+                    v_ss_sold_date_sk is not None and v_ss_addr_sk is not None
+                )
+                if keep_store_sales:
+                    _p = (
+                        d,
+                        (d if c_store_sales_ss_ext_sales_price is not None else 0),
+                        (
+                            d * round(c_store_sales_ss_ext_sales_price * 100)
+                            if c_store_sales_ss_ext_sales_price is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_ss_sold_date_sk, v_ss_addr_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            store_sales = self.store_sales
+            store_sales_ss_addr_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_addr_sk_by_ss_sold_date_sk
+            )
+            # atom store_sales
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk, v_ss_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.store_sales.get(
+                        (v_ss_sold_date_sk, v_ss_addr_sk), _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                if _o is None:
+                    store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                    else:
+                        del store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                _grp = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _grp is None:
+                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        v_ss_addr_sk: _p
+                    }
+                else:
+                    _o = _grp.get(v_ss_addr_sk)
+                    if _o is None:
+                        _grp[v_ss_addr_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_ss_addr_sk] = _n
+                        else:
+                            del _grp[v_ss_addr_sk]
+                            if not _grp:
+                                del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _grp is None:
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                        if _o is None:
+                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                            else:
+                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                                if not _grp:
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                    _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _o is None:
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                        else:
+                            del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                    _w3 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _o = n0_root.get(v_ss_addr_sk)
+                        if _o is None:
+                            n0_root[v_ss_addr_sk] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n0_root[v_ss_addr_sk] = _n
+                            else:
+                                del n0_root[v_ss_addr_sk]
+                        if pending is not None:
+                            for (
+                                v_ss_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                for (
+                                    v_ss_addr_sk,
+                                    v_ca_county,
+                                ), _m6 in self.customer_address_by_ss_addr_sk[
+                                    v_ss_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m5[0] * _m6[0],
+                                        _p[1] * _m5[1] * _m6[1],
+                                        _p[2] * _m5[2] * _m6[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ss_sold_date_sk = row[0]
+                v_d_year = row[6]
+                v_d_qoy = row[10]
+                if v_ss_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                _p = (d, d, d)
+                _k = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            store_sales_ss_addr_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_addr_sk_by_ss_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk, v_d_year, v_d_qoy = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                            or _EMPTY
+                        ).get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _grp is None:
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                    if _o is None:
+                        _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        else:
+                            del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
+                            if not _grp:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _g3 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _g3:
+                    for v_ss_addr_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _grp is None:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                (v_ss_sold_date_sk, v_ss_addr_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                                    if not _grp:
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _o is None:
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                            else:
+                                del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(v_ss_addr_sk)
+                            if _o is None:
+                                n0_root[v_ss_addr_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[v_ss_addr_sk] = _n
+                                else:
+                                    del n0_root[v_ss_addr_sk]
+                            if pending is not None:
+                                _m6 = self.store_sales[
+                                    (v_ss_sold_date_sk, v_ss_addr_sk)
+                                ]
+                                for (
+                                    v_ss_addr_sk,
+                                    v_ca_county,
+                                ), _m7 in self.customer_address_by_ss_addr_sk[
+                                    v_ss_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_ss_addr_sk = row[0]
+                v_ca_county = row[7]
+                if v_ss_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                _p = (d, d, d)
+                _k = (v_ss_addr_sk, v_ca_county)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_by_ss_addr_sk = self.customer_address_by_ss_addr_sk
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            n0_root = self.n0_root
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_ss_addr_sk, v_ca_county = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
+                            or _EMPTY
+                        ).get((v_ss_addr_sk, v_ca_county))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _grp is None:
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                        (v_ss_addr_sk, v_ca_county): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_addr_sk, v_ca_county))
+                    if _o is None:
+                        _grp[(v_ss_addr_sk, v_ca_county)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ss_addr_sk, v_ca_county)] = _n
+                        else:
+                            del _grp[(v_ss_addr_sk, v_ca_county)]
+                            if not _grp:
+                                del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _o is None:
+                    customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                    else:
+                        del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
+                _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_ss_addr_sk)
+                    if _o is None:
+                        n0_root[v_ss_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_ss_addr_sk] = _n
+                        else:
+                            del n0_root[v_ss_addr_sk]
+                    if pending is not None:
+                        for (
+                            v_ss_sold_date_sk,
+                            v_ss_addr_sk,
+                        ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
+                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                            for (
+                                v_ss_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                _k = (v_ca_county, v_d_qoy, v_d_year)
+                                _v = (
+                                    _p[0] * _m4[0] * _m5[0],
+                                    _p[1] * _m4[1] * _m5[1],
+                                    _p[2] * _m4[2] * _m5[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
         def _lookup(
             self, v_ca_county, v_d_qoy, v_d_year, v_ss_sold_date_sk, v_ss_addr_sk
@@ -2048,6 +2996,11 @@ def _make_derived3():
                 "date_dim": self._apply_date_dim,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_sales": self._batch_store_sales,
+                "date_dim": self._batch_date_dim,
+                "customer_address": self._batch_customer_address,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -2102,6 +3055,16 @@ def _make_derived3():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -2500,6 +3463,465 @@ def _make_derived3():
                                 if _o is None
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
+
+        def _batch_store_sales(self, rows, mults):
+            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_sales_rows
+            sums0 = {}  # atom store_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 23:
+                    raise ViewError(_arity_message("store_sales", 23, row))
+                v_ss_sold_date_sk = row[0]
+                v_ss_addr_sk = row[6]
+                c_store_sales_ss_ext_sales_price = row[15]
+                keep_store_sales = (
+                    v_ss_sold_date_sk is not None and v_ss_addr_sk is not None
+                )
+                if keep_store_sales:
+                    _p = (
+                        d,
+                        (d if c_store_sales_ss_ext_sales_price is not None else 0),
+                        (
+                            d * round(c_store_sales_ss_ext_sales_price * 100)
+                            if c_store_sales_ss_ext_sales_price is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_ss_sold_date_sk, v_ss_addr_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            store_sales = self.store_sales
+            store_sales_ss_addr_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_addr_sk_by_ss_sold_date_sk
+            )
+            # atom store_sales
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk, v_ss_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.store_sales.get(
+                        (v_ss_sold_date_sk, v_ss_addr_sk), _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                if _o is None:
+                    store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                    else:
+                        del store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                _grp = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _grp is None:
+                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        v_ss_addr_sk: _p
+                    }
+                else:
+                    _o = _grp.get(v_ss_addr_sk)
+                    if _o is None:
+                        _grp[v_ss_addr_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_ss_addr_sk] = _n
+                        else:
+                            del _grp[v_ss_addr_sk]
+                            if not _grp:
+                                del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _grp is None:
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                        if _o is None:
+                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                            else:
+                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                                if not _grp:
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                    _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _o is None:
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                        else:
+                            del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                    _w3 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _o = n0_root.get(v_ss_addr_sk)
+                        if _o is None:
+                            n0_root[v_ss_addr_sk] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n0_root[v_ss_addr_sk] = _n
+                            else:
+                                del n0_root[v_ss_addr_sk]
+                        if pending is not None:
+                            for (
+                                v_ss_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                for (
+                                    v_ss_addr_sk,
+                                    v_ca_county,
+                                ), _m6 in self.customer_address_by_ss_addr_sk[
+                                    v_ss_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m5[0] * _m6[0],
+                                        _p[1] * _m5[1] * _m6[1],
+                                        _p[2] * _m5[2] * _m6[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ss_sold_date_sk = row[0]
+                v_d_year = row[6]
+                v_d_qoy = row[10]
+                if v_ss_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                _p = (d, d, d)
+                _k = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            store_sales_ss_addr_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_addr_sk_by_ss_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk, v_d_year, v_d_qoy = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                            or _EMPTY
+                        ).get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _grp is None:
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                    if _o is None:
+                        _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        else:
+                            del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
+                            if not _grp:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _g3 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _g3:
+                    for v_ss_addr_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _grp is None:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                (v_ss_sold_date_sk, v_ss_addr_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                                    if not _grp:
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _o is None:
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                            else:
+                                del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(v_ss_addr_sk)
+                            if _o is None:
+                                n0_root[v_ss_addr_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[v_ss_addr_sk] = _n
+                                else:
+                                    del n0_root[v_ss_addr_sk]
+                            if pending is not None:
+                                _m6 = self.store_sales[
+                                    (v_ss_sold_date_sk, v_ss_addr_sk)
+                                ]
+                                for (
+                                    v_ss_addr_sk,
+                                    v_ca_county,
+                                ), _m7 in self.customer_address_by_ss_addr_sk[
+                                    v_ss_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_ss_addr_sk = row[0]
+                v_ca_county = row[7]
+                if v_ss_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                _p = (d, d, d)
+                _k = (v_ss_addr_sk, v_ca_county)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_by_ss_addr_sk = self.customer_address_by_ss_addr_sk
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            n0_root = self.n0_root
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_ss_addr_sk, v_ca_county = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
+                            or _EMPTY
+                        ).get((v_ss_addr_sk, v_ca_county))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _grp is None:
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                        (v_ss_addr_sk, v_ca_county): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_addr_sk, v_ca_county))
+                    if _o is None:
+                        _grp[(v_ss_addr_sk, v_ca_county)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ss_addr_sk, v_ca_county)] = _n
+                        else:
+                            del _grp[(v_ss_addr_sk, v_ca_county)]
+                            if not _grp:
+                                del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _o is None:
+                    customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                    else:
+                        del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
+                _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_ss_addr_sk)
+                    if _o is None:
+                        n0_root[v_ss_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_ss_addr_sk] = _n
+                        else:
+                            del n0_root[v_ss_addr_sk]
+                    if pending is not None:
+                        for (
+                            v_ss_sold_date_sk,
+                            v_ss_addr_sk,
+                        ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
+                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                            for (
+                                v_ss_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                _k = (v_ca_county, v_d_qoy, v_d_year)
+                                _v = (
+                                    _p[0] * _m4[0] * _m5[0],
+                                    _p[1] * _m4[1] * _m5[1],
+                                    _p[2] * _m4[2] * _m5[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
         def _lookup(
             self, v_ca_county, v_d_qoy, v_d_year, v_ss_sold_date_sk, v_ss_addr_sk
@@ -2894,6 +4316,11 @@ def _make_derived4():
                 "date_dim": self._apply_date_dim,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "web_sales": self._batch_web_sales,
+                "date_dim": self._batch_date_dim,
+                "customer_address": self._batch_customer_address,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -2948,6 +4375,16 @@ def _make_derived4():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -3355,6 +4792,481 @@ def _make_derived4():
                                 if _o is None
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
+
+        def _batch_web_sales(self, rows, mults):
+            """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.web_sales_rows
+            sums0 = {}  # atom web_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 34:
+                    raise ViewError(_arity_message("web_sales", 34, row))
+                v_ws_sold_date_sk = row[0]
+                v_ws_bill_addr_sk = row[7]
+                c_web_sales_ws_ext_sales_price = row[23]
+                keep_web_sales = (
+                    v_ws_sold_date_sk is not None and v_ws_bill_addr_sk is not None
+                )
+                if keep_web_sales:
+                    _p = (
+                        d,
+                        (d if c_web_sales_ws_ext_sales_price is not None else 0),
+                        (
+                            d * round(c_web_sales_ws_ext_sales_price * 100)
+                            if c_web_sales_ws_ext_sales_price is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("web_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ws_bill_addr_sk = (
+                self.customer_address_count_by_ws_bill_addr_sk
+            )
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ws_bill_addr_sk = self.n1_by_ws_bill_addr_sk
+            n1_count_by_ws_bill_addr_sk = self.n1_count_by_ws_bill_addr_sk
+            web_sales = self.web_sales
+            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk
+            )
+            # atom web_sales
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk, v_ws_bill_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.web_sales.get(
+                        (v_ws_sold_date_sk, v_ws_bill_addr_sk), _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                if _o is None:
+                    web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                    else:
+                        del web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                _grp = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                    v_ws_sold_date_sk
+                )
+                if _grp is None:
+                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        v_ws_bill_addr_sk: _p
+                    }
+                else:
+                    _o = _grp.get(v_ws_bill_addr_sk)
+                    if _o is None:
+                        _grp[v_ws_bill_addr_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_ws_bill_addr_sk] = _n
+                        else:
+                            del _grp[v_ws_bill_addr_sk]
+                            if not _grp:
+                                del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                    if _grp is None:
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                                if not _grp:
+                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                    _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                    if _o is None:
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
+                        else:
+                            del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                    _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                        v_ws_bill_addr_sk
+                    )
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _o = n0_root.get(v_ws_bill_addr_sk)
+                        if _o is None:
+                            n0_root[v_ws_bill_addr_sk] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n0_root[v_ws_bill_addr_sk] = _n
+                            else:
+                                del n0_root[v_ws_bill_addr_sk]
+                        if pending is not None:
+                            for (
+                                v_ws_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ].items():
+                                for (
+                                    v_ws_bill_addr_sk,
+                                    v_ca_county,
+                                ), _m6 in self.customer_address_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m5[0] * _m6[0],
+                                        _p[1] * _m5[1] * _m6[1],
+                                        _p[2] * _m5[2] * _m6[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ws_sold_date_sk = row[0]
+                v_d_year = row[6]
+                v_d_qoy = row[10]
+                if v_ws_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                _p = (d, d, d)
+                _k = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ws_bill_addr_sk = (
+                self.customer_address_count_by_ws_bill_addr_sk
+            )
+            date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ws_bill_addr_sk = self.n1_by_ws_bill_addr_sk
+            n1_count_by_ws_bill_addr_sk = self.n1_count_by_ws_bill_addr_sk
+            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk, v_d_year, v_d_qoy = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                            or _EMPTY
+                        ).get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _grp is None:
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
+                    }
+                else:
+                    _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                    if _o is None:
+                        _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        else:
+                            del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
+                            if not _grp:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                _g3 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                    v_ws_sold_date_sk
+                )
+                if _g3:
+                    for v_ws_bill_addr_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                        if _grp is None:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                            if _o is None:
+                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                else:
+                                    del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                                    if not _grp:
+                                        del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                        if _o is None:
+                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
+                            else:
+                                del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                            v_ws_bill_addr_sk
+                        )
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(v_ws_bill_addr_sk)
+                            if _o is None:
+                                n0_root[v_ws_bill_addr_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[v_ws_bill_addr_sk] = _n
+                                else:
+                                    del n0_root[v_ws_bill_addr_sk]
+                            if pending is not None:
+                                _m6 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                                ]
+                                for (
+                                    v_ws_bill_addr_sk,
+                                    v_ca_county,
+                                ), _m7 in self.customer_address_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_ws_bill_addr_sk = row[0]
+                v_ca_county = row[7]
+                if v_ws_bill_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                _p = (d, d, d)
+                _k = (v_ws_bill_addr_sk, v_ca_county)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_by_ws_bill_addr_sk = (
+                self.customer_address_by_ws_bill_addr_sk
+            )
+            customer_address_count_by_ws_bill_addr_sk = (
+                self.customer_address_count_by_ws_bill_addr_sk
+            )
+            n0_root = self.n0_root
+            n1_count_by_ws_bill_addr_sk = self.n1_count_by_ws_bill_addr_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_ws_bill_addr_sk, v_ca_county = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_address_by_ws_bill_addr_sk.get(
+                                v_ws_bill_addr_sk
+                            )
+                            or _EMPTY
+                        ).get((v_ws_bill_addr_sk, v_ca_county))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _grp is None:
+                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                        (v_ws_bill_addr_sk, v_ca_county): _p
+                    }
+                else:
+                    _o = _grp.get((v_ws_bill_addr_sk, v_ca_county))
+                    if _o is None:
+                        _grp[(v_ws_bill_addr_sk, v_ca_county)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ws_bill_addr_sk, v_ca_county)] = _n
+                        else:
+                            del _grp[(v_ws_bill_addr_sk, v_ca_county)]
+                            if not _grp:
+                                del customer_address_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ]
+                _o = customer_address_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _o is None:
+                    customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                            _n
+                        )
+                    else:
+                        del customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                _w1 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_ws_bill_addr_sk)
+                    if _o is None:
+                        n0_root[v_ws_bill_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_ws_bill_addr_sk] = _n
+                        else:
+                            del n0_root[v_ws_bill_addr_sk]
+                    if pending is not None:
+                        for (
+                            v_ws_sold_date_sk,
+                            v_ws_bill_addr_sk,
+                        ), _m3 in self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk].items():
+                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                            for (
+                                v_ws_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ].items():
+                                _k = (v_ca_county, v_d_qoy, v_d_year)
+                                _v = (
+                                    _p[0] * _m4[0] * _m5[0],
+                                    _p[1] * _m4[1] * _m5[1],
+                                    _p[2] * _m4[2] * _m5[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
         def _lookup(
             self, v_ca_county, v_d_qoy, v_d_year, v_ws_sold_date_sk, v_ws_bill_addr_sk
@@ -3749,6 +5661,11 @@ def _make_derived5():
                 "date_dim": self._apply_date_dim,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "web_sales": self._batch_web_sales,
+                "date_dim": self._batch_date_dim,
+                "customer_address": self._batch_customer_address,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -3803,6 +5720,16 @@ def _make_derived5():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -4210,6 +6137,481 @@ def _make_derived5():
                                 if _o is None
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
+
+        def _batch_web_sales(self, rows, mults):
+            """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.web_sales_rows
+            sums0 = {}  # atom web_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 34:
+                    raise ViewError(_arity_message("web_sales", 34, row))
+                v_ws_sold_date_sk = row[0]
+                v_ws_bill_addr_sk = row[7]
+                c_web_sales_ws_ext_sales_price = row[23]
+                keep_web_sales = (
+                    v_ws_sold_date_sk is not None and v_ws_bill_addr_sk is not None
+                )
+                if keep_web_sales:
+                    _p = (
+                        d,
+                        (d if c_web_sales_ws_ext_sales_price is not None else 0),
+                        (
+                            d * round(c_web_sales_ws_ext_sales_price * 100)
+                            if c_web_sales_ws_ext_sales_price is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("web_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ws_bill_addr_sk = (
+                self.customer_address_count_by_ws_bill_addr_sk
+            )
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ws_bill_addr_sk = self.n1_by_ws_bill_addr_sk
+            n1_count_by_ws_bill_addr_sk = self.n1_count_by_ws_bill_addr_sk
+            web_sales = self.web_sales
+            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk
+            )
+            # atom web_sales
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk, v_ws_bill_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.web_sales.get(
+                        (v_ws_sold_date_sk, v_ws_bill_addr_sk), _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                if _o is None:
+                    web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                    else:
+                        del web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                _grp = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                    v_ws_sold_date_sk
+                )
+                if _grp is None:
+                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        v_ws_bill_addr_sk: _p
+                    }
+                else:
+                    _o = _grp.get(v_ws_bill_addr_sk)
+                    if _o is None:
+                        _grp[v_ws_bill_addr_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_ws_bill_addr_sk] = _n
+                        else:
+                            del _grp[v_ws_bill_addr_sk]
+                            if not _grp:
+                                del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                    if _grp is None:
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                                if not _grp:
+                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                    _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                    if _o is None:
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
+                        else:
+                            del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                    _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                        v_ws_bill_addr_sk
+                    )
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _o = n0_root.get(v_ws_bill_addr_sk)
+                        if _o is None:
+                            n0_root[v_ws_bill_addr_sk] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n0_root[v_ws_bill_addr_sk] = _n
+                            else:
+                                del n0_root[v_ws_bill_addr_sk]
+                        if pending is not None:
+                            for (
+                                v_ws_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ].items():
+                                for (
+                                    v_ws_bill_addr_sk,
+                                    v_ca_county,
+                                ), _m6 in self.customer_address_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m5[0] * _m6[0],
+                                        _p[1] * _m5[1] * _m6[1],
+                                        _p[2] * _m5[2] * _m6[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ws_sold_date_sk = row[0]
+                v_d_year = row[6]
+                v_d_qoy = row[10]
+                if v_ws_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                _p = (d, d, d)
+                _k = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ws_bill_addr_sk = (
+                self.customer_address_count_by_ws_bill_addr_sk
+            )
+            date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ws_bill_addr_sk = self.n1_by_ws_bill_addr_sk
+            n1_count_by_ws_bill_addr_sk = self.n1_count_by_ws_bill_addr_sk
+            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk, v_d_year, v_d_qoy = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                            or _EMPTY
+                        ).get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _grp is None:
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
+                    }
+                else:
+                    _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                    if _o is None:
+                        _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        else:
+                            del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
+                            if not _grp:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                _g3 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                    v_ws_sold_date_sk
+                )
+                if _g3:
+                    for v_ws_bill_addr_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                        if _grp is None:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                            if _o is None:
+                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                else:
+                                    del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                                    if not _grp:
+                                        del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                        if _o is None:
+                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
+                            else:
+                                del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                            v_ws_bill_addr_sk
+                        )
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(v_ws_bill_addr_sk)
+                            if _o is None:
+                                n0_root[v_ws_bill_addr_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[v_ws_bill_addr_sk] = _n
+                                else:
+                                    del n0_root[v_ws_bill_addr_sk]
+                            if pending is not None:
+                                _m6 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                                ]
+                                for (
+                                    v_ws_bill_addr_sk,
+                                    v_ca_county,
+                                ), _m7 in self.customer_address_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_ws_bill_addr_sk = row[0]
+                v_ca_county = row[7]
+                if v_ws_bill_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                _p = (d, d, d)
+                _k = (v_ws_bill_addr_sk, v_ca_county)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_by_ws_bill_addr_sk = (
+                self.customer_address_by_ws_bill_addr_sk
+            )
+            customer_address_count_by_ws_bill_addr_sk = (
+                self.customer_address_count_by_ws_bill_addr_sk
+            )
+            n0_root = self.n0_root
+            n1_count_by_ws_bill_addr_sk = self.n1_count_by_ws_bill_addr_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_ws_bill_addr_sk, v_ca_county = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_address_by_ws_bill_addr_sk.get(
+                                v_ws_bill_addr_sk
+                            )
+                            or _EMPTY
+                        ).get((v_ws_bill_addr_sk, v_ca_county))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _grp is None:
+                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                        (v_ws_bill_addr_sk, v_ca_county): _p
+                    }
+                else:
+                    _o = _grp.get((v_ws_bill_addr_sk, v_ca_county))
+                    if _o is None:
+                        _grp[(v_ws_bill_addr_sk, v_ca_county)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ws_bill_addr_sk, v_ca_county)] = _n
+                        else:
+                            del _grp[(v_ws_bill_addr_sk, v_ca_county)]
+                            if not _grp:
+                                del customer_address_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ]
+                _o = customer_address_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _o is None:
+                    customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                            _n
+                        )
+                    else:
+                        del customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                _w1 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_ws_bill_addr_sk)
+                    if _o is None:
+                        n0_root[v_ws_bill_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_ws_bill_addr_sk] = _n
+                        else:
+                            del n0_root[v_ws_bill_addr_sk]
+                    if pending is not None:
+                        for (
+                            v_ws_sold_date_sk,
+                            v_ws_bill_addr_sk,
+                        ), _m3 in self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk].items():
+                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                            for (
+                                v_ws_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ].items():
+                                _k = (v_ca_county, v_d_qoy, v_d_year)
+                                _v = (
+                                    _p[0] * _m4[0] * _m5[0],
+                                    _p[1] * _m4[1] * _m5[1],
+                                    _p[2] * _m4[2] * _m5[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
         def _lookup(
             self, v_ca_county, v_d_qoy, v_d_year, v_ws_sold_date_sk, v_ws_bill_addr_sk
@@ -4604,6 +7006,11 @@ def _make_derived6():
                 "date_dim": self._apply_date_dim,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "web_sales": self._batch_web_sales,
+                "date_dim": self._batch_date_dim,
+                "customer_address": self._batch_customer_address,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -4658,6 +7065,16 @@ def _make_derived6():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -5066,6 +7483,481 @@ def _make_derived6():
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
 
+        def _batch_web_sales(self, rows, mults):
+            """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.web_sales_rows
+            sums0 = {}  # atom web_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 34:
+                    raise ViewError(_arity_message("web_sales", 34, row))
+                v_ws_sold_date_sk = row[0]
+                v_ws_bill_addr_sk = row[7]
+                c_web_sales_ws_ext_sales_price = row[23]
+                keep_web_sales = (
+                    v_ws_sold_date_sk is not None and v_ws_bill_addr_sk is not None
+                )
+                if keep_web_sales:
+                    _p = (
+                        d,
+                        (d if c_web_sales_ws_ext_sales_price is not None else 0),
+                        (
+                            d * round(c_web_sales_ws_ext_sales_price * 100)
+                            if c_web_sales_ws_ext_sales_price is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("web_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ws_bill_addr_sk = (
+                self.customer_address_count_by_ws_bill_addr_sk
+            )
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ws_bill_addr_sk = self.n1_by_ws_bill_addr_sk
+            n1_count_by_ws_bill_addr_sk = self.n1_count_by_ws_bill_addr_sk
+            web_sales = self.web_sales
+            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk
+            )
+            # atom web_sales
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk, v_ws_bill_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.web_sales.get(
+                        (v_ws_sold_date_sk, v_ws_bill_addr_sk), _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                if _o is None:
+                    web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                    else:
+                        del web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                _grp = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                    v_ws_sold_date_sk
+                )
+                if _grp is None:
+                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        v_ws_bill_addr_sk: _p
+                    }
+                else:
+                    _o = _grp.get(v_ws_bill_addr_sk)
+                    if _o is None:
+                        _grp[v_ws_bill_addr_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_ws_bill_addr_sk] = _n
+                        else:
+                            del _grp[v_ws_bill_addr_sk]
+                            if not _grp:
+                                del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                    if _grp is None:
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                                if not _grp:
+                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                    _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                    if _o is None:
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
+                        else:
+                            del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                    _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                        v_ws_bill_addr_sk
+                    )
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _o = n0_root.get(v_ws_bill_addr_sk)
+                        if _o is None:
+                            n0_root[v_ws_bill_addr_sk] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n0_root[v_ws_bill_addr_sk] = _n
+                            else:
+                                del n0_root[v_ws_bill_addr_sk]
+                        if pending is not None:
+                            for (
+                                v_ws_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ].items():
+                                for (
+                                    v_ws_bill_addr_sk,
+                                    v_ca_county,
+                                ), _m6 in self.customer_address_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m5[0] * _m6[0],
+                                        _p[1] * _m5[1] * _m6[1],
+                                        _p[2] * _m5[2] * _m6[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ws_sold_date_sk = row[0]
+                v_d_year = row[6]
+                v_d_qoy = row[10]
+                if v_ws_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                _p = (d, d, d)
+                _k = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ws_bill_addr_sk = (
+                self.customer_address_count_by_ws_bill_addr_sk
+            )
+            date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            n1_by_ws_bill_addr_sk = self.n1_by_ws_bill_addr_sk
+            n1_count_by_ws_bill_addr_sk = self.n1_count_by_ws_bill_addr_sk
+            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk, v_d_year, v_d_qoy = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                            or _EMPTY
+                        ).get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _grp is None:
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
+                    }
+                else:
+                    _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                    if _o is None:
+                        _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        else:
+                            del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
+                            if not _grp:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                _g3 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                    v_ws_sold_date_sk
+                )
+                if _g3:
+                    for v_ws_bill_addr_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                        if _grp is None:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                            if _o is None:
+                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                else:
+                                    del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                                    if not _grp:
+                                        del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                        if _o is None:
+                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
+                            else:
+                                del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                            v_ws_bill_addr_sk
+                        )
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(v_ws_bill_addr_sk)
+                            if _o is None:
+                                n0_root[v_ws_bill_addr_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[v_ws_bill_addr_sk] = _n
+                                else:
+                                    del n0_root[v_ws_bill_addr_sk]
+                            if pending is not None:
+                                _m6 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                                ]
+                                for (
+                                    v_ws_bill_addr_sk,
+                                    v_ca_county,
+                                ), _m7 in self.customer_address_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ].items():
+                                    _k = (v_ca_county, v_d_qoy, v_d_year)
+                                    _v = (
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_ws_bill_addr_sk = row[0]
+                v_ca_county = row[7]
+                if v_ws_bill_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                _p = (d, d, d)
+                _k = (v_ws_bill_addr_sk, v_ca_county)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_by_ws_bill_addr_sk = (
+                self.customer_address_by_ws_bill_addr_sk
+            )
+            customer_address_count_by_ws_bill_addr_sk = (
+                self.customer_address_count_by_ws_bill_addr_sk
+            )
+            n0_root = self.n0_root
+            n1_count_by_ws_bill_addr_sk = self.n1_count_by_ws_bill_addr_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_ws_bill_addr_sk, v_ca_county = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_address_by_ws_bill_addr_sk.get(
+                                v_ws_bill_addr_sk
+                            )
+                            or _EMPTY
+                        ).get((v_ws_bill_addr_sk, v_ca_county))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _grp is None:
+                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                        (v_ws_bill_addr_sk, v_ca_county): _p
+                    }
+                else:
+                    _o = _grp.get((v_ws_bill_addr_sk, v_ca_county))
+                    if _o is None:
+                        _grp[(v_ws_bill_addr_sk, v_ca_county)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ws_bill_addr_sk, v_ca_county)] = _n
+                        else:
+                            del _grp[(v_ws_bill_addr_sk, v_ca_county)]
+                            if not _grp:
+                                del customer_address_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ]
+                _o = customer_address_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _o is None:
+                    customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                            _n
+                        )
+                    else:
+                        del customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                _w1 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_ws_bill_addr_sk)
+                    if _o is None:
+                        n0_root[v_ws_bill_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_ws_bill_addr_sk] = _n
+                        else:
+                            del n0_root[v_ws_bill_addr_sk]
+                    if pending is not None:
+                        for (
+                            v_ws_sold_date_sk,
+                            v_ws_bill_addr_sk,
+                        ), _m3 in self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk].items():
+                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                            for (
+                                v_ws_sold_date_sk,
+                                v_d_year,
+                                v_d_qoy,
+                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ].items():
+                                _k = (v_ca_county, v_d_qoy, v_d_year)
+                                _v = (
+                                    _p[0] * _m4[0] * _m5[0],
+                                    _p[1] * _m4[1] * _m5[1],
+                                    _p[2] * _m4[2] * _m5[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
         def _lookup(
             self, v_ca_county, v_d_qoy, v_d_year, v_ws_sold_date_sk, v_ws_bill_addr_sk
         ):
@@ -5447,6 +8339,7 @@ class View:
             "customer_address": self._apply_customer_address,
             "web_sales": self._apply_web_sales,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
         self.sub_derived3 = _derived3_view(push=True)  # a subquery's inner view
@@ -5528,6 +8421,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

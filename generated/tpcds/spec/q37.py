@@ -300,6 +300,12 @@ class View:
             "date_dim": self._apply_date_dim,
             "catalog_sales": self._apply_catalog_sales,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "item": self._batch_item,
+            "inventory": self._batch_inventory,
+            "date_dim": self._batch_date_dim,
+            "catalog_sales": self._batch_catalog_sales,
+        }
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
         self._push = push or on_delta is not None
@@ -352,6 +358,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -759,6 +775,499 @@ class View:
                         _v = _d4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_i_item_sk = row[0]
+            v_i_item_id = row[1]
+            v_i_item_desc = row[4]
+            v_i_current_price = row[5]
+            c_item_i_manufact_id = row[13]
+            if v_i_item_sk is None or v_i_item_id is None:
+                raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+            keep_item = (
+                v_i_current_price is not None
+                and c_item_i_manufact_id is not None
+                and (v_i_current_price >= 68)
+                and (v_i_current_price <= 98)
+                and (c_item_i_manufact_id in (677, 940, 694, 808))
+            )
+            if keep_item:
+                _p = d
+                _k = (v_i_item_sk, v_i_item_id, v_i_item_desc, v_i_current_price)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk = (
+            self.item_i_item_id_i_item_desc_i_current_price_by_i_item_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_i_item_sk = self.n3_count_by_i_item_sk
+        # atom item
+        for _k, _p in sums0.items():
+            v_i_item_sk, v_i_item_id, v_i_item_desc, v_i_current_price = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
+                            v_i_item_sk
+                        )
+                        or _EMPTY
+                    ).get((v_i_item_id, v_i_item_desc, v_i_current_price))
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
+                v_i_item_sk
+            )
+            if _grp is None:
+                item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[v_i_item_sk] = {
+                    (v_i_item_id, v_i_item_desc, v_i_current_price): _p
+                }
+            else:
+                _o = _grp.get((v_i_item_id, v_i_item_desc, v_i_current_price))
+                if _o is None:
+                    _grp[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _n
+                    else:
+                        del _grp[(v_i_item_id, v_i_item_desc, v_i_current_price)]
+                        if not _grp:
+                            del item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                                v_i_item_sk
+                            ]
+            _w1 = n3_count_by_i_item_sk.get(v_i_item_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get((v_i_item_id, v_i_item_desc, v_i_current_price))
+                if _o is None:
+                    n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _n
+                    else:
+                        del n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)]
+                if pending is not None:
+                    _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_inventory(self, rows, mults):
+        """Apply a batch of inventory rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.inventory_rows
+        sums0 = {}  # atom inventory: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("inventory", 4, row))
+            v_inv_date_sk, v_i_item_sk, _, c_inventory_inv_quantity_on_hand = row
+            if v_inv_date_sk is None or v_i_item_sk is None:
+                raise _null_error(
+                    "inventory", row, ((0, "inv_date_sk"), (1, "inv_item_sk"))
+                )
+            keep_inventory = (
+                c_inventory_inv_quantity_on_hand is not None
+                and (c_inventory_inv_quantity_on_hand >= 100)
+                and (c_inventory_inv_quantity_on_hand <= 500)
+            )
+            if keep_inventory:
+                _p = d
+                _k = (v_inv_date_sk, v_i_item_sk)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("inventory", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        catalog_sales_count_by_i_item_sk = self.catalog_sales_count_by_i_item_sk
+        date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
+        inventory_i_item_sk_by_inv_date_sk = self.inventory_i_item_sk_by_inv_date_sk
+        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk = (
+            self.item_i_item_id_i_item_desc_i_current_price_by_i_item_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_i_item_sk = self.n3_count_by_i_item_sk
+        n4_count_by_i_item_sk = self.n4_count_by_i_item_sk
+        # atom inventory
+        for _k, _p in sums0.items():
+            v_inv_date_sk, v_i_item_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
+                        or _EMPTY
+                    ).get(v_i_item_sk)
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
+            if _grp is None:
+                inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_i_item_sk: _p}
+            else:
+                _o = _grp.get(v_i_item_sk)
+                if _o is None:
+                    _grp[v_i_item_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_i_item_sk] = _n
+                    else:
+                        del _grp[v_i_item_sk]
+                        if not _grp:
+                            del inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk]
+            _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n4_count_by_i_item_sk.get(v_i_item_sk)
+                if _o is None:
+                    n4_count_by_i_item_sk[v_i_item_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n4_count_by_i_item_sk[v_i_item_sk] = _n
+                    else:
+                        del n4_count_by_i_item_sk[v_i_item_sk]
+                _w3 = catalog_sales_count_by_i_item_sk.get(v_i_item_sk)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n3_count_by_i_item_sk.get(v_i_item_sk)
+                    if _o is None:
+                        n3_count_by_i_item_sk[v_i_item_sk] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n3_count_by_i_item_sk[v_i_item_sk] = _n
+                        else:
+                            del n3_count_by_i_item_sk[v_i_item_sk]
+                    _g7 = item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
+                        v_i_item_sk
+                    )
+                    if _g7:
+                        for (
+                            v_i_item_id,
+                            v_i_item_desc,
+                            v_i_current_price,
+                        ), _w5 in _g7.items():
+                            _d6 = _d4 * _w5
+                            _o = n0_root.get(
+                                (v_i_item_id, v_i_item_desc, v_i_current_price)
+                            )
+                            if _o is None:
+                                n0_root[
+                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                ] = _d6
+                            else:
+                                _n = _o + _d6
+                                if _n:
+                                    n0_root[
+                                        (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                    ] = _n
+                                else:
+                                    del n0_root[
+                                        (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                    ]
+                            if pending is not None:
+                                _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                _v = _d6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_inv_date_sk = row[0]
+            c_date_dim_d_date = row[2]
+            if v_inv_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = (
+                c_date_dim_d_date is not None
+                and (c_date_dim_d_date >= datetime.date(2000, 2, 1))
+                and (c_date_dim_d_date <= datetime.date(2000, 4, 1))
+            )
+            if keep_date_dim:
+                _p = d
+                _k = v_inv_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        catalog_sales_count_by_i_item_sk = self.catalog_sales_count_by_i_item_sk
+        date_dim_count_by_inv_date_sk = self.date_dim_count_by_inv_date_sk
+        inventory_i_item_sk_by_inv_date_sk = self.inventory_i_item_sk_by_inv_date_sk
+        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk = (
+            self.item_i_item_id_i_item_desc_i_current_price_by_i_item_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_i_item_sk = self.n3_count_by_i_item_sk
+        n4_count_by_i_item_sk = self.n4_count_by_i_item_sk
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_inv_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.date_dim_count_by_inv_date_sk.get(v_inv_date_sk, _ZERO)
+            ):
+                continue
+            _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+            if _o is None:
+                date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
+                else:
+                    del date_dim_count_by_inv_date_sk[v_inv_date_sk]
+            _g3 = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
+            if _g3:
+                for v_i_item_sk, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _o = n4_count_by_i_item_sk.get(v_i_item_sk)
+                    if _o is None:
+                        n4_count_by_i_item_sk[v_i_item_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n4_count_by_i_item_sk[v_i_item_sk] = _n
+                        else:
+                            del n4_count_by_i_item_sk[v_i_item_sk]
+                    _w4 = catalog_sales_count_by_i_item_sk.get(v_i_item_sk)
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n3_count_by_i_item_sk.get(v_i_item_sk)
+                        if _o is None:
+                            n3_count_by_i_item_sk[v_i_item_sk] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n3_count_by_i_item_sk[v_i_item_sk] = _n
+                            else:
+                                del n3_count_by_i_item_sk[v_i_item_sk]
+                        _g8 = (
+                            item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
+                                v_i_item_sk
+                            )
+                        )
+                        if _g8:
+                            for (
+                                v_i_item_id,
+                                v_i_item_desc,
+                                v_i_current_price,
+                            ), _w6 in _g8.items():
+                                _d7 = _d5 * _w6
+                                _o = n0_root.get(
+                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                )
+                                if _o is None:
+                                    n0_root[
+                                        (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                    ] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n0_root[
+                                            (
+                                                v_i_item_id,
+                                                v_i_item_desc,
+                                                v_i_current_price,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del n0_root[
+                                            (
+                                                v_i_item_id,
+                                                v_i_item_desc,
+                                                v_i_current_price,
+                                            )
+                                        ]
+                                if pending is not None:
+                                    _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                    _v = _d7
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_catalog_sales(self, rows, mults):
+        """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.catalog_sales_rows
+        sums0 = {}  # atom catalog_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 34:
+                raise ViewError(_arity_message("catalog_sales", 34, row))
+            v_i_item_sk = row[15]
+            if v_i_item_sk is None:
+                raise _null_error("catalog_sales", row, ((15, "cs_item_sk"),))
+            _p = d
+            _k = v_i_item_sk
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("catalog_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        catalog_sales_count_by_i_item_sk = self.catalog_sales_count_by_i_item_sk
+        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk = (
+            self.item_i_item_id_i_item_desc_i_current_price_by_i_item_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_i_item_sk = self.n3_count_by_i_item_sk
+        n4_count_by_i_item_sk = self.n4_count_by_i_item_sk
+        # atom catalog_sales
+        for _k, _p in sums0.items():
+            v_i_item_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.catalog_sales_count_by_i_item_sk.get(v_i_item_sk, _ZERO)
+            ):
+                continue
+            _o = catalog_sales_count_by_i_item_sk.get(v_i_item_sk)
+            if _o is None:
+                catalog_sales_count_by_i_item_sk[v_i_item_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    catalog_sales_count_by_i_item_sk[v_i_item_sk] = _n
+                else:
+                    del catalog_sales_count_by_i_item_sk[v_i_item_sk]
+            _w1 = n4_count_by_i_item_sk.get(v_i_item_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n3_count_by_i_item_sk.get(v_i_item_sk)
+                if _o is None:
+                    n3_count_by_i_item_sk[v_i_item_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n3_count_by_i_item_sk[v_i_item_sk] = _n
+                    else:
+                        del n3_count_by_i_item_sk[v_i_item_sk]
+                _g5 = item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
+                    v_i_item_sk
+                )
+                if _g5:
+                    for (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_i_current_price,
+                    ), _w3 in _g5.items():
+                        _d4 = _d2 * _w3
+                        _o = n0_root.get(
+                            (v_i_item_id, v_i_item_desc, v_i_current_price)
+                        )
+                        if _o is None:
+                            n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = (
+                                _d4
+                            )
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n0_root[
+                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                ] = _n
+                            else:
+                                del n0_root[
+                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                ]
+                        if pending is not None:
+                            _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                            _v = _d4
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(self, v_i_item_id, v_i_item_desc, v_i_current_price):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -363,6 +363,11 @@ class View:
             "store_sales": self._apply_store_sales,
             "store": self._apply_store,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "date_dim": self._batch_date_dim,
+            "store_sales": self._batch_store_sales,
+            "store": self._batch_store,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -419,6 +424,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -706,6 +721,443 @@ class View:
         # atom store_2
         if keep_store_2:
             _p = d
+            _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
+            if _grp is None:
+                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                    (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
+                }
+            else:
+                _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                if _o is None:
+                    _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                    else:
+                        del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
+                        if not _grp:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+            _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _o is None:
+                store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                else:
+                    del store_2_count_by_ss_store_sk[v_ss_store_sk]
+            _g3 = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _g3:
+                for v_d_date_sk, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n1_by_d_date_sk.get(v_d_date_sk)
+                    if _grp is None:
+                        n1_by_d_date_sk[v_d_date_sk] = {
+                            (v_d_date_sk, v_ss_store_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_d_date_sk, v_ss_store_sk))
+                        if _o is None:
+                            _grp[(v_d_date_sk, v_ss_store_sk)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_d_date_sk, v_ss_store_sk)] = _n
+                            else:
+                                del _grp[(v_d_date_sk, v_ss_store_sk)]
+                                if not _grp:
+                                    del n1_by_d_date_sk[v_d_date_sk]
+                    _o = n1_count_by_d_date_sk.get(v_d_date_sk)
+                    if _o is None:
+                        n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n1_count_by_d_date_sk[v_d_date_sk] = _n
+                        else:
+                            del n1_count_by_d_date_sk[v_d_date_sk]
+                    _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(v_d_date_sk)
+                        if _o is None:
+                            n0_root[v_d_date_sk] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[v_d_date_sk] = _n
+                            else:
+                                del n0_root[v_d_date_sk]
+                        if pending is not None:
+                            for (
+                                v_d_date_sk,
+                                v_ss_store_sk,
+                                v_ss_sales_price,
+                            ), _m6 in self.store_sales_by_d_date_sk_ss_store_sk[
+                                (v_d_date_sk, v_ss_store_sk)
+                            ].items():
+                                for (
+                                    v_d_date_sk,
+                                    v_d_day_name,
+                                ), _m7 in self.date_dim_by_d_date_sk[
+                                    v_d_date_sk
+                                ].items():
+                                    _k = (
+                                        v_s_store_name,
+                                        v_s_store_id,
+                                        v_d_day_name,
+                                        v_ss_sales_price,
+                                    )
+                                    _v = _p * _m6 * _m7
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_d_date_sk = row[0]
+            c_date_dim_d_year = row[6]
+            v_d_day_name = row[14]
+            if v_d_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = c_date_dim_d_year is not None and (
+                c_date_dim_d_year == 2000
+            )
+            if keep_date_dim:
+                _p = d
+                _k = (v_d_date_sk, v_d_day_name)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_by_d_date_sk = self.date_dim_by_d_date_sk
+        date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
+        n0_root = self.n0_root
+        n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_d_date_sk, v_d_day_name = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.date_dim_by_d_date_sk.get(v_d_date_sk) or _EMPTY).get(
+                        (v_d_date_sk, v_d_day_name)
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
+            if _grp is None:
+                date_dim_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_d_day_name): _p}
+            else:
+                _o = _grp.get((v_d_date_sk, v_d_day_name))
+                if _o is None:
+                    _grp[(v_d_date_sk, v_d_day_name)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_d_date_sk, v_d_day_name)] = _n
+                    else:
+                        del _grp[(v_d_date_sk, v_d_day_name)]
+                        if not _grp:
+                            del date_dim_by_d_date_sk[v_d_date_sk]
+            _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+            if _o is None:
+                date_dim_count_by_d_date_sk[v_d_date_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    date_dim_count_by_d_date_sk[v_d_date_sk] = _n
+                else:
+                    del date_dim_count_by_d_date_sk[v_d_date_sk]
+            _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_d_date_sk)
+                if _o is None:
+                    n0_root[v_d_date_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_d_date_sk] = _n
+                    else:
+                        del n0_root[v_d_date_sk]
+                if pending is not None:
+                    for (v_d_date_sk, v_ss_store_sk), _m3 in self.n1_by_d_date_sk[
+                        v_d_date_sk
+                    ].items():
+                        for (
+                            v_d_date_sk,
+                            v_ss_store_sk,
+                            v_ss_sales_price,
+                        ), _m4 in self.store_sales_by_d_date_sk_ss_store_sk[
+                            (v_d_date_sk, v_ss_store_sk)
+                        ].items():
+                            for (
+                                v_ss_store_sk,
+                                v_s_store_id,
+                                v_s_store_name,
+                            ), _m5 in self.store_2_by_ss_store_sk[
+                                v_ss_store_sk
+                            ].items():
+                                _k = (
+                                    v_s_store_name,
+                                    v_s_store_id,
+                                    v_d_day_name,
+                                    v_ss_sales_price,
+                                )
+                                _v = _p * _m4 * _m5
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_store_sales(self, rows, mults):
+        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_sales_rows
+        sums0 = {}  # atom store_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 23:
+                raise ViewError(_arity_message("store_sales", 23, row))
+            v_d_date_sk = row[0]
+            v_ss_store_sk = row[7]
+            v_ss_sales_price = row[13]
+            keep_store_sales = v_d_date_sk is not None and v_ss_store_sk is not None
+            if keep_store_sales:
+                _p = d
+                _k = (v_d_date_sk, v_ss_store_sk, v_ss_sales_price)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
+        n0_root = self.n0_root
+        n1_by_d_date_sk = self.n1_by_d_date_sk
+        n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_by_d_date_sk_ss_store_sk = self.store_sales_by_d_date_sk_ss_store_sk
+        store_sales_d_date_sk_by_ss_store_sk = self.store_sales_d_date_sk_by_ss_store_sk
+        # atom store_sales
+        for _k, _p in sums0.items():
+            v_d_date_sk, v_ss_store_sk, v_ss_sales_price = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_sales_by_d_date_sk_ss_store_sk.get(
+                            (v_d_date_sk, v_ss_store_sk)
+                        )
+                        or _EMPTY
+                    ).get((v_d_date_sk, v_ss_store_sk, v_ss_sales_price))
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = store_sales_by_d_date_sk_ss_store_sk.get(
+                (v_d_date_sk, v_ss_store_sk)
+            )
+            if _grp is None:
+                store_sales_by_d_date_sk_ss_store_sk[(v_d_date_sk, v_ss_store_sk)] = {
+                    (v_d_date_sk, v_ss_store_sk, v_ss_sales_price): _p
+                }
+            else:
+                _o = _grp.get((v_d_date_sk, v_ss_store_sk, v_ss_sales_price))
+                if _o is None:
+                    _grp[(v_d_date_sk, v_ss_store_sk, v_ss_sales_price)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_d_date_sk, v_ss_store_sk, v_ss_sales_price)] = _n
+                    else:
+                        del _grp[(v_d_date_sk, v_ss_store_sk, v_ss_sales_price)]
+                        if not _grp:
+                            del store_sales_by_d_date_sk_ss_store_sk[
+                                (v_d_date_sk, v_ss_store_sk)
+                            ]
+            _grp = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _grp is None:
+                store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = {v_d_date_sk: _p}
+            else:
+                _o = _grp.get(v_d_date_sk)
+                if _o is None:
+                    _grp[v_d_date_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_d_date_sk] = _n
+                    else:
+                        del _grp[v_d_date_sk]
+                        if not _grp:
+                            del store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk]
+            _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n1_by_d_date_sk.get(v_d_date_sk)
+                if _grp is None:
+                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_store_sk): _d2}
+                else:
+                    _o = _grp.get((v_d_date_sk, v_ss_store_sk))
+                    if _o is None:
+                        _grp[(v_d_date_sk, v_ss_store_sk)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_d_date_sk, v_ss_store_sk)] = _n
+                        else:
+                            del _grp[(v_d_date_sk, v_ss_store_sk)]
+                            if not _grp:
+                                del n1_by_d_date_sk[v_d_date_sk]
+                _o = n1_count_by_d_date_sk.get(v_d_date_sk)
+                if _o is None:
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_d_date_sk[v_d_date_sk] = _n
+                    else:
+                        del n1_count_by_d_date_sk[v_d_date_sk]
+                _w3 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_d_date_sk)
+                    if _o is None:
+                        n0_root[v_d_date_sk] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_d_date_sk] = _n
+                        else:
+                            del n0_root[v_d_date_sk]
+                    if pending is not None:
+                        for (
+                            v_ss_store_sk,
+                            v_s_store_id,
+                            v_s_store_name,
+                        ), _m5 in self.store_2_by_ss_store_sk[v_ss_store_sk].items():
+                            for (
+                                v_d_date_sk,
+                                v_d_day_name,
+                            ), _m6 in self.date_dim_by_d_date_sk[v_d_date_sk].items():
+                                _k = (
+                                    v_s_store_name,
+                                    v_s_store_id,
+                                    v_d_day_name,
+                                    v_ss_sales_price,
+                                )
+                                _v = _p * _m5 * _m6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_store(self, rows, mults):
+        """Apply a batch of store rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_rows
+        sums0 = {}  # atom store_2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 29:
+                raise ViewError(_arity_message("store", 29, row))
+            v_ss_store_sk = row[0]
+            v_s_store_id = row[1]
+            v_s_store_name = row[5]
+            c_store_s_gmt_offset = row[27]
+            if v_ss_store_sk is None or v_s_store_id is None:
+                raise _null_error("store", row, ((0, "s_store_sk"), (1, "s_store_id")))
+            keep_store_2 = c_store_s_gmt_offset is not None and (
+                c_store_s_gmt_offset == -5
+            )
+            if keep_store_2:
+                _p = d
+                _k = (v_ss_store_sk, v_s_store_id, v_s_store_name)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_d_date_sk = self.date_dim_count_by_d_date_sk
+        n0_root = self.n0_root
+        n1_by_d_date_sk = self.n1_by_d_date_sk
+        n1_count_by_d_date_sk = self.n1_count_by_d_date_sk
+        store_2_by_ss_store_sk = self.store_2_by_ss_store_sk
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_d_date_sk_by_ss_store_sk = self.store_sales_d_date_sk_by_ss_store_sk
+        # atom store_2
+        for _k, _p in sums0.items():
+            v_ss_store_sk, v_s_store_id, v_s_store_name = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
+                        (v_ss_store_sk, v_s_store_id, v_s_store_name)
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
                 store_2_by_ss_store_sk[v_ss_store_sk] = {

@@ -415,6 +415,13 @@ def _make_derived1():
                 "household_demographics": self._apply_household_demographics,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_sales": self._batch_store_sales,
+                "date_dim": self._batch_date_dim,
+                "store": self._batch_store,
+                "household_demographics": self._batch_household_demographics,
+                "customer_address": self._batch_customer_address,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -465,6 +472,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1808,6 +1825,1521 @@ def _make_derived1():
                             )
                         )
 
+        def _batch_store_sales(self, rows, mults):
+            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_sales_rows
+            sums0 = {}  # atom store_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 23:
+                    raise ViewError(_arity_message("store_sales", 23, row))
+                v_ss_sold_date_sk = row[0]
+                v_ss_customer_sk = row[3]
+                v_ss_hdemo_sk = row[5]
+                v_ss_addr_sk = row[6]
+                v_ss_store_sk = row[7]
+                v_ss_ticket_number = row[9]
+                c_store_sales_ss_coupon_amt = row[19]
+                c_store_sales_ss_net_profit = row[22]
+                if v_ss_ticket_number is None:
+                    raise _null_error("store_sales", row, ((9, "ss_ticket_number"),))
+                keep_store_sales = (
+                    v_ss_sold_date_sk is not None
+                    and v_ss_hdemo_sk is not None
+                    and v_ss_addr_sk is not None
+                    and v_ss_store_sk is not None
+                )
+                if keep_store_sales:
+                    _p = (
+                        d,
+                        (d if c_store_sales_ss_coupon_amt is not None else 0),
+                        (
+                            d * round(c_store_sales_ss_coupon_amt * 100)
+                            if c_store_sales_ss_coupon_amt is not None
+                            else 0
+                        ),
+                        (d if c_store_sales_ss_net_profit is not None else 0),
+                        (
+                            d * round(c_store_sales_ss_net_profit * 100)
+                            if c_store_sales_ss_net_profit is not None
+                            else 0
+                        ),
+                    )
+                    _k = (
+                        v_ss_sold_date_sk,
+                        v_ss_customer_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            household_demographics_count_by_ss_hdemo_sk = (
+                self.household_demographics_count_by_ss_hdemo_sk
+            )
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk = (
+                self.n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk
+            )
+            n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk = (
+                self.n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
+                self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk
+            )
+            # atom store_sales
+            for _k, _p in sums0.items():
+                (
+                    v_ss_sold_date_sk,
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                ) = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            or _EMPTY
+                        ).get(
+                            (
+                                v_ss_customer_sk,
+                                v_ss_hdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        )
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _grp is None:
+                    store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        (
+                            v_ss_customer_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        ): _p
+                    }
+                else:
+                    _o = _grp.get(
+                        (
+                            v_ss_customer_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
+                    )
+                    if _o is None:
+                        _grp[
+                            (
+                                v_ss_customer_sk,
+                                v_ss_hdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        ] = _p
+                    else:
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            _grp[
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_hdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_hdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ]
+                            if not _grp:
+                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                    )
+                    _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
+                        v_ss_hdemo_sk
+                    )
+                    if _grp is None:
+                        n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                            v_ss_hdemo_sk
+                        ] = {
+                            (
+                                v_ss_customer_sk,
+                                v_ss_addr_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ss_customer_sk,
+                                v_ss_addr_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ] = _d2
+                        else:
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_ss_customer_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_customer_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                    _w3 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w3 is not None:
+                        _d4 = (
+                            _d2[0] * _w3[0],
+                            _d2[1] * _w3[1],
+                            _d2[2] * _w3[2],
+                            _d2[3] * _w3[3],
+                            _d2[4] * _w3[4],
+                        )
+                        _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
+                            v_ss_store_sk
+                        )
+                        if _grp is None:
+                            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_ticket_number,
+                                ): _d4
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                ] = _d4
+                            else:
+                                _n = (
+                                    _o[0] + _d4[0],
+                                    _o[1] + _d4[1],
+                                    _o[2] + _d4[2],
+                                    _o[3] + _d4[3],
+                                    _o[4] + _d4[4],
+                                )
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d4[0] * _w5[0],
+                                _d4[1] * _w5[1],
+                                _d4[2] * _w5[2],
+                                _d4[3] * _w5[3],
+                                _d4[4] * _w5[4],
+                            )
+                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _grp is None:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                    (
+                                        v_ss_customer_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_ticket_number,
+                                    ): _d6
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[
+                                            (
+                                                v_ss_customer_sk,
+                                                v_ss_addr_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_ss_customer_sk,
+                                                v_ss_addr_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
+                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _o is None:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                else:
+                                    del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                            _w7 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                )
+                                _o = n0_root.get(v_ss_addr_sk)
+                                if _o is None:
+                                    n0_root[v_ss_addr_sk] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_ss_addr_sk] = _n
+                                    else:
+                                        del n0_root[v_ss_addr_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_addr_sk,
+                                        v_ca_city,
+                                    ), _m9 in self.customer_address_by_ss_addr_sk[
+                                        v_ss_addr_sk
+                                    ].items():
+                                        _k = (
+                                            v_ss_ticket_number,
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ca_city,
+                                        )
+                                        _v = (
+                                            _d6[0] * _m9[0],
+                                            _d6[1] * _m9[1],
+                                            _d6[2] * _m9[2],
+                                            _d6[3] * _m9[3],
+                                            _d6[4] * _m9[4],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                                _o[3] + _v[3],
+                                                _o[4] + _v[4],
+                                            )
+                                        )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ss_sold_date_sk = row[0]
+                c_date_dim_d_year = row[6]
+                c_date_dim_d_dow = row[7]
+                if v_ss_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    c_date_dim_d_dow is not None
+                    and c_date_dim_d_year is not None
+                    and (c_date_dim_d_dow in (6, 0))
+                    and (c_date_dim_d_year in (1999, 2000, 2001))
+                )
+                if keep_date_dim:
+                    _p = (d, d, d, d, d)
+                    _k = v_ss_sold_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            household_demographics_count_by_ss_hdemo_sk = (
+                self.household_demographics_count_by_ss_hdemo_sk
+            )
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk = (
+                self.n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk
+            )
+            n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk = (
+                self.n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
+                self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk, _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                    if _n[0]:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _g3 = store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _g3:
+                    for (
+                        v_ss_customer_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
+                    ), _w1 in _g3.items():
+                        _d2 = (
+                            _p[0] * _w1[0],
+                            _p[1] * _w1[1],
+                            _p[2] * _w1[2],
+                            _p[3] * _w1[3],
+                            _p[4] * _w1[4],
+                        )
+                        _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
+                            v_ss_hdemo_sk
+                        )
+                        if _grp is None:
+                            n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                v_ss_hdemo_sk
+                            ] = {
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ss_customer_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ] = _d2
+                            else:
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                            v_ss_hdemo_sk
+                                        ]
+                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                            v_ss_hdemo_sk
+                        )
+                        if _w4 is not None:
+                            _d5 = (
+                                _d2[0] * _w4[0],
+                                _d2[1] * _w4[1],
+                                _d2[2] * _w4[2],
+                                _d2[3] * _w4[3],
+                                _d2[4] * _w4[4],
+                            )
+                            _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
+                                v_ss_store_sk
+                            )
+                            if _grp is None:
+                                n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    (
+                                        v_ss_customer_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_ticket_number,
+                                    ): _d5
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                        _o[3] + _d5[3],
+                                        _o[4] + _d5[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[
+                                            (
+                                                v_ss_customer_sk,
+                                                v_ss_addr_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_ss_customer_sk,
+                                                v_ss_addr_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                    _d5[3] * _w6[3],
+                                    _d5[4] * _w6[4],
+                                )
+                                _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                                if _grp is None:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        ): _d7
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    )
+                                    if _o is None:
+                                        _grp[
+                                            (
+                                                v_ss_customer_sk,
+                                                v_ss_addr_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ] = _d7
+                                    else:
+                                        _n = (
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                            _o[3] + _d7[3],
+                                            _o[4] + _d7[4],
+                                        )
+                                        if _n[0]:
+                                            _grp[
+                                                (
+                                                    v_ss_customer_sk,
+                                                    v_ss_addr_sk,
+                                                    v_ss_ticket_number,
+                                                )
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (
+                                                    v_ss_customer_sk,
+                                                    v_ss_addr_sk,
+                                                    v_ss_ticket_number,
+                                                )
+                                            ]
+                                            if not _grp:
+                                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                                if _o is None:
+                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                                _w8 = customer_address_count_by_ss_addr_sk.get(
+                                    v_ss_addr_sk
+                                )
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
+                                        _d7[3] * _w8[3],
+                                        _d7[4] * _w8[4],
+                                    )
+                                    _o = n0_root.get(v_ss_addr_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_addr_sk] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                        )
+                                        if _n[0]:
+                                            n0_root[v_ss_addr_sk] = _n
+                                        else:
+                                            del n0_root[v_ss_addr_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_ss_addr_sk,
+                                            v_ca_city,
+                                        ), _m10 in self.customer_address_by_ss_addr_sk[
+                                            v_ss_addr_sk
+                                        ].items():
+                                            _k = (
+                                                v_ss_ticket_number,
+                                                v_ss_customer_sk,
+                                                v_ss_addr_sk,
+                                                v_ca_city,
+                                            )
+                                            _v = (
+                                                _d7[0] * _m10[0],
+                                                _d7[1] * _m10[1],
+                                                _d7[2] * _m10[2],
+                                                _d7[3] * _m10[3],
+                                                _d7[4] * _m10[4],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                    _o[3] + _v[3],
+                                                    _o[4] + _v[4],
+                                                )
+                                            )
+
+        def _batch_store(self, rows, mults):
+            """Apply a batch of store rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_rows
+            sums0 = {}  # atom store_2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 29:
+                    raise ViewError(_arity_message("store", 29, row))
+                v_ss_store_sk = row[0]
+                c_store_s_city = row[22]
+                if v_ss_store_sk is None:
+                    raise _null_error("store", row, ((0, "s_store_sk"),))
+                keep_store_2 = c_store_s_city is not None and (
+                    c_store_s_city
+                    in ("Fairview", "Midway", "Fairview", "Fairview", "Fairview")
+                )
+                if keep_store_2:
+                    _p = (d, d, d, d, d)
+                    _k = v_ss_store_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk = (
+                self.n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            # atom store_2
+            for _k, _p in sums0.items():
+                v_ss_store_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.store_2_count_by_ss_store_sk.get(v_ss_store_sk, _ZERO)[
+                        0
+                    ]
+                ):
+                    continue
+                _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _o is None:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                    if _n[0]:
+                        store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                    else:
+                        del store_2_count_by_ss_store_sk[v_ss_store_sk]
+                _g3 = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
+                    v_ss_store_sk
+                )
+                if _g3:
+                    for (
+                        v_ss_customer_sk,
+                        v_ss_addr_sk,
+                        v_ss_ticket_number,
+                    ), _w1 in _g3.items():
+                        _d2 = (
+                            _p[0] * _w1[0],
+                            _p[1] * _w1[1],
+                            _p[2] * _w1[2],
+                            _p[3] * _w1[3],
+                            _p[4] * _w1[4],
+                        )
+                        _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _grp is None:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_ticket_number,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                ] = _d2
+                            else:
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _o is None:
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        else:
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                            else:
+                                del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w4 is not None:
+                            _d5 = (
+                                _d2[0] * _w4[0],
+                                _d2[1] * _w4[1],
+                                _d2[2] * _w4[2],
+                                _d2[3] * _w4[3],
+                                _d2[4] * _w4[4],
+                            )
+                            _o = n0_root.get(v_ss_addr_sk)
+                            if _o is None:
+                                n0_root[v_ss_addr_sk] = _d5
+                            else:
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                )
+                                if _n[0]:
+                                    n0_root[v_ss_addr_sk] = _n
+                                else:
+                                    del n0_root[v_ss_addr_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_addr_sk,
+                                    v_ca_city,
+                                ), _m6 in self.customer_address_by_ss_addr_sk[
+                                    v_ss_addr_sk
+                                ].items():
+                                    _k = (
+                                        v_ss_ticket_number,
+                                        v_ss_customer_sk,
+                                        v_ss_addr_sk,
+                                        v_ca_city,
+                                    )
+                                    _v = (
+                                        _d2[0] * _m6[0],
+                                        _d2[1] * _m6[1],
+                                        _d2[2] * _m6[2],
+                                        _d2[3] * _m6[3],
+                                        _d2[4] * _m6[4],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                            _o[3] + _v[3],
+                                            _o[4] + _v[4],
+                                        )
+                                    )
+
+        def _batch_household_demographics(self, rows, mults):
+            """Apply a batch of household_demographics rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.household_demographics_rows
+            sums0 = {}  # atom household_demographics: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 5:
+                    raise ViewError(_arity_message("household_demographics", 5, row))
+                (
+                    v_ss_hdemo_sk,
+                    _,
+                    _,
+                    c_household_demographics_hd_dep_count,
+                    c_household_demographics_hd_vehicle_count,
+                ) = row
+                if v_ss_hdemo_sk is None:
+                    raise _null_error(
+                        "household_demographics", row, ((0, "hd_demo_sk"),)
+                    )
+                keep_household_demographics = (
+                    c_household_demographics_hd_dep_count is not None
+                    and (c_household_demographics_hd_dep_count == 4)
+                ) or (
+                    c_household_demographics_hd_vehicle_count is not None
+                    and (c_household_demographics_hd_vehicle_count == 3)
+                )
+                if keep_household_demographics:
+                    _p = (d, d, d, d, d)
+                    _k = v_ss_hdemo_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("household_demographics", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            household_demographics_count_by_ss_hdemo_sk = (
+                self.household_demographics_count_by_ss_hdemo_sk
+            )
+            n0_root = self.n0_root
+            n1_by_ss_addr_sk = self.n1_by_ss_addr_sk
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk = (
+                self.n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk
+            )
+            n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk = (
+                self.n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            # atom household_demographics
+            for _k, _p in sums0.items():
+                v_ss_hdemo_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.household_demographics_count_by_ss_hdemo_sk.get(
+                        v_ss_hdemo_sk, _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                if _o is None:
+                    household_demographics_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                    if _n[0]:
+                        household_demographics_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
+                    else:
+                        del household_demographics_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
+                _g3 = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
+                    v_ss_hdemo_sk
+                )
+                if _g3:
+                    for (
+                        v_ss_customer_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
+                    ), _w1 in _g3.items():
+                        _d2 = (
+                            _p[0] * _w1[0],
+                            _p[1] * _w1[1],
+                            _p[2] * _w1[2],
+                            _p[3] * _w1[3],
+                            _p[4] * _w1[4],
+                        )
+                        _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
+                            v_ss_store_sk
+                        )
+                        if _grp is None:
+                            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_ticket_number,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                ] = _d2
+                            else:
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w4 is not None:
+                            _d5 = (
+                                _d2[0] * _w4[0],
+                                _d2[1] * _w4[1],
+                                _d2[2] * _w4[2],
+                                _d2[3] * _w4[3],
+                                _d2[4] * _w4[4],
+                            )
+                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _grp is None:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                    (
+                                        v_ss_customer_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_ticket_number,
+                                    ): _d5
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                        _o[3] + _d5[3],
+                                        _o[4] + _d5[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[
+                                            (
+                                                v_ss_customer_sk,
+                                                v_ss_addr_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_ss_customer_sk,
+                                                v_ss_addr_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
+                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _o is None:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d5
+                            else:
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                else:
+                                    del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                            _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                    _d5[3] * _w6[3],
+                                    _d5[4] * _w6[4],
+                                )
+                                _o = n0_root.get(v_ss_addr_sk)
+                                if _o is None:
+                                    n0_root[v_ss_addr_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_ss_addr_sk] = _n
+                                    else:
+                                        del n0_root[v_ss_addr_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_addr_sk,
+                                        v_ca_city,
+                                    ), _m8 in self.customer_address_by_ss_addr_sk[
+                                        v_ss_addr_sk
+                                    ].items():
+                                        _k = (
+                                            v_ss_ticket_number,
+                                            v_ss_customer_sk,
+                                            v_ss_addr_sk,
+                                            v_ca_city,
+                                        )
+                                        _v = (
+                                            _d5[0] * _m8[0],
+                                            _d5[1] * _m8[1],
+                                            _d5[2] * _m8[2],
+                                            _d5[3] * _m8[3],
+                                            _d5[4] * _m8[4],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                                _o[3] + _v[3],
+                                                _o[4] + _v[4],
+                                            )
+                                        )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_ss_addr_sk = row[0]
+                v_ca_city = row[6]
+                if v_ss_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                _p = (d, d, d, d, d)
+                _k = (v_ss_addr_sk, v_ca_city)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_by_ss_addr_sk = self.customer_address_by_ss_addr_sk
+            customer_address_count_by_ss_addr_sk = (
+                self.customer_address_count_by_ss_addr_sk
+            )
+            n0_root = self.n0_root
+            n1_count_by_ss_addr_sk = self.n1_count_by_ss_addr_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_ss_addr_sk, v_ca_city = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
+                            or _EMPTY
+                        ).get((v_ss_addr_sk, v_ca_city))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _grp is None:
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                        (v_ss_addr_sk, v_ca_city): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_addr_sk, v_ca_city))
+                    if _o is None:
+                        _grp[(v_ss_addr_sk, v_ca_city)] = _p
+                    else:
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            _grp[(v_ss_addr_sk, v_ca_city)] = _n
+                        else:
+                            del _grp[(v_ss_addr_sk, v_ca_city)]
+                            if not _grp:
+                                del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _o is None:
+                    customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
+                else:
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                    if _n[0]:
+                        customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                    else:
+                        del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
+                _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _w1 is not None:
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                    )
+                    _o = n0_root.get(v_ss_addr_sk)
+                    if _o is None:
+                        n0_root[v_ss_addr_sk] = _d2
+                    else:
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                        )
+                        if _n[0]:
+                            n0_root[v_ss_addr_sk] = _n
+                        else:
+                            del n0_root[v_ss_addr_sk]
+                    if pending is not None:
+                        for (
+                            v_ss_customer_sk,
+                            v_ss_addr_sk,
+                            v_ss_ticket_number,
+                        ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
+                            _k = (
+                                v_ss_ticket_number,
+                                v_ss_customer_sk,
+                                v_ss_addr_sk,
+                                v_ca_city,
+                            )
+                            _v = (
+                                _p[0] * _m3[0],
+                                _p[1] * _m3[1],
+                                _p[2] * _m3[2],
+                                _p[3] * _m3[3],
+                                _p[4] * _m3[4],
+                            )
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (
+                                    _o[0] + _v[0],
+                                    _o[1] + _v[1],
+                                    _o[2] + _v[2],
+                                    _o[3] + _v[3],
+                                    _o[4] + _v[4],
+                                )
+                            )
+
         def _lookup(
             self, v_ss_ticket_number, v_ss_customer_sk, v_ss_addr_sk, v_ca_city
         ):
@@ -2200,6 +3732,9 @@ class View:
             "store": self._apply_store,
             "household_demographics": self._apply_household_demographics,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "customer": self._batch_customer
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
@@ -2261,6 +3796,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -2789,6 +4334,237 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_derived1(sub_row, change)
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 18:
+                raise ViewError(_arity_message("customer", 18, row))
+            v_ss_customer_sk = row[0]
+            v_c_current_addr_sk = row[4]
+            v_c_first_name = row[8]
+            v_c_last_name = row[9]
+            if v_ss_customer_sk is None:
+                raise _null_error("customer", row, ((0, "c_customer_sk"),))
+            keep_customer = v_c_current_addr_sk is not None
+            if keep_customer:
+                _p = d
+                _k = (
+                    v_ss_customer_sk,
+                    v_c_current_addr_sk,
+                    v_c_first_name,
+                    v_c_last_name,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        current_addr_count_by_c_current_addr_sk = (
+            self.current_addr_count_by_c_current_addr_sk
+        )
+        customer_by_ss_customer_sk_c_current_addr_sk = (
+            self.customer_by_ss_customer_sk_c_current_addr_sk
+        )
+        customer_c_current_addr_sk_by_ss_customer_sk = (
+            self.customer_c_current_addr_sk_by_ss_customer_sk
+        )
+        dn_count_by_ss_customer_sk = self.dn_count_by_ss_customer_sk
+        n0_root = self.n0_root
+        n1_by_c_current_addr_sk = self.n1_by_c_current_addr_sk
+        n1_count_by_c_current_addr_sk = self.n1_count_by_c_current_addr_sk
+        # atom customer
+        for _k, _p in sums0.items():
+            v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_by_ss_customer_sk_c_current_addr_sk.get(
+                            (v_ss_customer_sk, v_c_current_addr_sk)
+                        )
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_ss_customer_sk,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                        )
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(
+                (v_ss_customer_sk, v_c_current_addr_sk)
+            )
+            if _grp is None:
+                customer_by_ss_customer_sk_c_current_addr_sk[
+                    (v_ss_customer_sk, v_c_current_addr_sk)
+                ] = {
+                    (
+                        v_ss_customer_sk,
+                        v_c_current_addr_sk,
+                        v_c_first_name,
+                        v_c_last_name,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_ss_customer_sk,
+                        v_c_current_addr_sk,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_ss_customer_sk,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                        )
+                    ] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[
+                            (
+                                v_ss_customer_sk,
+                                v_c_current_addr_sk,
+                                v_c_first_name,
+                                v_c_last_name,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_ss_customer_sk,
+                                v_c_current_addr_sk,
+                                v_c_first_name,
+                                v_c_last_name,
+                            )
+                        ]
+                        if not _grp:
+                            del customer_by_ss_customer_sk_c_current_addr_sk[
+                                (v_ss_customer_sk, v_c_current_addr_sk)
+                            ]
+            _grp = customer_c_current_addr_sk_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _grp is None:
+                customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = {
+                    v_c_current_addr_sk: _p
+                }
+            else:
+                _o = _grp.get(v_c_current_addr_sk)
+                if _o is None:
+                    _grp[v_c_current_addr_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_c_current_addr_sk] = _n
+                    else:
+                        del _grp[v_c_current_addr_sk]
+                        if not _grp:
+                            del customer_c_current_addr_sk_by_ss_customer_sk[
+                                v_ss_customer_sk
+                            ]
+            _w1 = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _grp is None:
+                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
+                    }
+                else:
+                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
+                    if _o is None:
+                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                        else:
+                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
+                            if not _grp:
+                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _o is None:
+                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
+                    else:
+                        del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
+                _w3 = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_c_current_addr_sk)
+                    if _o is None:
+                        n0_root[v_c_current_addr_sk] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_c_current_addr_sk] = _n
+                        else:
+                            del n0_root[v_c_current_addr_sk]
+                    if pending is not None:
+                        for (
+                            v_ss_ticket_number,
+                            v_ss_customer_sk,
+                            v_bought_city,
+                            v_amt,
+                            v_profit,
+                        ), _m5 in self.dn_by_ss_customer_sk[v_ss_customer_sk].items():
+                            for (
+                                v_c_current_addr_sk,
+                                v_ca_city,
+                            ), _m6 in self.current_addr_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ].items():
+                                if (
+                                    v_ca_city is not None
+                                    and v_bought_city is not None
+                                    and (v_ca_city != v_bought_city)
+                                ):  # conditions on result rows
+                                    _k = (
+                                        v_c_last_name,
+                                        v_c_first_name,
+                                        v_ca_city,
+                                        v_bought_city,
+                                        v_ss_ticket_number,
+                                        v_amt,
+                                        v_profit,
+                                    )
+                                    _v = _p * _m5 * _m6
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,

@@ -300,6 +300,13 @@ class View:
             "customer_address": self._apply_customer_address,
             "date_dim": self._apply_date_dim,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "store_sales": self._batch_store_sales,
+            "store": self._batch_store,
+            "customer_demographics": self._batch_customer_demographics,
+            "customer_address": self._batch_customer_address,
+            "date_dim": self._batch_date_dim,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -361,6 +368,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1667,6 +1684,1903 @@ class View:
             del store[row]
         # atom date_dim
         if keep_date_dim:
+            _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _o is None:
+                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                else:
+                    del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+            _g3 = store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
+                v_ss_sold_date_sk
+            )
+            if _g3:
+                for (
+                    v_ss_cdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_sales_price,
+                    v_ss_net_profit,
+                ), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
+                        v_ss_store_sk
+                    )
+                    if _grp is None:
+                        n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {
+                            (
+                                v_ss_cdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_sales_price,
+                                v_ss_net_profit,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ss_cdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_sales_price,
+                                v_ss_net_profit,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ss_cdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_sales_price,
+                                    v_ss_net_profit,
+                                )
+                            ] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_ss_cdemo_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_sales_price,
+                                        v_ss_net_profit,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_cdemo_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_sales_price,
+                                        v_ss_net_profit,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _grp = n2_by_all.get(())
+                        if _grp is None:
+                            n2_by_all[()] = {
+                                (
+                                    v_ss_cdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_sales_price,
+                                    v_ss_net_profit,
+                                ): _d5
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_ss_cdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_sales_price,
+                                    v_ss_net_profit,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ss_cdemo_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_sales_price,
+                                        v_ss_net_profit,
+                                    )
+                                ] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_ss_cdemo_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_sales_price,
+                                            v_ss_net_profit,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_cdemo_sk,
+                                            v_ss_addr_sk,
+                                            v_ss_sales_price,
+                                            v_ss_net_profit,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n2_by_all[()]
+                        _o = n2_count_by_all.get(())
+                        if _o is None:
+                            n2_count_by_all[()] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n2_count_by_all[()] = _n
+                            else:
+                                del n2_count_by_all[()]
+                        _w6 = customer_demographics_count_by_all.get(())
+                        if _w6 is not None:
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _o = n1_count_by_all.get(())
+                            if _o is None:
+                                n1_count_by_all[()] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n1_count_by_all[()] = _n
+                                else:
+                                    del n1_count_by_all[()]
+                            _w8 = customer_address_count_by_all.get(())
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                )
+                                _o = n0_root.get(())
+                                if _o is None:
+                                    n0_root[()] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[()] = _n
+                                    else:
+                                        del n0_root[()]
+                                if pending is not None:
+                                    for (
+                                        v_cd_demo_sk,
+                                        v_cd_marital_status,
+                                        v_cd_education_status,
+                                    ), _m10 in self.customer_demographics_by_all[
+                                        ()
+                                    ].items():
+                                        for (
+                                            v_ca_address_sk,
+                                            v_ca_state,
+                                            v_ca_country,
+                                        ), _m11 in self.customer_address_by_all[
+                                            ()
+                                        ].items():
+                                            if (
+                                                (
+                                                    (
+                                                        (
+                                                            v_cd_education_status
+                                                            is not None
+                                                            and (
+                                                                v_cd_education_status
+                                                                == "4 yr Degree"
+                                                            )
+                                                            and (
+                                                                v_cd_demo_sk is not None
+                                                                and v_ss_cdemo_sk
+                                                                is not None
+                                                                and v_cd_marital_status
+                                                                is not None
+                                                                and (
+                                                                    v_cd_demo_sk
+                                                                    == v_ss_cdemo_sk
+                                                                )
+                                                                and (
+                                                                    v_cd_marital_status
+                                                                    == "M"
+                                                                )
+                                                            )
+                                                        )
+                                                        and (
+                                                            v_ss_sales_price is not None
+                                                            and (
+                                                                v_ss_sales_price
+                                                                >= 100.0
+                                                            )
+                                                            and (
+                                                                v_ss_sales_price
+                                                                <= 150.0
+                                                            )
+                                                        )
+                                                    )
+                                                    or (
+                                                        (
+                                                            v_cd_education_status
+                                                            is not None
+                                                            and (
+                                                                v_cd_education_status
+                                                                == "2 yr Degree"
+                                                            )
+                                                            and (
+                                                                v_cd_demo_sk is not None
+                                                                and v_ss_cdemo_sk
+                                                                is not None
+                                                                and v_cd_marital_status
+                                                                is not None
+                                                                and (
+                                                                    v_cd_demo_sk
+                                                                    == v_ss_cdemo_sk
+                                                                )
+                                                                and (
+                                                                    v_cd_marital_status
+                                                                    == "D"
+                                                                )
+                                                            )
+                                                        )
+                                                        and (
+                                                            v_ss_sales_price is not None
+                                                            and (
+                                                                v_ss_sales_price >= 50.0
+                                                            )
+                                                            and (
+                                                                v_ss_sales_price
+                                                                <= 100.0
+                                                            )
+                                                        )
+                                                    )
+                                                )
+                                                or (
+                                                    (
+                                                        v_cd_education_status
+                                                        is not None
+                                                        and (
+                                                            v_cd_education_status
+                                                            == "College"
+                                                        )
+                                                        and (
+                                                            v_cd_demo_sk is not None
+                                                            and v_ss_cdemo_sk
+                                                            is not None
+                                                            and v_cd_marital_status
+                                                            is not None
+                                                            and (
+                                                                v_cd_demo_sk
+                                                                == v_ss_cdemo_sk
+                                                            )
+                                                            and (
+                                                                v_cd_marital_status
+                                                                == "S"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_sales_price is not None
+                                                        and (v_ss_sales_price >= 150.0)
+                                                        and (v_ss_sales_price <= 200.0)
+                                                    )
+                                                )
+                                            ) and (
+                                                (
+                                                    (
+                                                        (
+                                                            v_ca_state is not None
+                                                            and (
+                                                                v_ca_state
+                                                                in ("CO", "OH", "TX")
+                                                            )
+                                                            and (
+                                                                v_ss_addr_sk is not None
+                                                                and v_ca_address_sk
+                                                                is not None
+                                                                and v_ca_country
+                                                                is not None
+                                                                and (
+                                                                    v_ss_addr_sk
+                                                                    == v_ca_address_sk
+                                                                )
+                                                                and (
+                                                                    v_ca_country
+                                                                    == "United States"
+                                                                )
+                                                            )
+                                                        )
+                                                        and (
+                                                            v_ss_net_profit is not None
+                                                            and (v_ss_net_profit >= 0)
+                                                            and (
+                                                                v_ss_net_profit <= 2000
+                                                            )
+                                                        )
+                                                    )
+                                                    or (
+                                                        (
+                                                            v_ca_state is not None
+                                                            and (
+                                                                v_ca_state
+                                                                in ("OR", "MN", "KY")
+                                                            )
+                                                            and (
+                                                                v_ss_addr_sk is not None
+                                                                and v_ca_address_sk
+                                                                is not None
+                                                                and v_ca_country
+                                                                is not None
+                                                                and (
+                                                                    v_ss_addr_sk
+                                                                    == v_ca_address_sk
+                                                                )
+                                                                and (
+                                                                    v_ca_country
+                                                                    == "United States"
+                                                                )
+                                                            )
+                                                        )
+                                                        and (
+                                                            v_ss_net_profit is not None
+                                                            and (v_ss_net_profit >= 150)
+                                                            and (
+                                                                v_ss_net_profit <= 3000
+                                                            )
+                                                        )
+                                                    )
+                                                )
+                                                or (
+                                                    (
+                                                        v_ca_state is not None
+                                                        and (
+                                                            v_ca_state
+                                                            in ("VA", "CA", "MS")
+                                                        )
+                                                        and (
+                                                            v_ss_addr_sk is not None
+                                                            and v_ca_address_sk
+                                                            is not None
+                                                            and v_ca_country is not None
+                                                            and (
+                                                                v_ss_addr_sk
+                                                                == v_ca_address_sk
+                                                            )
+                                                            and (
+                                                                v_ca_country
+                                                                == "United States"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_net_profit is not None
+                                                        and (v_ss_net_profit >= 50)
+                                                        and (v_ss_net_profit <= 25000)
+                                                    )
+                                                )
+                                            ):  # conditions on result rows
+                                                _k = ()
+                                                _v = (
+                                                    _d5[0] * _m10[0] * _m11[0],
+                                                    _d5[1] * _m10[1] * _m11[1],
+                                                    _d5[2] * _m10[2] * _m11[2],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
+    def _batch_store_sales(self, rows, mults):
+        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_sales_rows
+        sums0 = {}  # atom store_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 23:
+                raise ViewError(_arity_message("store_sales", 23, row))
+            v_ss_sold_date_sk = row[0]
+            v_ss_cdemo_sk = row[4]
+            v_ss_addr_sk = row[6]
+            v_ss_store_sk = row[7]
+            c_store_sales_ss_quantity = row[10]
+            v_ss_sales_price = row[13]
+            v_ss_net_profit = row[22]
+            keep_store_sales = (
+                v_ss_sold_date_sk is not None and v_ss_store_sk is not None
+            )
+            if keep_store_sales and not (
+                v_ss_cdemo_sk.__class__ in _NUM_OR_NULL
+                and v_ss_addr_sk.__class__ in _NUM_OR_NULL
+                and v_ss_sales_price.__class__ in _NUM_OR_NULL
+                and v_ss_net_profit.__class__ in _NUM_OR_NULL
+            ):
+                raise _type_error(
+                    "store_sales",
+                    row,
+                    (
+                        (4, "ss_cdemo_sk", _NUM_OR_NULL, "a number or None"),
+                        (6, "ss_addr_sk", _NUM_OR_NULL, "a number or None"),
+                        (13, "ss_sales_price", _NUM_OR_NULL, "a number or None"),
+                        (22, "ss_net_profit", _NUM_OR_NULL, "a number or None"),
+                    ),
+                )
+            if keep_store_sales:
+                _p = (
+                    d,
+                    (d if c_store_sales_ss_quantity is not None else 0),
+                    (
+                        d * round(c_store_sales_ss_quantity)
+                        if c_store_sales_ss_quantity is not None
+                        else 0
+                    ),
+                )
+                _k = (
+                    v_ss_sold_date_sk,
+                    v_ss_cdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_sales_price,
+                    v_ss_net_profit,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_count_by_all = self.customer_address_count_by_all
+        customer_demographics_count_by_all = self.customer_demographics_count_by_all
+        date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+        n0_root = self.n0_root
+        n1_count_by_all = self.n1_count_by_all
+        n2_by_all = self.n2_by_all
+        n2_count_by_all = self.n2_count_by_all
+        n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk = (
+            self.n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk = (
+            self.store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk
+        )
+        # atom store_sales
+        for _k, _p in sums0.items():
+            (
+                v_ss_sold_date_sk,
+                v_ss_cdemo_sk,
+                v_ss_addr_sk,
+                v_ss_store_sk,
+                v_ss_sales_price,
+                v_ss_net_profit,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_ss_cdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_sales_price,
+                            v_ss_net_profit,
+                        )
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
+                v_ss_sold_date_sk
+            )
+            if _grp is None:
+                store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                    v_ss_sold_date_sk
+                ] = {
+                    (
+                        v_ss_cdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_ss_cdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_ss_cdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_sales_price,
+                            v_ss_net_profit,
+                        )
+                    ] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[
+                            (
+                                v_ss_cdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_store_sk,
+                                v_ss_sales_price,
+                                v_ss_net_profit,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_ss_cdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_store_sk,
+                                v_ss_sales_price,
+                                v_ss_net_profit,
+                            )
+                        ]
+                        if not _grp:
+                            del store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+            _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
+                    v_ss_store_sk
+                )
+                if _grp is None:
+                    n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                        v_ss_store_sk
+                    ] = {
+                        (
+                            v_ss_cdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_sales_price,
+                            v_ss_net_profit,
+                        ): _d2
+                    }
+                else:
+                    _o = _grp.get(
+                        (v_ss_cdemo_sk, v_ss_addr_sk, v_ss_sales_price, v_ss_net_profit)
+                    )
+                    if _o is None:
+                        _grp[
+                            (
+                                v_ss_cdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_sales_price,
+                                v_ss_net_profit,
+                            )
+                        ] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[
+                                (
+                                    v_ss_cdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_sales_price,
+                                    v_ss_net_profit,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_ss_cdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_sales_price,
+                                    v_ss_net_profit,
+                                )
+                            ]
+                            if not _grp:
+                                del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _grp = n2_by_all.get(())
+                    if _grp is None:
+                        n2_by_all[()] = {
+                            (
+                                v_ss_cdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_sales_price,
+                                v_ss_net_profit,
+                            ): _d4
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ss_cdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_sales_price,
+                                v_ss_net_profit,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ss_cdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_sales_price,
+                                    v_ss_net_profit,
+                                )
+                            ] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_ss_cdemo_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_sales_price,
+                                        v_ss_net_profit,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_cdemo_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_sales_price,
+                                        v_ss_net_profit,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n2_by_all[()]
+                    _o = n2_count_by_all.get(())
+                    if _o is None:
+                        n2_count_by_all[()] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n2_count_by_all[()] = _n
+                        else:
+                            del n2_count_by_all[()]
+                    _w5 = customer_demographics_count_by_all.get(())
+                    if _w5 is not None:
+                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                        _o = n1_count_by_all.get(())
+                        if _o is None:
+                            n1_count_by_all[()] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n1_count_by_all[()] = _n
+                            else:
+                                del n1_count_by_all[()]
+                        _w7 = customer_address_count_by_all.get(())
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                            _o = n0_root.get(())
+                            if _o is None:
+                                n0_root[()] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    n0_root[()] = _n
+                                else:
+                                    del n0_root[()]
+                            if pending is not None:
+                                for (
+                                    v_cd_demo_sk,
+                                    v_cd_marital_status,
+                                    v_cd_education_status,
+                                ), _m9 in self.customer_demographics_by_all[()].items():
+                                    for (
+                                        v_ca_address_sk,
+                                        v_ca_state,
+                                        v_ca_country,
+                                    ), _m10 in self.customer_address_by_all[()].items():
+                                        if (
+                                            (
+                                                (
+                                                    (
+                                                        v_cd_education_status
+                                                        is not None
+                                                        and (
+                                                            v_cd_education_status
+                                                            == "4 yr Degree"
+                                                        )
+                                                        and (
+                                                            v_cd_demo_sk is not None
+                                                            and v_ss_cdemo_sk
+                                                            is not None
+                                                            and v_cd_marital_status
+                                                            is not None
+                                                            and (
+                                                                v_cd_demo_sk
+                                                                == v_ss_cdemo_sk
+                                                            )
+                                                            and (
+                                                                v_cd_marital_status
+                                                                == "M"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_sales_price is not None
+                                                        and (v_ss_sales_price >= 100.0)
+                                                        and (v_ss_sales_price <= 150.0)
+                                                    )
+                                                )
+                                                or (
+                                                    (
+                                                        v_cd_education_status
+                                                        is not None
+                                                        and (
+                                                            v_cd_education_status
+                                                            == "2 yr Degree"
+                                                        )
+                                                        and (
+                                                            v_cd_demo_sk is not None
+                                                            and v_ss_cdemo_sk
+                                                            is not None
+                                                            and v_cd_marital_status
+                                                            is not None
+                                                            and (
+                                                                v_cd_demo_sk
+                                                                == v_ss_cdemo_sk
+                                                            )
+                                                            and (
+                                                                v_cd_marital_status
+                                                                == "D"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_sales_price is not None
+                                                        and (v_ss_sales_price >= 50.0)
+                                                        and (v_ss_sales_price <= 100.0)
+                                                    )
+                                                )
+                                            )
+                                            or (
+                                                (
+                                                    v_cd_education_status is not None
+                                                    and (
+                                                        v_cd_education_status
+                                                        == "College"
+                                                    )
+                                                    and (
+                                                        v_cd_demo_sk is not None
+                                                        and v_ss_cdemo_sk is not None
+                                                        and v_cd_marital_status
+                                                        is not None
+                                                        and (
+                                                            v_cd_demo_sk
+                                                            == v_ss_cdemo_sk
+                                                        )
+                                                        and (v_cd_marital_status == "S")
+                                                    )
+                                                )
+                                                and (
+                                                    v_ss_sales_price is not None
+                                                    and (v_ss_sales_price >= 150.0)
+                                                    and (v_ss_sales_price <= 200.0)
+                                                )
+                                            )
+                                        ) and (
+                                            (
+                                                (
+                                                    (
+                                                        v_ca_state is not None
+                                                        and (
+                                                            v_ca_state
+                                                            in ("CO", "OH", "TX")
+                                                        )
+                                                        and (
+                                                            v_ss_addr_sk is not None
+                                                            and v_ca_address_sk
+                                                            is not None
+                                                            and v_ca_country is not None
+                                                            and (
+                                                                v_ss_addr_sk
+                                                                == v_ca_address_sk
+                                                            )
+                                                            and (
+                                                                v_ca_country
+                                                                == "United States"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_net_profit is not None
+                                                        and (v_ss_net_profit >= 0)
+                                                        and (v_ss_net_profit <= 2000)
+                                                    )
+                                                )
+                                                or (
+                                                    (
+                                                        v_ca_state is not None
+                                                        and (
+                                                            v_ca_state
+                                                            in ("OR", "MN", "KY")
+                                                        )
+                                                        and (
+                                                            v_ss_addr_sk is not None
+                                                            and v_ca_address_sk
+                                                            is not None
+                                                            and v_ca_country is not None
+                                                            and (
+                                                                v_ss_addr_sk
+                                                                == v_ca_address_sk
+                                                            )
+                                                            and (
+                                                                v_ca_country
+                                                                == "United States"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_net_profit is not None
+                                                        and (v_ss_net_profit >= 150)
+                                                        and (v_ss_net_profit <= 3000)
+                                                    )
+                                                )
+                                            )
+                                            or (
+                                                (
+                                                    v_ca_state is not None
+                                                    and (
+                                                        v_ca_state in ("VA", "CA", "MS")
+                                                    )
+                                                    and (
+                                                        v_ss_addr_sk is not None
+                                                        and v_ca_address_sk is not None
+                                                        and v_ca_country is not None
+                                                        and (
+                                                            v_ss_addr_sk
+                                                            == v_ca_address_sk
+                                                        )
+                                                        and (
+                                                            v_ca_country
+                                                            == "United States"
+                                                        )
+                                                    )
+                                                )
+                                                and (
+                                                    v_ss_net_profit is not None
+                                                    and (v_ss_net_profit >= 50)
+                                                    and (v_ss_net_profit <= 25000)
+                                                )
+                                            )
+                                        ):  # conditions on result rows
+                                            _k = ()
+                                            _v = (
+                                                _d4[0] * _m9[0] * _m10[0],
+                                                _d4[1] * _m9[1] * _m10[1],
+                                                _d4[2] * _m9[2] * _m10[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+    def _batch_store(self, rows, mults):
+        """Apply a batch of store rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_rows
+        sums0 = {}  # atom store_2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 29:
+                raise ViewError(_arity_message("store", 29, row))
+            v_ss_store_sk = row[0]
+            if v_ss_store_sk is None:
+                raise _null_error("store", row, ((0, "s_store_sk"),))
+            _p = (d, d, d)
+            _k = v_ss_store_sk
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_count_by_all = self.customer_address_count_by_all
+        customer_demographics_count_by_all = self.customer_demographics_count_by_all
+        n0_root = self.n0_root
+        n1_count_by_all = self.n1_count_by_all
+        n2_by_all = self.n2_by_all
+        n2_count_by_all = self.n2_count_by_all
+        n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk = (
+            self.n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        # atom store_2
+        for _k, _p in sums0.items():
+            v_ss_store_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.store_2_count_by_ss_store_sk.get(v_ss_store_sk, _ZERO)[0]
+            ):
+                continue
+            _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _o is None:
+                store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                else:
+                    del store_2_count_by_ss_store_sk[v_ss_store_sk]
+            _g3 = n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
+                v_ss_store_sk
+            )
+            if _g3:
+                for (
+                    v_ss_cdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_sales_price,
+                    v_ss_net_profit,
+                ), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n2_by_all.get(())
+                    if _grp is None:
+                        n2_by_all[()] = {
+                            (
+                                v_ss_cdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_sales_price,
+                                v_ss_net_profit,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ss_cdemo_sk,
+                                v_ss_addr_sk,
+                                v_ss_sales_price,
+                                v_ss_net_profit,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ss_cdemo_sk,
+                                    v_ss_addr_sk,
+                                    v_ss_sales_price,
+                                    v_ss_net_profit,
+                                )
+                            ] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[
+                                    (
+                                        v_ss_cdemo_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_sales_price,
+                                        v_ss_net_profit,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_cdemo_sk,
+                                        v_ss_addr_sk,
+                                        v_ss_sales_price,
+                                        v_ss_net_profit,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n2_by_all[()]
+                    _o = n2_count_by_all.get(())
+                    if _o is None:
+                        n2_count_by_all[()] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n2_count_by_all[()] = _n
+                        else:
+                            del n2_count_by_all[()]
+                    _w4 = customer_demographics_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n1_count_by_all.get(())
+                        if _o is None:
+                            n1_count_by_all[()] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n1_count_by_all[()] = _n
+                            else:
+                                del n1_count_by_all[()]
+                        _w6 = customer_address_count_by_all.get(())
+                        if _w6 is not None:
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _o = n0_root.get(())
+                            if _o is None:
+                                n0_root[()] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n0_root[()] = _n
+                                else:
+                                    del n0_root[()]
+                            if pending is not None:
+                                for (
+                                    v_cd_demo_sk,
+                                    v_cd_marital_status,
+                                    v_cd_education_status,
+                                ), _m8 in self.customer_demographics_by_all[()].items():
+                                    for (
+                                        v_ca_address_sk,
+                                        v_ca_state,
+                                        v_ca_country,
+                                    ), _m9 in self.customer_address_by_all[()].items():
+                                        if (
+                                            (
+                                                (
+                                                    (
+                                                        v_cd_education_status
+                                                        is not None
+                                                        and (
+                                                            v_cd_education_status
+                                                            == "4 yr Degree"
+                                                        )
+                                                        and (
+                                                            v_cd_demo_sk is not None
+                                                            and v_ss_cdemo_sk
+                                                            is not None
+                                                            and v_cd_marital_status
+                                                            is not None
+                                                            and (
+                                                                v_cd_demo_sk
+                                                                == v_ss_cdemo_sk
+                                                            )
+                                                            and (
+                                                                v_cd_marital_status
+                                                                == "M"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_sales_price is not None
+                                                        and (v_ss_sales_price >= 100.0)
+                                                        and (v_ss_sales_price <= 150.0)
+                                                    )
+                                                )
+                                                or (
+                                                    (
+                                                        v_cd_education_status
+                                                        is not None
+                                                        and (
+                                                            v_cd_education_status
+                                                            == "2 yr Degree"
+                                                        )
+                                                        and (
+                                                            v_cd_demo_sk is not None
+                                                            and v_ss_cdemo_sk
+                                                            is not None
+                                                            and v_cd_marital_status
+                                                            is not None
+                                                            and (
+                                                                v_cd_demo_sk
+                                                                == v_ss_cdemo_sk
+                                                            )
+                                                            and (
+                                                                v_cd_marital_status
+                                                                == "D"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_sales_price is not None
+                                                        and (v_ss_sales_price >= 50.0)
+                                                        and (v_ss_sales_price <= 100.0)
+                                                    )
+                                                )
+                                            )
+                                            or (
+                                                (
+                                                    v_cd_education_status is not None
+                                                    and (
+                                                        v_cd_education_status
+                                                        == "College"
+                                                    )
+                                                    and (
+                                                        v_cd_demo_sk is not None
+                                                        and v_ss_cdemo_sk is not None
+                                                        and v_cd_marital_status
+                                                        is not None
+                                                        and (
+                                                            v_cd_demo_sk
+                                                            == v_ss_cdemo_sk
+                                                        )
+                                                        and (v_cd_marital_status == "S")
+                                                    )
+                                                )
+                                                and (
+                                                    v_ss_sales_price is not None
+                                                    and (v_ss_sales_price >= 150.0)
+                                                    and (v_ss_sales_price <= 200.0)
+                                                )
+                                            )
+                                        ) and (
+                                            (
+                                                (
+                                                    (
+                                                        v_ca_state is not None
+                                                        and (
+                                                            v_ca_state
+                                                            in ("CO", "OH", "TX")
+                                                        )
+                                                        and (
+                                                            v_ss_addr_sk is not None
+                                                            and v_ca_address_sk
+                                                            is not None
+                                                            and v_ca_country is not None
+                                                            and (
+                                                                v_ss_addr_sk
+                                                                == v_ca_address_sk
+                                                            )
+                                                            and (
+                                                                v_ca_country
+                                                                == "United States"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_net_profit is not None
+                                                        and (v_ss_net_profit >= 0)
+                                                        and (v_ss_net_profit <= 2000)
+                                                    )
+                                                )
+                                                or (
+                                                    (
+                                                        v_ca_state is not None
+                                                        and (
+                                                            v_ca_state
+                                                            in ("OR", "MN", "KY")
+                                                        )
+                                                        and (
+                                                            v_ss_addr_sk is not None
+                                                            and v_ca_address_sk
+                                                            is not None
+                                                            and v_ca_country is not None
+                                                            and (
+                                                                v_ss_addr_sk
+                                                                == v_ca_address_sk
+                                                            )
+                                                            and (
+                                                                v_ca_country
+                                                                == "United States"
+                                                            )
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_ss_net_profit is not None
+                                                        and (v_ss_net_profit >= 150)
+                                                        and (v_ss_net_profit <= 3000)
+                                                    )
+                                                )
+                                            )
+                                            or (
+                                                (
+                                                    v_ca_state is not None
+                                                    and (
+                                                        v_ca_state in ("VA", "CA", "MS")
+                                                    )
+                                                    and (
+                                                        v_ss_addr_sk is not None
+                                                        and v_ca_address_sk is not None
+                                                        and v_ca_country is not None
+                                                        and (
+                                                            v_ss_addr_sk
+                                                            == v_ca_address_sk
+                                                        )
+                                                        and (
+                                                            v_ca_country
+                                                            == "United States"
+                                                        )
+                                                    )
+                                                )
+                                                and (
+                                                    v_ss_net_profit is not None
+                                                    and (v_ss_net_profit >= 50)
+                                                    and (v_ss_net_profit <= 25000)
+                                                )
+                                            )
+                                        ):  # conditions on result rows
+                                            _k = ()
+                                            _v = (
+                                                _d2[0] * _m8[0] * _m9[0],
+                                                _d2[1] * _m8[1] * _m9[1],
+                                                _d2[2] * _m8[2] * _m9[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+    def _batch_customer_demographics(self, rows, mults):
+        """Apply a batch of customer_demographics rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_demographics_rows
+        sums0 = {}  # atom customer_demographics: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("customer_demographics", 9, row))
+            v_cd_demo_sk = row[0]
+            v_cd_marital_status = row[2]
+            v_cd_education_status = row[3]
+            if v_cd_demo_sk is None:
+                raise _null_error("customer_demographics", row, ((0, "cd_demo_sk"),))
+            if not (
+                v_cd_demo_sk.__class__ in _NUM_OR_NULL
+                and v_cd_marital_status.__class__ in _STR_OR_NULL
+                and v_cd_education_status.__class__ in _STR_OR_NULL
+            ):
+                raise _type_error(
+                    "customer_demographics",
+                    row,
+                    (
+                        (0, "cd_demo_sk", _NUM_OR_NULL, "a number or None"),
+                        (2, "cd_marital_status", _STR_OR_NULL, "a str or None"),
+                        (3, "cd_education_status", _STR_OR_NULL, "a str or None"),
+                    ),
+                )
+            _p = (d, d, d)
+            _k = (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_demographics", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_count_by_all = self.customer_address_count_by_all
+        customer_demographics_by_all = self.customer_demographics_by_all
+        customer_demographics_count_by_all = self.customer_demographics_count_by_all
+        n0_root = self.n0_root
+        n1_count_by_all = self.n1_count_by_all
+        n2_count_by_all = self.n2_count_by_all
+        # atom customer_demographics
+        for _k, _p in sums0.items():
+            v_cd_demo_sk, v_cd_marital_status, v_cd_education_status = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.customer_demographics_by_all.get(()) or _EMPTY).get(
+                        (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = customer_demographics_by_all.get(())
+            if _grp is None:
+                customer_demographics_by_all[()] = {
+                    (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status): _p
+                }
+            else:
+                _o = _grp.get(
+                    (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
+                )
+                if _o is None:
+                    _grp[(v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)] = (
+                        _p
+                    )
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[
+                            (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
+                        ] = _n
+                    else:
+                        del _grp[
+                            (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
+                        ]
+                        if not _grp:
+                            del customer_demographics_by_all[()]
+            _o = customer_demographics_count_by_all.get(())
+            if _o is None:
+                customer_demographics_count_by_all[()] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_demographics_count_by_all[()] = _n
+                else:
+                    del customer_demographics_count_by_all[()]
+            _w1 = n2_count_by_all.get(())
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n1_count_by_all.get(())
+                if _o is None:
+                    n1_count_by_all[()] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n1_count_by_all[()] = _n
+                    else:
+                        del n1_count_by_all[()]
+                _w3 = customer_address_count_by_all.get(())
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n0_root.get(())
+                    if _o is None:
+                        n0_root[()] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n0_root[()] = _n
+                        else:
+                            del n0_root[()]
+                    if pending is not None:
+                        for (
+                            v_ss_cdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_sales_price,
+                            v_ss_net_profit,
+                        ), _m5 in self.n2_by_all[()].items():
+                            for (
+                                v_ca_address_sk,
+                                v_ca_state,
+                                v_ca_country,
+                            ), _m6 in self.customer_address_by_all[()].items():
+                                if (
+                                    (
+                                        (
+                                            (
+                                                v_cd_education_status is not None
+                                                and (
+                                                    v_cd_education_status
+                                                    == "4 yr Degree"
+                                                )
+                                                and (
+                                                    v_cd_demo_sk is not None
+                                                    and v_ss_cdemo_sk is not None
+                                                    and v_cd_marital_status is not None
+                                                    and (v_cd_demo_sk == v_ss_cdemo_sk)
+                                                    and (v_cd_marital_status == "M")
+                                                )
+                                            )
+                                            and (
+                                                v_ss_sales_price is not None
+                                                and (v_ss_sales_price >= 100.0)
+                                                and (v_ss_sales_price <= 150.0)
+                                            )
+                                        )
+                                        or (
+                                            (
+                                                v_cd_education_status is not None
+                                                and (
+                                                    v_cd_education_status
+                                                    == "2 yr Degree"
+                                                )
+                                                and (
+                                                    v_cd_demo_sk is not None
+                                                    and v_ss_cdemo_sk is not None
+                                                    and v_cd_marital_status is not None
+                                                    and (v_cd_demo_sk == v_ss_cdemo_sk)
+                                                    and (v_cd_marital_status == "D")
+                                                )
+                                            )
+                                            and (
+                                                v_ss_sales_price is not None
+                                                and (v_ss_sales_price >= 50.0)
+                                                and (v_ss_sales_price <= 100.0)
+                                            )
+                                        )
+                                    )
+                                    or (
+                                        (
+                                            v_cd_education_status is not None
+                                            and (v_cd_education_status == "College")
+                                            and (
+                                                v_cd_demo_sk is not None
+                                                and v_ss_cdemo_sk is not None
+                                                and v_cd_marital_status is not None
+                                                and (v_cd_demo_sk == v_ss_cdemo_sk)
+                                                and (v_cd_marital_status == "S")
+                                            )
+                                        )
+                                        and (
+                                            v_ss_sales_price is not None
+                                            and (v_ss_sales_price >= 150.0)
+                                            and (v_ss_sales_price <= 200.0)
+                                        )
+                                    )
+                                ) and (
+                                    (
+                                        (
+                                            (
+                                                v_ca_state is not None
+                                                and (v_ca_state in ("CO", "OH", "TX"))
+                                                and (
+                                                    v_ss_addr_sk is not None
+                                                    and v_ca_address_sk is not None
+                                                    and v_ca_country is not None
+                                                    and (
+                                                        v_ss_addr_sk == v_ca_address_sk
+                                                    )
+                                                    and (
+                                                        v_ca_country == "United States"
+                                                    )
+                                                )
+                                            )
+                                            and (
+                                                v_ss_net_profit is not None
+                                                and (v_ss_net_profit >= 0)
+                                                and (v_ss_net_profit <= 2000)
+                                            )
+                                        )
+                                        or (
+                                            (
+                                                v_ca_state is not None
+                                                and (v_ca_state in ("OR", "MN", "KY"))
+                                                and (
+                                                    v_ss_addr_sk is not None
+                                                    and v_ca_address_sk is not None
+                                                    and v_ca_country is not None
+                                                    and (
+                                                        v_ss_addr_sk == v_ca_address_sk
+                                                    )
+                                                    and (
+                                                        v_ca_country == "United States"
+                                                    )
+                                                )
+                                            )
+                                            and (
+                                                v_ss_net_profit is not None
+                                                and (v_ss_net_profit >= 150)
+                                                and (v_ss_net_profit <= 3000)
+                                            )
+                                        )
+                                    )
+                                    or (
+                                        (
+                                            v_ca_state is not None
+                                            and (v_ca_state in ("VA", "CA", "MS"))
+                                            and (
+                                                v_ss_addr_sk is not None
+                                                and v_ca_address_sk is not None
+                                                and v_ca_country is not None
+                                                and (v_ss_addr_sk == v_ca_address_sk)
+                                                and (v_ca_country == "United States")
+                                            )
+                                        )
+                                        and (
+                                            v_ss_net_profit is not None
+                                            and (v_ss_net_profit >= 50)
+                                            and (v_ss_net_profit <= 25000)
+                                        )
+                                    )
+                                ):  # conditions on result rows
+                                    _k = ()
+                                    _v = (
+                                        _p[0] * _m5[0] * _m6[0],
+                                        _p[1] * _m5[1] * _m6[1],
+                                        _p[2] * _m5[2] * _m6[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+    def _batch_customer_address(self, rows, mults):
+        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_address_rows
+        sums0 = {}  # atom customer_address: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 13:
+                raise ViewError(_arity_message("customer_address", 13, row))
+            v_ca_address_sk = row[0]
+            v_ca_state = row[8]
+            v_ca_country = row[10]
+            if v_ca_address_sk is None:
+                raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+            if not (
+                v_ca_address_sk.__class__ in _NUM_OR_NULL
+                and v_ca_state.__class__ in _STR_OR_NULL
+                and v_ca_country.__class__ in _STR_OR_NULL
+            ):
+                raise _type_error(
+                    "customer_address",
+                    row,
+                    (
+                        (0, "ca_address_sk", _NUM_OR_NULL, "a number or None"),
+                        (8, "ca_state", _STR_OR_NULL, "a str or None"),
+                        (10, "ca_country", _STR_OR_NULL, "a str or None"),
+                    ),
+                )
+            _p = (d, d, d)
+            _k = (v_ca_address_sk, v_ca_state, v_ca_country)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_address", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_by_all = self.customer_address_by_all
+        customer_address_count_by_all = self.customer_address_count_by_all
+        n0_root = self.n0_root
+        n1_count_by_all = self.n1_count_by_all
+        # atom customer_address
+        for _k, _p in sums0.items():
+            v_ca_address_sk, v_ca_state, v_ca_country = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.customer_address_by_all.get(()) or _EMPTY).get(
+                        (v_ca_address_sk, v_ca_state, v_ca_country)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = customer_address_by_all.get(())
+            if _grp is None:
+                customer_address_by_all[()] = {
+                    (v_ca_address_sk, v_ca_state, v_ca_country): _p
+                }
+            else:
+                _o = _grp.get((v_ca_address_sk, v_ca_state, v_ca_country))
+                if _o is None:
+                    _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _n
+                    else:
+                        del _grp[(v_ca_address_sk, v_ca_state, v_ca_country)]
+                        if not _grp:
+                            del customer_address_by_all[()]
+            _o = customer_address_count_by_all.get(())
+            if _o is None:
+                customer_address_count_by_all[()] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_address_count_by_all[()] = _n
+                else:
+                    del customer_address_count_by_all[()]
+            _w1 = n1_count_by_all.get(())
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n0_root.get(())
+                if _o is None:
+                    n0_root[()] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n0_root[()] = _n
+                    else:
+                        del n0_root[()]
+                if pending is not None:
+                    for (
+                        v_ss_cdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    ), _m3 in self.n2_by_all[()].items():
+                        for (
+                            v_cd_demo_sk,
+                            v_cd_marital_status,
+                            v_cd_education_status,
+                        ), _m4 in self.customer_demographics_by_all[()].items():
+                            if (
+                                (
+                                    (
+                                        (
+                                            v_cd_education_status is not None
+                                            and (v_cd_education_status == "4 yr Degree")
+                                            and (
+                                                v_cd_demo_sk is not None
+                                                and v_ss_cdemo_sk is not None
+                                                and v_cd_marital_status is not None
+                                                and (v_cd_demo_sk == v_ss_cdemo_sk)
+                                                and (v_cd_marital_status == "M")
+                                            )
+                                        )
+                                        and (
+                                            v_ss_sales_price is not None
+                                            and (v_ss_sales_price >= 100.0)
+                                            and (v_ss_sales_price <= 150.0)
+                                        )
+                                    )
+                                    or (
+                                        (
+                                            v_cd_education_status is not None
+                                            and (v_cd_education_status == "2 yr Degree")
+                                            and (
+                                                v_cd_demo_sk is not None
+                                                and v_ss_cdemo_sk is not None
+                                                and v_cd_marital_status is not None
+                                                and (v_cd_demo_sk == v_ss_cdemo_sk)
+                                                and (v_cd_marital_status == "D")
+                                            )
+                                        )
+                                        and (
+                                            v_ss_sales_price is not None
+                                            and (v_ss_sales_price >= 50.0)
+                                            and (v_ss_sales_price <= 100.0)
+                                        )
+                                    )
+                                )
+                                or (
+                                    (
+                                        v_cd_education_status is not None
+                                        and (v_cd_education_status == "College")
+                                        and (
+                                            v_cd_demo_sk is not None
+                                            and v_ss_cdemo_sk is not None
+                                            and v_cd_marital_status is not None
+                                            and (v_cd_demo_sk == v_ss_cdemo_sk)
+                                            and (v_cd_marital_status == "S")
+                                        )
+                                    )
+                                    and (
+                                        v_ss_sales_price is not None
+                                        and (v_ss_sales_price >= 150.0)
+                                        and (v_ss_sales_price <= 200.0)
+                                    )
+                                )
+                            ) and (
+                                (
+                                    (
+                                        (
+                                            v_ca_state is not None
+                                            and (v_ca_state in ("CO", "OH", "TX"))
+                                            and (
+                                                v_ss_addr_sk is not None
+                                                and v_ca_address_sk is not None
+                                                and v_ca_country is not None
+                                                and (v_ss_addr_sk == v_ca_address_sk)
+                                                and (v_ca_country == "United States")
+                                            )
+                                        )
+                                        and (
+                                            v_ss_net_profit is not None
+                                            and (v_ss_net_profit >= 0)
+                                            and (v_ss_net_profit <= 2000)
+                                        )
+                                    )
+                                    or (
+                                        (
+                                            v_ca_state is not None
+                                            and (v_ca_state in ("OR", "MN", "KY"))
+                                            and (
+                                                v_ss_addr_sk is not None
+                                                and v_ca_address_sk is not None
+                                                and v_ca_country is not None
+                                                and (v_ss_addr_sk == v_ca_address_sk)
+                                                and (v_ca_country == "United States")
+                                            )
+                                        )
+                                        and (
+                                            v_ss_net_profit is not None
+                                            and (v_ss_net_profit >= 150)
+                                            and (v_ss_net_profit <= 3000)
+                                        )
+                                    )
+                                )
+                                or (
+                                    (
+                                        v_ca_state is not None
+                                        and (v_ca_state in ("VA", "CA", "MS"))
+                                        and (
+                                            v_ss_addr_sk is not None
+                                            and v_ca_address_sk is not None
+                                            and v_ca_country is not None
+                                            and (v_ss_addr_sk == v_ca_address_sk)
+                                            and (v_ca_country == "United States")
+                                        )
+                                    )
+                                    and (
+                                        v_ss_net_profit is not None
+                                        and (v_ss_net_profit >= 50)
+                                        and (v_ss_net_profit <= 25000)
+                                    )
+                                )
+                            ):  # conditions on result rows
+                                _k = ()
+                                _v = (
+                                    _p[0] * _m3[0] * _m4[0],
+                                    _p[1] * _m3[1] * _m4[1],
+                                    _p[2] * _m3[2] * _m4[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_ss_sold_date_sk = row[0]
+            c_date_dim_d_year = row[6]
+            if v_ss_sold_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = c_date_dim_d_year is not None and (
+                c_date_dim_d_year == 2000
+            )
+            if keep_date_dim:
+                _p = (d, d, d)
+                _k = v_ss_sold_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_count_by_all = self.customer_address_count_by_all
+        customer_demographics_count_by_all = self.customer_demographics_count_by_all
+        date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+        n0_root = self.n0_root
+        n1_count_by_all = self.n1_count_by_all
+        n2_by_all = self.n2_by_all
+        n2_count_by_all = self.n2_count_by_all
+        n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk = (
+            self.n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk = (
+            self.store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk
+        )
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_ss_sold_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.date_dim_count_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk, _ZERO
+                )[0]
+            ):
+                continue
             _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _o is None:
                 date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p

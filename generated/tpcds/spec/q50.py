@@ -423,6 +423,12 @@ class View:
             "store": self._apply_store,
             "date_dim": self._apply_date_dim,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "store_sales": self._batch_store_sales,
+            "store_returns": self._batch_store_returns,
+            "store": self._batch_store,
+            "date_dim": self._batch_date_dim,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -479,6 +485,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1696,6 +1712,1582 @@ class View:
             c_d2_d_year = row[6]
             c_d2_d_moy = row[8]
             _p = d
+            _o = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _o is None:
+                d2_count_by_sr_returned_date_sk[v_sr_returned_date_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    d2_count_by_sr_returned_date_sk[v_sr_returned_date_sk] = _n
+                else:
+                    del d2_count_by_sr_returned_date_sk[v_sr_returned_date_sk]
+            _g3 = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
+                v_sr_returned_date_sk
+            )
+            if _g3:
+                for (
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_ticket_number,
+                ), _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _grp is None:
+                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = {
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_ticket_number,
+                                v_sr_returned_date_sk,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_ticket_number,
+                                v_sr_returned_date_sk,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_ticket_number,
+                                    v_sr_returned_date_sk,
+                                )
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_ticket_number,
+                                        v_sr_returned_date_sk,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_ticket_number,
+                                        v_sr_returned_date_sk,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                    _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _o is None:
+                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _n
+                        else:
+                            del n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ]
+                    _w4 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        )
+                        if _o is None:
+                            n0_root[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ] = _n
+                            else:
+                                del n0_root[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ]
+                        if pending is not None:
+                            for (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            ), _m6 in self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ].items():
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                ), _m7 in self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ].items():
+                                    for (
+                                        v_ss_store_sk,
+                                        v_s_store_name,
+                                        v_s_company_id,
+                                        v_s_street_number,
+                                        v_s_street_name,
+                                        v_s_street_type,
+                                        v_s_suite_number,
+                                        v_s_city,
+                                        v_s_county,
+                                        v_s_state,
+                                        v_s_zip,
+                                    ), _m8 in self.store_2_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ].items():
+                                        _k = (
+                                            v_s_store_name,
+                                            v_s_company_id,
+                                            v_s_street_number,
+                                            v_s_street_name,
+                                            v_s_street_type,
+                                            v_s_suite_number,
+                                            v_s_city,
+                                            v_s_county,
+                                            v_s_state,
+                                            v_s_zip,
+                                            v_sr_returned_date_sk,
+                                            v_ss_sold_date_sk,
+                                        )
+                                        _v = _d2 * _m7 * _m8
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_store_sales(self, rows, mults):
+        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_sales_rows
+        sums0 = {}  # atom store_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 23:
+                raise ViewError(_arity_message("store_sales", 23, row))
+            v_ss_sold_date_sk = row[0]
+            v_ss_item_sk = row[2]
+            v_ss_customer_sk = row[3]
+            v_ss_store_sk = row[7]
+            v_ss_ticket_number = row[9]
+            if v_ss_item_sk is None or v_ss_ticket_number is None:
+                raise _null_error(
+                    "store_sales", row, ((2, "ss_item_sk"), (9, "ss_ticket_number"))
+                )
+            keep_store_sales = (
+                v_ss_sold_date_sk is not None
+                and v_ss_customer_sk is not None
+                and v_ss_store_sk is not None
+            )
+            if keep_store_sales:
+                _p = d
+                _k = (
+                    v_ss_sold_date_sk,
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        d1_count_by_ss_sold_date_sk = self.d1_count_by_ss_sold_date_sk
+        n0_root = self.n0_root
+        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number = (
+            self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number
+        )
+        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk = (
+            self.n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk
+        )
+        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
+            self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk
+        )
+        # atom store_sales
+        for _k, _p in sums0.items():
+            (
+                v_ss_sold_date_sk,
+                v_ss_item_sk,
+                v_ss_customer_sk,
+                v_ss_store_sk,
+                v_ss_ticket_number,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                v_ss_sold_date_sk
+            )
+            if _grp is None:
+                store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                    v_ss_sold_date_sk
+                ] = {
+                    (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
+                    ] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        ]
+                        if not _grp:
+                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+            _w1 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number.get(
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                )
+                if _grp is None:
+                    n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
+                    ] = {
+                        (
+                            v_ss_sold_date_sk,
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        ): _d2
+                    }
+                else:
+                    _o = _grp.get(
+                        (
+                            v_ss_sold_date_sk,
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
+                    )
+                    if _o is None:
+                        _grp[
+                            (
+                                v_ss_sold_date_sk,
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        ] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[
+                                (
+                                    v_ss_sold_date_sk,
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_ss_sold_date_sk,
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ]
+                            if not _grp:
+                                del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ]
+                _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
+                    v_ss_store_sk
+                )
+                if _grp is None:
+                    n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                        v_ss_store_sk
+                    ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _d2}
+                else:
+                    _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                    if _o is None:
+                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _n
+                        else:
+                            del _grp[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ]
+                            if not _grp:
+                                del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _grp is None:
+                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = {
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            ): _d4
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _o is None:
+                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _n
+                        else:
+                            del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ]
+                    _w5 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _w5 is not None:
+                        _d6 = _d4 * _w5
+                        _o = n0_root.get(
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        )
+                        if _o is None:
+                            n0_root[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _d6
+                        else:
+                            _n = _o + _d6
+                            if _n:
+                                n0_root[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ] = _n
+                            else:
+                                del n0_root[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ]
+                        if pending is not None:
+                            for (
+                                v_ss_store_sk,
+                                v_s_store_name,
+                                v_s_company_id,
+                                v_s_street_number,
+                                v_s_street_name,
+                                v_s_street_type,
+                                v_s_suite_number,
+                                v_s_city,
+                                v_s_county,
+                                v_s_state,
+                                v_s_zip,
+                            ), _m7 in self.store_2_by_ss_store_sk[
+                                v_ss_store_sk
+                            ].items():
+                                for (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_ticket_number,
+                                    v_sr_returned_date_sk,
+                                ), _m8 in self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ].items():
+                                    _k = (
+                                        v_s_store_name,
+                                        v_s_company_id,
+                                        v_s_street_number,
+                                        v_s_street_name,
+                                        v_s_street_type,
+                                        v_s_suite_number,
+                                        v_s_city,
+                                        v_s_county,
+                                        v_s_state,
+                                        v_s_zip,
+                                        v_sr_returned_date_sk,
+                                        v_ss_sold_date_sk,
+                                    )
+                                    _v = _d2 * _m7 * _m8
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_store_returns(self, rows, mults):
+        """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_returns_rows
+        sums0 = {}  # atom store_returns: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 20:
+                raise ViewError(_arity_message("store_returns", 20, row))
+            v_sr_returned_date_sk = row[0]
+            v_ss_item_sk = row[2]
+            v_ss_customer_sk = row[3]
+            v_ss_ticket_number = row[9]
+            if v_ss_item_sk is None or v_ss_ticket_number is None:
+                raise _null_error(
+                    "store_returns", row, ((2, "sr_item_sk"), (9, "sr_ticket_number"))
+                )
+            keep_store_returns = (
+                v_sr_returned_date_sk is not None and v_ss_customer_sk is not None
+            )
+            if keep_store_returns:
+                _p = d
+                _k = (
+                    v_sr_returned_date_sk,
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_ticket_number,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_returns", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        d2_count_by_sr_returned_date_sk = self.d2_count_by_sr_returned_date_sk
+        n0_root = self.n0_root
+        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk = (
+            self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk
+        )
+        # atom store_returns
+        for _k, _p in sums0.items():
+            (
+                v_sr_returned_date_sk,
+                v_ss_item_sk,
+                v_ss_customer_sk,
+                v_ss_ticket_number,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
+                            v_sr_returned_date_sk
+                        )
+                        or _EMPTY
+                    ).get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
+                v_sr_returned_date_sk
+            )
+            if _grp is None:
+                store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                    v_sr_returned_date_sk
+                ] = {
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _p
+                }
+            else:
+                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                if _o is None:
+                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _n
+                    else:
+                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)]
+                        if not _grp:
+                            del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ]
+            _w1 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                )
+                if _grp is None:
+                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    ] = {
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_ticket_number,
+                            v_sr_returned_date_sk,
+                        ): _d2
+                    }
+                else:
+                    _o = _grp.get(
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_ticket_number,
+                            v_sr_returned_date_sk,
+                        )
+                    )
+                    if _o is None:
+                        _grp[
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_ticket_number,
+                                v_sr_returned_date_sk,
+                            )
+                        ] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_ticket_number,
+                                    v_sr_returned_date_sk,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_ticket_number,
+                                    v_sr_returned_date_sk,
+                                )
+                            ]
+                            if not _grp:
+                                del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ]
+                _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                )
+                if _o is None:
+                    n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    ] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = _n
+                    else:
+                        del n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ]
+                _w3 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                )
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _o is None:
+                        n0_root[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _n
+                        else:
+                            del n0_root[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ]
+                    if pending is not None:
+                        for (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        ), _m5 in self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ].items():
+                            for (
+                                v_ss_sold_date_sk,
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            ), _m6 in self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ].items():
+                                for (
+                                    v_ss_store_sk,
+                                    v_s_store_name,
+                                    v_s_company_id,
+                                    v_s_street_number,
+                                    v_s_street_name,
+                                    v_s_street_type,
+                                    v_s_suite_number,
+                                    v_s_city,
+                                    v_s_county,
+                                    v_s_state,
+                                    v_s_zip,
+                                ), _m7 in self.store_2_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ].items():
+                                    _k = (
+                                        v_s_store_name,
+                                        v_s_company_id,
+                                        v_s_street_number,
+                                        v_s_street_name,
+                                        v_s_street_type,
+                                        v_s_suite_number,
+                                        v_s_city,
+                                        v_s_county,
+                                        v_s_state,
+                                        v_s_zip,
+                                        v_sr_returned_date_sk,
+                                        v_ss_sold_date_sk,
+                                    )
+                                    _v = _d2 * _m6 * _m7
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_store(self, rows, mults):
+        """Apply a batch of store rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_rows
+        sums0 = {}  # atom store_2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 29:
+                raise ViewError(_arity_message("store", 29, row))
+            v_ss_store_sk = row[0]
+            v_s_store_name = row[5]
+            v_s_company_id = row[16]
+            v_s_street_number = row[18]
+            v_s_street_name = row[19]
+            v_s_street_type = row[20]
+            v_s_suite_number = row[21]
+            v_s_city = row[22]
+            v_s_county = row[23]
+            v_s_state = row[24]
+            v_s_zip = row[25]
+            if v_ss_store_sk is None:
+                raise _null_error("store", row, ((0, "s_store_sk"),))
+            _p = d
+            _k = (
+                v_ss_store_sk,
+                v_s_store_name,
+                v_s_company_id,
+                v_s_street_number,
+                v_s_street_name,
+                v_s_street_type,
+                v_s_suite_number,
+                v_s_city,
+                v_s_county,
+                v_s_state,
+                v_s_zip,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk = (
+            self.n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk
+        )
+        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        store_2_by_ss_store_sk = self.store_2_by_ss_store_sk
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        # atom store_2
+        for _k, _p in sums0.items():
+            (
+                v_ss_store_sk,
+                v_s_store_name,
+                v_s_company_id,
+                v_s_street_number,
+                v_s_street_name,
+                v_s_street_type,
+                v_s_suite_number,
+                v_s_city,
+                v_s_county,
+                v_s_state,
+                v_s_zip,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
+                        (
+                            v_ss_store_sk,
+                            v_s_store_name,
+                            v_s_company_id,
+                            v_s_street_number,
+                            v_s_street_name,
+                            v_s_street_type,
+                            v_s_suite_number,
+                            v_s_city,
+                            v_s_county,
+                            v_s_state,
+                            v_s_zip,
+                        )
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
+            if _grp is None:
+                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                    (
+                        v_ss_store_sk,
+                        v_s_store_name,
+                        v_s_company_id,
+                        v_s_street_number,
+                        v_s_street_name,
+                        v_s_street_type,
+                        v_s_suite_number,
+                        v_s_city,
+                        v_s_county,
+                        v_s_state,
+                        v_s_zip,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_ss_store_sk,
+                        v_s_store_name,
+                        v_s_company_id,
+                        v_s_street_number,
+                        v_s_street_name,
+                        v_s_street_type,
+                        v_s_suite_number,
+                        v_s_city,
+                        v_s_county,
+                        v_s_state,
+                        v_s_zip,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_ss_store_sk,
+                            v_s_store_name,
+                            v_s_company_id,
+                            v_s_street_number,
+                            v_s_street_name,
+                            v_s_street_type,
+                            v_s_suite_number,
+                            v_s_city,
+                            v_s_county,
+                            v_s_state,
+                            v_s_zip,
+                        )
+                    ] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[
+                            (
+                                v_ss_store_sk,
+                                v_s_store_name,
+                                v_s_company_id,
+                                v_s_street_number,
+                                v_s_street_name,
+                                v_s_street_type,
+                                v_s_suite_number,
+                                v_s_city,
+                                v_s_county,
+                                v_s_state,
+                                v_s_zip,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_ss_store_sk,
+                                v_s_store_name,
+                                v_s_company_id,
+                                v_s_street_number,
+                                v_s_street_name,
+                                v_s_street_type,
+                                v_s_suite_number,
+                                v_s_city,
+                                v_s_county,
+                                v_s_state,
+                                v_s_zip,
+                            )
+                        ]
+                        if not _grp:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+            _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _o is None:
+                store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                else:
+                    del store_2_count_by_ss_store_sk[v_ss_store_sk]
+            _g3 = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
+                v_ss_store_sk
+            )
+            if _g3:
+                for (
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_ticket_number,
+                ), _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _grp is None:
+                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = {
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _o is None:
+                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        ] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _n
+                        else:
+                            del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ]
+                    _w4 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    )
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        )
+                        if _o is None:
+                            n0_root[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ] = _n
+                            else:
+                                del n0_root[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ]
+                        if pending is not None:
+                            for (
+                                v_ss_sold_date_sk,
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            ), _m6 in self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ].items():
+                                for (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_ticket_number,
+                                    v_sr_returned_date_sk,
+                                ), _m7 in self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ].items():
+                                    _k = (
+                                        v_s_store_name,
+                                        v_s_company_id,
+                                        v_s_street_number,
+                                        v_s_street_name,
+                                        v_s_street_type,
+                                        v_s_suite_number,
+                                        v_s_city,
+                                        v_s_county,
+                                        v_s_state,
+                                        v_s_zip,
+                                        v_sr_returned_date_sk,
+                                        v_ss_sold_date_sk,
+                                    )
+                                    _v = _p * _m6 * _m7
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom d1: key -> summed payload
+        sums1 = {}  # atom d2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_ss_sold_date_sk = row[0]
+            if v_ss_sold_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            _p = d
+            _k = v_ss_sold_date_sk
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            v_sr_returned_date_sk = row[0]
+            c_d2_d_year = row[6]
+            c_d2_d_moy = row[8]
+            if v_sr_returned_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_d2 = (
+                c_d2_d_year is not None
+                and c_d2_d_moy is not None
+                and (c_d2_d_year == 2001)
+                and (c_d2_d_moy == 8)
+            )
+            if keep_d2:
+                _p = d
+                _k = v_sr_returned_date_sk
+                _o = sums1.get(_k)
+                sums1[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        d1_count_by_ss_sold_date_sk = self.d1_count_by_ss_sold_date_sk
+        d2_count_by_sr_returned_date_sk = self.d2_count_by_sr_returned_date_sk
+        n0_root = self.n0_root
+        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number = (
+            self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number
+        )
+        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk = (
+            self.n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk
+        )
+        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
+            self.n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number
+        )
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk = (
+            self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk
+        )
+        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
+            self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk
+        )
+        # atom d1
+        for _k, _p in sums0.items():
+            v_ss_sold_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk, _ZERO)
+            ):
+                continue
+            _o = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _o is None:
+                d1_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    d1_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                else:
+                    del d1_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+            _g3 = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                v_ss_sold_date_sk
+            )
+            if _g3:
+                for (
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                ), _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number.get(
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
+                    )
+                    if _grp is None:
+                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                            (
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        ] = {
+                            (
+                                v_ss_sold_date_sk,
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ss_sold_date_sk,
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ss_sold_date_sk,
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (
+                                        v_ss_sold_date_sk,
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_sold_date_sk,
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                    _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
+                        v_ss_store_sk
+                    )
+                    if _grp is None:
+                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _d2}
+                    else:
+                        _o = _grp.get(
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ]
+                                if not _grp:
+                                    del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        )
+                        if _grp is None:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = {
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                ): _d5
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_store_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                        _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        )
+                        if _o is None:
+                            n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            ] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ] = _n
+                            else:
+                                del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ]
+                        _w6 = (
+                            n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            )
+                        )
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
+                            _o = n0_root.get(
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            )
+                            if _o is None:
+                                n0_root[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                ] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _n
+                                else:
+                                    del n0_root[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                            if pending is not None:
+                                for (
+                                    v_ss_store_sk,
+                                    v_s_store_name,
+                                    v_s_company_id,
+                                    v_s_street_number,
+                                    v_s_street_name,
+                                    v_s_street_type,
+                                    v_s_suite_number,
+                                    v_s_city,
+                                    v_s_county,
+                                    v_s_state,
+                                    v_s_zip,
+                                ), _m8 in self.store_2_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ].items():
+                                    for (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_ticket_number,
+                                        v_sr_returned_date_sk,
+                                    ), _m9 in self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ].items():
+                                        _k = (
+                                            v_s_store_name,
+                                            v_s_company_id,
+                                            v_s_street_number,
+                                            v_s_street_name,
+                                            v_s_street_type,
+                                            v_s_suite_number,
+                                            v_s_city,
+                                            v_s_county,
+                                            v_s_state,
+                                            v_s_zip,
+                                            v_sr_returned_date_sk,
+                                            v_ss_sold_date_sk,
+                                        )
+                                        _v = _d2 * _m8 * _m9
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+        # atom d2
+        for _k, _p in sums1.items():
+            v_sr_returned_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.d2_count_by_sr_returned_date_sk.get(
+                    v_sr_returned_date_sk, _ZERO
+                )
+            ):
+                continue
             _o = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
             if _o is None:
                 d2_count_by_sr_returned_date_sk[v_sr_returned_date_sk] = _p

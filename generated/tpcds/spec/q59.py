@@ -443,6 +443,10 @@ def _make_derived1():
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "store_sales": self._batch_store_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -497,6 +501,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -722,6 +736,256 @@ def _make_derived1():
                             _v = _p * _m3
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_store_sales(self, rows, mults):
+                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_sales_rows
+                sums0 = {}  # atom store_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 23:
+                        raise ViewError(_arity_message("store_sales", 23, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_ss_store_sk = row[7]
+                    v_ss_sales_price = row[13]
+                    keep_store_sales = v_ss_sold_date_sk is not None
+                    if keep_store_sales:
+                        _p = d
+                        _k = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                store_sales_by_ss_sold_date_sk = self.store_sales_by_ss_sold_date_sk
+                store_sales_count_by_ss_sold_date_sk = (
+                    self.store_sales_count_by_ss_sold_date_sk
+                )
+                # atom store_sales
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.store_sales_by_ss_sold_date_sk.get(
+                                    v_ss_sold_date_sk
+                                )
+                                or _EMPTY
+                            ).get((v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price))
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _grp is None:
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                                ]
+                                if not _grp:
+                                    del store_sales_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                    _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            n0_root[v_ss_sold_date_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_ss_sold_date_sk] = _n
+                            else:
+                                del n0_root[v_ss_sold_date_sk]
+                        if pending is not None:
+                            for (
+                                v_ss_sold_date_sk,
+                                v_d_week_seq,
+                                v_d_day_name,
+                            ), _m3 in self.date_dim_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                _k = (
+                                    v_d_week_seq,
+                                    v_ss_store_sk,
+                                    v_d_day_name,
+                                    v_ss_sales_price,
+                                )
+                                _v = _p * _m3
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_d_week_seq = row[4]
+                    v_d_day_name = row[14]
+                    if v_ss_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = d
+                    _k = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                store_sales_count_by_ss_sold_date_sk = (
+                    self.store_sales_count_by_ss_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_d_week_seq, v_d_day_name = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                        if _o is None:
+                            _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
+                                ]
+                                if not _grp:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _w1 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            n0_root[v_ss_sold_date_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_ss_sold_date_sk] = _n
+                            else:
+                                del n0_root[v_ss_sold_date_sk]
+                        if pending is not None:
+                            for (
+                                v_ss_sold_date_sk,
+                                v_ss_store_sk,
+                                v_ss_sales_price,
+                            ), _m3 in self.store_sales_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                _k = (
+                                    v_d_week_seq,
+                                    v_ss_store_sk,
+                                    v_d_day_name,
+                                    v_ss_sales_price,
+                                )
+                                _v = _p * _m3
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
 
             def _lookup(
                 self,
@@ -1212,6 +1476,9 @@ def _make_derived1():
                 "date_dim": self._apply_date_dim,
                 "store_sales": self._apply_store_sales,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store": self._batch_store
+            }
             self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
@@ -1271,6 +1538,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1839,6 +2116,130 @@ def _make_derived1():
             for sub_row, change in sub._changes:
                 self._apply_derived1(sub_row, change)
 
+        def _batch_store(self, rows, mults):
+            """Apply a batch of store rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_rows
+            sums0 = {}  # atom store_2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 29:
+                    raise ViewError(_arity_message("store", 29, row))
+                v_ss_store_sk = row[0]
+                v_s_store_id = row[1]
+                v_s_store_name = row[5]
+                if v_ss_store_sk is None or v_s_store_id is None:
+                    raise _null_error(
+                        "store", row, ((0, "s_store_sk"), (1, "s_store_id"))
+                    )
+                _p = d
+                _k = (v_ss_store_sk, v_s_store_id, v_s_store_name)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n1_count_by_ss_store_sk = self.n1_count_by_ss_store_sk
+            store_2_by_ss_store_sk = self.store_2_by_ss_store_sk
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            # atom store_2
+            for _k, _p in sums0.items():
+                v_ss_store_sk, v_s_store_id, v_s_store_name = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
+                            (v_ss_store_sk, v_s_store_id, v_s_store_name)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
+                if _grp is None:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {
+                        (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                    if _o is None:
+                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                        else:
+                            del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
+                            if not _grp:
+                                del store_2_by_ss_store_sk[v_ss_store_sk]
+                _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _o is None:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                    else:
+                        del store_2_count_by_ss_store_sk[v_ss_store_sk]
+                _w1 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_ss_store_sk)
+                    if _o is None:
+                        n0_root[v_ss_store_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_ss_store_sk] = _n
+                        else:
+                            del n0_root[v_ss_store_sk]
+                    if pending is not None:
+                        for (
+                            v_d_week_seq,
+                            v_ss_store_sk,
+                            v_sun_sales,
+                            v_mon_sales,
+                            v_tue_sales,
+                            v_wed_sales,
+                            v_thu_sales,
+                            v_fri_sales,
+                            v_sat_sales,
+                        ), _m3 in self.n1_by_ss_store_sk[v_ss_store_sk].items():
+                            _k = (
+                                v_s_store_name,
+                                v_d_week_seq,
+                                v_s_store_id,
+                                v_sun_sales,
+                                v_mon_sales,
+                                v_tue_sales,
+                                v_wed_sales,
+                                v_thu_sales,
+                                v_fri_sales,
+                                v_sat_sales,
+                            )
+                            _v = _p * _m3
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
         def _lookup(
             self,
             v_s_store_name,
@@ -2289,6 +2690,10 @@ def _make_derived2():
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "store_sales": self._batch_store_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -2343,6 +2748,16 @@ def _make_derived2():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -2568,6 +2983,256 @@ def _make_derived2():
                             _v = _p * _m3
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_store_sales(self, rows, mults):
+                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_sales_rows
+                sums0 = {}  # atom store_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 23:
+                        raise ViewError(_arity_message("store_sales", 23, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_ss_store_sk = row[7]
+                    v_ss_sales_price = row[13]
+                    keep_store_sales = v_ss_sold_date_sk is not None
+                    if keep_store_sales:
+                        _p = d
+                        _k = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                store_sales_by_ss_sold_date_sk = self.store_sales_by_ss_sold_date_sk
+                store_sales_count_by_ss_sold_date_sk = (
+                    self.store_sales_count_by_ss_sold_date_sk
+                )
+                # atom store_sales
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.store_sales_by_ss_sold_date_sk.get(
+                                    v_ss_sold_date_sk
+                                )
+                                or _EMPTY
+                            ).get((v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price))
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _grp is None:
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
+                                ]
+                                if not _grp:
+                                    del store_sales_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                    _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            n0_root[v_ss_sold_date_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_ss_sold_date_sk] = _n
+                            else:
+                                del n0_root[v_ss_sold_date_sk]
+                        if pending is not None:
+                            for (
+                                v_ss_sold_date_sk,
+                                v_d_week_seq,
+                                v_d_day_name,
+                            ), _m3 in self.date_dim_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                _k = (
+                                    v_d_week_seq,
+                                    v_ss_store_sk,
+                                    v_d_day_name,
+                                    v_ss_sales_price,
+                                )
+                                _v = _p * _m3
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_d_week_seq = row[4]
+                    v_d_day_name = row[14]
+                    if v_ss_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = d
+                    _k = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                store_sales_count_by_ss_sold_date_sk = (
+                    self.store_sales_count_by_ss_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_d_week_seq, v_d_day_name = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                        if _o is None:
+                            _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
+                                ]
+                                if not _grp:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _w1 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            n0_root[v_ss_sold_date_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_ss_sold_date_sk] = _n
+                            else:
+                                del n0_root[v_ss_sold_date_sk]
+                        if pending is not None:
+                            for (
+                                v_ss_sold_date_sk,
+                                v_ss_store_sk,
+                                v_ss_sales_price,
+                            ), _m3 in self.store_sales_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ].items():
+                                _k = (
+                                    v_d_week_seq,
+                                    v_ss_store_sk,
+                                    v_d_day_name,
+                                    v_ss_sales_price,
+                                )
+                                _v = _p * _m3
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
 
             def _lookup(
                 self,
@@ -3058,6 +3723,9 @@ def _make_derived2():
                 "date_dim": self._apply_date_dim,
                 "store_sales": self._apply_store_sales,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store": self._batch_store
+            }
             self.sub_derived1 = _derived1__view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
@@ -3117,6 +3785,16 @@ def _make_derived2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -3685,6 +4363,130 @@ def _make_derived2():
             for sub_row, change in sub._changes:
                 self._apply_derived1(sub_row, change)
 
+        def _batch_store(self, rows, mults):
+            """Apply a batch of store rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_rows
+            sums0 = {}  # atom store_2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 29:
+                    raise ViewError(_arity_message("store", 29, row))
+                v_ss_store_sk = row[0]
+                v_s_store_id = row[1]
+                v_s_store_name = row[5]
+                if v_ss_store_sk is None or v_s_store_id is None:
+                    raise _null_error(
+                        "store", row, ((0, "s_store_sk"), (1, "s_store_id"))
+                    )
+                _p = d
+                _k = (v_ss_store_sk, v_s_store_id, v_s_store_name)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n1_count_by_ss_store_sk = self.n1_count_by_ss_store_sk
+            store_2_by_ss_store_sk = self.store_2_by_ss_store_sk
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            # atom store_2
+            for _k, _p in sums0.items():
+                v_ss_store_sk, v_s_store_id, v_s_store_name = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
+                            (v_ss_store_sk, v_s_store_id, v_s_store_name)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
+                if _grp is None:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {
+                        (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                    if _o is None:
+                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                        else:
+                            del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
+                            if not _grp:
+                                del store_2_by_ss_store_sk[v_ss_store_sk]
+                _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _o is None:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                    else:
+                        del store_2_count_by_ss_store_sk[v_ss_store_sk]
+                _w1 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_ss_store_sk)
+                    if _o is None:
+                        n0_root[v_ss_store_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_ss_store_sk] = _n
+                        else:
+                            del n0_root[v_ss_store_sk]
+                    if pending is not None:
+                        for (
+                            v_d_week_seq,
+                            v_ss_store_sk,
+                            v_sun_sales,
+                            v_mon_sales,
+                            v_tue_sales,
+                            v_wed_sales,
+                            v_thu_sales,
+                            v_fri_sales,
+                            v_sat_sales,
+                        ), _m3 in self.n1_by_ss_store_sk[v_ss_store_sk].items():
+                            _k = (
+                                v_s_store_name,
+                                v_d_week_seq,
+                                v_s_store_id,
+                                v_sun_sales,
+                                v_mon_sales,
+                                v_tue_sales,
+                                v_wed_sales,
+                                v_thu_sales,
+                                v_fri_sales,
+                                v_sat_sales,
+                            )
+                            _v = _p * _m3
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
         def _lookup(
             self,
             v_s_store_name,
@@ -3986,6 +4788,7 @@ class View:
             "date_dim": self._apply_date_dim,
             "store_sales": self._apply_store_sales,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
@@ -4051,6 +4854,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

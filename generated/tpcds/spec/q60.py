@@ -370,6 +370,11 @@ def _make_derived1():
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.item_root = {}  # root item: its tuples
                             self._appliers = {"item": self._apply_item}
+                            self._batchers = (
+                                {  # update() of several rows: summed per key first
+                                    "item": self._batch_item
+                                }
+                            )
                             self._on_delta = on_delta
                             self._pending = (
                                 {} if (push or on_delta is not None) else None
@@ -423,6 +428,21 @@ def _make_derived1():
                                 raise ViewError(
                                     f"{len(rows)} rows but {len(mults)} multiplicities"
                                 )
+                            batch = (
+                                self._batchers.get(relation) if len(rows) > 1 else None
+                            )
+                            if batch is not None:
+                                try:
+                                    batch(
+                                        rows,
+                                        (1,) * len(rows) if mults is None else mults,
+                                    )
+                                except BaseException:
+                                    self._rejected()
+                                    raise
+                                if self._pending is not None:
+                                    self._flush()
+                                return
                             done = 0
                             try:
                                 if mults is None:
@@ -506,6 +526,76 @@ def _make_derived1():
                             # atom item
                             if keep_item:
                                 _p = d
+                                _o = item_root.get(v_i_item_id)
+                                if _o is None:
+                                    item_root[v_i_item_id] = _p
+                                else:
+                                    _n = _o + _p
+                                    if _n:
+                                        item_root[v_i_item_id] = _n
+                                    else:
+                                        del item_root[v_i_item_id]
+                                if pending is not None:
+                                    _k = (v_i_item_id,)
+                                    _v = _p
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                        def _batch_item(self, rows, mults):
+                            """Apply a batch of item rows (row i changes by mults[i]) at once:
+                            every row is checked and its payload summed per key (the values its
+                            atoms' paths read) first, then each key's sum takes the path to the
+                            root once. Nothing changes before every check has passed."""
+                            counts = {}  # row -> its multiplicity after the batch
+                            store = self.item_rows
+                            sums0 = {}  # atom item: key -> summed payload
+                            for row, d in zip(rows, mults):
+                                if type(d) is not int:
+                                    raise ViewError(
+                                        f"multiplicities must be int, got {d!r}"
+                                    )
+                                if not d:
+                                    continue
+                                if type(row) is not tuple:
+                                    row = tuple(row)
+                                if len(row) != 22:
+                                    raise ViewError(_arity_message("item", 22, row))
+                                v_i_item_id = row[1]
+                                c_item_i_category = row[12]
+                                if v_i_item_id is None:
+                                    raise _null_error("item", row, ((1, "i_item_id"),))
+                                keep_item = c_item_i_category is not None and (
+                                    c_item_i_category in ("Music",)
+                                )
+                                if keep_item:
+                                    _p = d
+                                    _k = v_i_item_id
+                                    _o = sums0.get(_k)
+                                    sums0[_k] = _p if _o is None else _o + _p
+                                c = counts.get(row)
+                                counts[row] = (
+                                    store.get(row, 0) if c is None else c
+                                ) + d
+                            for row, c in counts.items():
+                                if c < 0:
+                                    raise ViewError(_absent_message("item", row))
+                            for row, c in counts.items():
+                                if c:
+                                    store[row] = c
+                                else:
+                                    store.pop(row, None)
+                            pending = self._pending
+                            item_root = self.item_root
+                            # atom item
+                            for _k, _p in sums0.items():
+                                v_i_item_id = _k
+                                # a zero count with nonzero sums only where the key is kept (else
+                                # it is what float sums leave of rows inserted and deleted again)
+                                if not _p and (
+                                    _p == _ZERO
+                                    or not self.item_root.get(v_i_item_id, _ZERO)
+                                ):
+                                    continue
                                 _o = item_root.get(v_i_item_id)
                                 if _o is None:
                                     item_root[v_i_item_id] = _p
@@ -790,6 +880,13 @@ def _make_derived1():
                             "customer_address": self._apply_customer_address,
                             "item": self._apply_item,
                         }
+                        self._batchers = (
+                            {  # update() of several rows: summed per key first
+                                "store_sales": self._batch_store_sales,
+                                "date_dim": self._batch_date_dim,
+                                "customer_address": self._batch_customer_address,
+                            }
+                        )
                         self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
@@ -850,6 +947,18 @@ def _make_derived1():
                             raise ViewError(
                                 f"{len(rows)} rows but {len(mults)} multiplicities"
                             )
+                        batch = self._batchers.get(relation) if len(rows) > 1 else None
+                        if batch is not None:
+                            try:
+                                batch(
+                                    rows, (1,) * len(rows) if mults is None else mults
+                                )
+                            except BaseException:
+                                self._rejected()
+                                raise
+                            if self._pending is not None:
+                                self._flush()
+                            return
                         done = 0
                         try:
                             if mults is None:
@@ -1571,6 +1680,622 @@ def _make_derived1():
                         for sub_row, change in sub._changes:
                             self._apply_in_1(sub_row, change)
 
+                    def _batch_store_sales(self, rows, mults):
+                        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.store_sales_rows
+                        sums0 = {}  # atom store_sales: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 23:
+                                raise ViewError(_arity_message("store_sales", 23, row))
+                            v_ss_sold_date_sk = row[0]
+                            v_ss_item_sk = row[2]
+                            v_ss_addr_sk = row[6]
+                            c_store_sales_ss_ext_sales_price = row[15]
+                            if v_ss_item_sk is None:
+                                raise _null_error(
+                                    "store_sales", row, ((2, "ss_item_sk"),)
+                                )
+                            keep_store_sales = (
+                                v_ss_sold_date_sk is not None
+                                and v_ss_addr_sk is not None
+                            )
+                            if keep_store_sales:
+                                _p = (
+                                    d,
+                                    (
+                                        d
+                                        if c_store_sales_ss_ext_sales_price is not None
+                                        else 0
+                                    ),
+                                    (
+                                        d
+                                        * round(c_store_sales_ss_ext_sales_price * 100)
+                                        if c_store_sales_ss_ext_sales_price is not None
+                                        else 0
+                                    ),
+                                )
+                                _k = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_addr_sk)
+                                _o = sums0.get(_k)
+                                sums0[_k] = (
+                                    _p
+                                    if _o is None
+                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                )
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(_absent_message("store_sales", row))
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        customer_address_count_by_ss_addr_sk = (
+                            self.customer_address_count_by_ss_addr_sk
+                        )
+                        date_dim_count_by_ss_sold_date_sk = (
+                            self.date_dim_count_by_ss_sold_date_sk
+                        )
+                        in1_count_by_i_item_id = self.in1_count_by_i_item_id
+                        item_i_item_id_by_ss_item_sk = self.item_i_item_id_by_ss_item_sk
+                        n0_root = self.n0_root
+                        n1_count_by_i_item_id = self.n1_count_by_i_item_id
+                        n3_count_by_ss_item_sk = self.n3_count_by_ss_item_sk
+                        n4_ss_item_sk_by_ss_addr_sk = self.n4_ss_item_sk_by_ss_addr_sk
+                        store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk = (
+                            self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk
+                        )
+                        # atom store_sales
+                        for _k, _p in sums0.items():
+                            v_ss_sold_date_sk, v_ss_item_sk, v_ss_addr_sk = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p[0] and (
+                                _p == _ZERO
+                                or not (
+                                    (
+                                        self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
+                                            v_ss_sold_date_sk
+                                        )
+                                        or _EMPTY
+                                    ).get((v_ss_item_sk, v_ss_addr_sk))
+                                    or _ZERO
+                                )[0]
+                            ):
+                                continue
+                            _grp = store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            if _grp is None:
+                                store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {(v_ss_item_sk, v_ss_addr_sk): _p}
+                            else:
+                                _o = _grp.get((v_ss_item_sk, v_ss_addr_sk))
+                                if _o is None:
+                                    _grp[(v_ss_item_sk, v_ss_addr_sk)] = _p
+                                else:
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        _grp[(v_ss_item_sk, v_ss_addr_sk)] = _n
+                                    else:
+                                        del _grp[(v_ss_item_sk, v_ss_addr_sk)]
+                                        if not _grp:
+                                            del store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            if _w1 is not None:
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
+                                if _grp is None:
+                                    n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        v_ss_item_sk: _d2
+                                    }
+                                else:
+                                    _o = _grp.get(v_ss_item_sk)
+                                    if _o is None:
+                                        _grp[v_ss_item_sk] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[v_ss_item_sk] = _n
+                                        else:
+                                            del _grp[v_ss_item_sk]
+                                            if not _grp:
+                                                del n4_ss_item_sk_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                _w3 = customer_address_count_by_ss_addr_sk.get(
+                                    v_ss_addr_sk
+                                )
+                                if _w3 is not None:
+                                    _d4 = (
+                                        _d2[0] * _w3[0],
+                                        _d2[1] * _w3[1],
+                                        _d2[2] * _w3[2],
+                                    )
+                                    _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d4
+                                    else:
+                                        _n = (
+                                            _o[0] + _d4[0],
+                                            _o[1] + _d4[1],
+                                            _o[2] + _d4[2],
+                                        )
+                                        if _n[0]:
+                                            n3_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                        else:
+                                            del n3_count_by_ss_item_sk[v_ss_item_sk]
+                                    _g7 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _g7:
+                                        for v_i_item_id, _w5 in _g7.items():
+                                            _d6 = (
+                                                _d4[0] * _w5[0],
+                                                _d4[1] * _w5[1],
+                                                _d4[2] * _w5[2],
+                                            )
+                                            _o = n1_count_by_i_item_id.get(v_i_item_id)
+                                            if _o is None:
+                                                n1_count_by_i_item_id[v_i_item_id] = _d6
+                                            else:
+                                                _n = (
+                                                    _o[0] + _d6[0],
+                                                    _o[1] + _d6[1],
+                                                    _o[2] + _d6[2],
+                                                )
+                                                if _n[0]:
+                                                    n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ] = _n
+                                                else:
+                                                    del n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ]
+                                            _w8 = in1_count_by_i_item_id.get(
+                                                v_i_item_id
+                                            )
+                                            if _w8 is not None:
+                                                _d9 = (
+                                                    _d6[0] * _w8[0],
+                                                    _d6[1] * _w8[1],
+                                                    _d6[2] * _w8[2],
+                                                )
+                                                _o = n0_root.get(v_i_item_id)
+                                                if _o is None:
+                                                    n0_root[v_i_item_id] = _d9
+                                                else:
+                                                    _n = (
+                                                        _o[0] + _d9[0],
+                                                        _o[1] + _d9[1],
+                                                        _o[2] + _d9[2],
+                                                    )
+                                                    if _n[0]:
+                                                        n0_root[v_i_item_id] = _n
+                                                    else:
+                                                        del n0_root[v_i_item_id]
+                                                if pending is not None:
+                                                    _k = (v_i_item_id,)
+                                                    _v = _d9
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v
+                                                        if _o is None
+                                                        else (
+                                                            _o[0] + _v[0],
+                                                            _o[1] + _v[1],
+                                                            _o[2] + _v[2],
+                                                        )
+                                                    )
+
+                    def _batch_date_dim(self, rows, mults):
+                        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.date_dim_rows
+                        sums0 = {}  # atom date_dim: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 28:
+                                raise ViewError(_arity_message("date_dim", 28, row))
+                            v_ss_sold_date_sk = row[0]
+                            c_date_dim_d_year = row[6]
+                            c_date_dim_d_moy = row[8]
+                            if v_ss_sold_date_sk is None:
+                                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                            keep_date_dim = (
+                                c_date_dim_d_year is not None
+                                and c_date_dim_d_moy is not None
+                                and (c_date_dim_d_year == 1998)
+                                and (c_date_dim_d_moy == 9)
+                            )
+                            if keep_date_dim:
+                                _p = (d, d, d)
+                                _k = v_ss_sold_date_sk
+                                _o = sums0.get(_k)
+                                sums0[_k] = (
+                                    _p
+                                    if _o is None
+                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                )
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(_absent_message("date_dim", row))
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        customer_address_count_by_ss_addr_sk = (
+                            self.customer_address_count_by_ss_addr_sk
+                        )
+                        date_dim_count_by_ss_sold_date_sk = (
+                            self.date_dim_count_by_ss_sold_date_sk
+                        )
+                        in1_count_by_i_item_id = self.in1_count_by_i_item_id
+                        item_i_item_id_by_ss_item_sk = self.item_i_item_id_by_ss_item_sk
+                        n0_root = self.n0_root
+                        n1_count_by_i_item_id = self.n1_count_by_i_item_id
+                        n3_count_by_ss_item_sk = self.n3_count_by_ss_item_sk
+                        n4_ss_item_sk_by_ss_addr_sk = self.n4_ss_item_sk_by_ss_addr_sk
+                        store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk = (
+                            self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk
+                        )
+                        # atom date_dim
+                        for _k, _p in sums0.items():
+                            v_ss_sold_date_sk = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p[0] and (
+                                _p == _ZERO
+                                or not self.date_dim_count_by_ss_sold_date_sk.get(
+                                    v_ss_sold_date_sk, _ZERO
+                                )[0]
+                            ):
+                                continue
+                            _o = date_dim_count_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            if _o is None:
+                                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _p
+                                )
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    date_dim_count_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = _n
+                                else:
+                                    del date_dim_count_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            _g3 = store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            if _g3:
+                                for (v_ss_item_sk, v_ss_addr_sk), _w1 in _g3.items():
+                                    _d2 = (
+                                        _p[0] * _w1[0],
+                                        _p[1] * _w1[1],
+                                        _p[2] * _w1[2],
+                                    )
+                                    _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
+                                    if _grp is None:
+                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
+                                            v_ss_item_sk: _d2
+                                        }
+                                    else:
+                                        _o = _grp.get(v_ss_item_sk)
+                                        if _o is None:
+                                            _grp[v_ss_item_sk] = _d2
+                                        else:
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                _grp[v_ss_item_sk] = _n
+                                            else:
+                                                del _grp[v_ss_item_sk]
+                                                if not _grp:
+                                                    del n4_ss_item_sk_by_ss_addr_sk[
+                                                        v_ss_addr_sk
+                                                    ]
+                                    _w4 = customer_address_count_by_ss_addr_sk.get(
+                                        v_ss_addr_sk
+                                    )
+                                    if _w4 is not None:
+                                        _d5 = (
+                                            _d2[0] * _w4[0],
+                                            _d2[1] * _w4[1],
+                                            _d2[2] * _w4[2],
+                                        )
+                                        _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+                                        if _o is None:
+                                            n3_count_by_ss_item_sk[v_ss_item_sk] = _d5
+                                        else:
+                                            _n = (
+                                                _o[0] + _d5[0],
+                                                _o[1] + _d5[1],
+                                                _o[2] + _d5[2],
+                                            )
+                                            if _n[0]:
+                                                n3_count_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _n
+                                                )
+                                            else:
+                                                del n3_count_by_ss_item_sk[v_ss_item_sk]
+                                        _g8 = item_i_item_id_by_ss_item_sk.get(
+                                            v_ss_item_sk
+                                        )
+                                        if _g8:
+                                            for v_i_item_id, _w6 in _g8.items():
+                                                _d7 = (
+                                                    _d5[0] * _w6[0],
+                                                    _d5[1] * _w6[1],
+                                                    _d5[2] * _w6[2],
+                                                )
+                                                _o = n1_count_by_i_item_id.get(
+                                                    v_i_item_id
+                                                )
+                                                if _o is None:
+                                                    n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ] = _d7
+                                                else:
+                                                    _n = (
+                                                        _o[0] + _d7[0],
+                                                        _o[1] + _d7[1],
+                                                        _o[2] + _d7[2],
+                                                    )
+                                                    if _n[0]:
+                                                        n1_count_by_i_item_id[
+                                                            v_i_item_id
+                                                        ] = _n
+                                                    else:
+                                                        del n1_count_by_i_item_id[
+                                                            v_i_item_id
+                                                        ]
+                                                _w9 = in1_count_by_i_item_id.get(
+                                                    v_i_item_id
+                                                )
+                                                if _w9 is not None:
+                                                    _d10 = (
+                                                        _d7[0] * _w9[0],
+                                                        _d7[1] * _w9[1],
+                                                        _d7[2] * _w9[2],
+                                                    )
+                                                    _o = n0_root.get(v_i_item_id)
+                                                    if _o is None:
+                                                        n0_root[v_i_item_id] = _d10
+                                                    else:
+                                                        _n = (
+                                                            _o[0] + _d10[0],
+                                                            _o[1] + _d10[1],
+                                                            _o[2] + _d10[2],
+                                                        )
+                                                        if _n[0]:
+                                                            n0_root[v_i_item_id] = _n
+                                                        else:
+                                                            del n0_root[v_i_item_id]
+                                                    if pending is not None:
+                                                        _k = (v_i_item_id,)
+                                                        _v = _d10
+                                                        _o = pending.get(_k)
+                                                        pending[_k] = (
+                                                            _v
+                                                            if _o is None
+                                                            else (
+                                                                _o[0] + _v[0],
+                                                                _o[1] + _v[1],
+                                                                _o[2] + _v[2],
+                                                            )
+                                                        )
+
+                    def _batch_customer_address(self, rows, mults):
+                        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.customer_address_rows
+                        sums0 = {}  # atom customer_address: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 13:
+                                raise ViewError(
+                                    _arity_message("customer_address", 13, row)
+                                )
+                            v_ss_addr_sk = row[0]
+                            c_customer_address_ca_gmt_offset = row[11]
+                            if v_ss_addr_sk is None:
+                                raise _null_error(
+                                    "customer_address", row, ((0, "ca_address_sk"),)
+                                )
+                            keep_customer_address = (
+                                c_customer_address_ca_gmt_offset is not None
+                                and (c_customer_address_ca_gmt_offset == -5)
+                            )
+                            if keep_customer_address:
+                                _p = (d, d, d)
+                                _k = v_ss_addr_sk
+                                _o = sums0.get(_k)
+                                sums0[_k] = (
+                                    _p
+                                    if _o is None
+                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                )
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(
+                                    _absent_message("customer_address", row)
+                                )
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        customer_address_count_by_ss_addr_sk = (
+                            self.customer_address_count_by_ss_addr_sk
+                        )
+                        in1_count_by_i_item_id = self.in1_count_by_i_item_id
+                        item_i_item_id_by_ss_item_sk = self.item_i_item_id_by_ss_item_sk
+                        n0_root = self.n0_root
+                        n1_count_by_i_item_id = self.n1_count_by_i_item_id
+                        n3_count_by_ss_item_sk = self.n3_count_by_ss_item_sk
+                        n4_ss_item_sk_by_ss_addr_sk = self.n4_ss_item_sk_by_ss_addr_sk
+                        # atom customer_address
+                        for _k, _p in sums0.items():
+                            v_ss_addr_sk = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p[0] and (
+                                _p == _ZERO
+                                or not self.customer_address_count_by_ss_addr_sk.get(
+                                    v_ss_addr_sk, _ZERO
+                                )[0]
+                            ):
+                                continue
+                            _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _o is None:
+                                customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    customer_address_count_by_ss_addr_sk[
+                                        v_ss_addr_sk
+                                    ] = _n
+                                else:
+                                    del customer_address_count_by_ss_addr_sk[
+                                        v_ss_addr_sk
+                                    ]
+                            _g3 = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _g3:
+                                for v_ss_item_sk, _w1 in _g3.items():
+                                    _d2 = (
+                                        _p[0] * _w1[0],
+                                        _p[1] * _w1[1],
+                                        _p[2] * _w1[2],
+                                    )
+                                    _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            n3_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                        else:
+                                            del n3_count_by_ss_item_sk[v_ss_item_sk]
+                                    _g6 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _g6:
+                                        for v_i_item_id, _w4 in _g6.items():
+                                            _d5 = (
+                                                _d2[0] * _w4[0],
+                                                _d2[1] * _w4[1],
+                                                _d2[2] * _w4[2],
+                                            )
+                                            _o = n1_count_by_i_item_id.get(v_i_item_id)
+                                            if _o is None:
+                                                n1_count_by_i_item_id[v_i_item_id] = _d5
+                                            else:
+                                                _n = (
+                                                    _o[0] + _d5[0],
+                                                    _o[1] + _d5[1],
+                                                    _o[2] + _d5[2],
+                                                )
+                                                if _n[0]:
+                                                    n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ] = _n
+                                                else:
+                                                    del n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ]
+                                            _w7 = in1_count_by_i_item_id.get(
+                                                v_i_item_id
+                                            )
+                                            if _w7 is not None:
+                                                _d8 = (
+                                                    _d5[0] * _w7[0],
+                                                    _d5[1] * _w7[1],
+                                                    _d5[2] * _w7[2],
+                                                )
+                                                _o = n0_root.get(v_i_item_id)
+                                                if _o is None:
+                                                    n0_root[v_i_item_id] = _d8
+                                                else:
+                                                    _n = (
+                                                        _o[0] + _d8[0],
+                                                        _o[1] + _d8[1],
+                                                        _o[2] + _d8[2],
+                                                    )
+                                                    if _n[0]:
+                                                        n0_root[v_i_item_id] = _n
+                                                    else:
+                                                        del n0_root[v_i_item_id]
+                                                if pending is not None:
+                                                    _k = (v_i_item_id,)
+                                                    _v = _d8
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v
+                                                        if _o is None
+                                                        else (
+                                                            _o[0] + _v[0],
+                                                            _o[1] + _v[1],
+                                                            _o[2] + _v[2],
+                                                        )
+                                                    )
+
                     def _lookup(self, v_i_item_id):
                         """The payload of one output tuple, in O(1); None if absent."""
                         _m1 = self.n0_root.get(v_i_item_id)
@@ -1854,6 +2579,9 @@ def _make_derived1():
                         "customer_address": self._apply_customer_address,
                         "item": self._apply_item,
                     }
+                    self._batchers = (
+                        {}  # update() of several rows: summed per key first
+                    )
                     self.sub_derived1 = _derived1_view(
                         push=True
                     )  # a subquery's inner view
@@ -1913,6 +2641,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -2355,6 +3093,11 @@ def _make_derived1():
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.item_root = {}  # root item: its tuples
                             self._appliers = {"item": self._apply_item}
+                            self._batchers = (
+                                {  # update() of several rows: summed per key first
+                                    "item": self._batch_item
+                                }
+                            )
                             self._on_delta = on_delta
                             self._pending = (
                                 {} if (push or on_delta is not None) else None
@@ -2408,6 +3151,21 @@ def _make_derived1():
                                 raise ViewError(
                                     f"{len(rows)} rows but {len(mults)} multiplicities"
                                 )
+                            batch = (
+                                self._batchers.get(relation) if len(rows) > 1 else None
+                            )
+                            if batch is not None:
+                                try:
+                                    batch(
+                                        rows,
+                                        (1,) * len(rows) if mults is None else mults,
+                                    )
+                                except BaseException:
+                                    self._rejected()
+                                    raise
+                                if self._pending is not None:
+                                    self._flush()
+                                return
                             done = 0
                             try:
                                 if mults is None:
@@ -2491,6 +3249,76 @@ def _make_derived1():
                             # atom item
                             if keep_item:
                                 _p = d
+                                _o = item_root.get(v_i_item_id)
+                                if _o is None:
+                                    item_root[v_i_item_id] = _p
+                                else:
+                                    _n = _o + _p
+                                    if _n:
+                                        item_root[v_i_item_id] = _n
+                                    else:
+                                        del item_root[v_i_item_id]
+                                if pending is not None:
+                                    _k = (v_i_item_id,)
+                                    _v = _p
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                        def _batch_item(self, rows, mults):
+                            """Apply a batch of item rows (row i changes by mults[i]) at once:
+                            every row is checked and its payload summed per key (the values its
+                            atoms' paths read) first, then each key's sum takes the path to the
+                            root once. Nothing changes before every check has passed."""
+                            counts = {}  # row -> its multiplicity after the batch
+                            store = self.item_rows
+                            sums0 = {}  # atom item: key -> summed payload
+                            for row, d in zip(rows, mults):
+                                if type(d) is not int:
+                                    raise ViewError(
+                                        f"multiplicities must be int, got {d!r}"
+                                    )
+                                if not d:
+                                    continue
+                                if type(row) is not tuple:
+                                    row = tuple(row)
+                                if len(row) != 22:
+                                    raise ViewError(_arity_message("item", 22, row))
+                                v_i_item_id = row[1]
+                                c_item_i_category = row[12]
+                                if v_i_item_id is None:
+                                    raise _null_error("item", row, ((1, "i_item_id"),))
+                                keep_item = c_item_i_category is not None and (
+                                    c_item_i_category in ("Music",)
+                                )
+                                if keep_item:
+                                    _p = d
+                                    _k = v_i_item_id
+                                    _o = sums0.get(_k)
+                                    sums0[_k] = _p if _o is None else _o + _p
+                                c = counts.get(row)
+                                counts[row] = (
+                                    store.get(row, 0) if c is None else c
+                                ) + d
+                            for row, c in counts.items():
+                                if c < 0:
+                                    raise ViewError(_absent_message("item", row))
+                            for row, c in counts.items():
+                                if c:
+                                    store[row] = c
+                                else:
+                                    store.pop(row, None)
+                            pending = self._pending
+                            item_root = self.item_root
+                            # atom item
+                            for _k, _p in sums0.items():
+                                v_i_item_id = _k
+                                # a zero count with nonzero sums only where the key is kept (else
+                                # it is what float sums leave of rows inserted and deleted again)
+                                if not _p and (
+                                    _p == _ZERO
+                                    or not self.item_root.get(v_i_item_id, _ZERO)
+                                ):
+                                    continue
                                 _o = item_root.get(v_i_item_id)
                                 if _o is None:
                                     item_root[v_i_item_id] = _p
@@ -2786,6 +3614,13 @@ def _make_derived1():
                             "customer_address": self._apply_customer_address,
                             "item": self._apply_item,
                         }
+                        self._batchers = (
+                            {  # update() of several rows: summed per key first
+                                "catalog_sales": self._batch_catalog_sales,
+                                "date_dim": self._batch_date_dim,
+                                "customer_address": self._batch_customer_address,
+                            }
+                        )
                         self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
@@ -2846,6 +3681,18 @@ def _make_derived1():
                             raise ViewError(
                                 f"{len(rows)} rows but {len(mults)} multiplicities"
                             )
+                        batch = self._batchers.get(relation) if len(rows) > 1 else None
+                        if batch is not None:
+                            try:
+                                batch(
+                                    rows, (1,) * len(rows) if mults is None else mults
+                                )
+                            except BaseException:
+                                self._rejected()
+                                raise
+                            if self._pending is not None:
+                                self._flush()
+                            return
                         done = 0
                         try:
                             if mults is None:
@@ -3591,6 +4438,655 @@ def _make_derived1():
                         for sub_row, change in sub._changes:
                             self._apply_in_1(sub_row, change)
 
+                    def _batch_catalog_sales(self, rows, mults):
+                        """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.catalog_sales_rows
+                        sums0 = {}  # atom catalog_sales: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 34:
+                                raise ViewError(
+                                    _arity_message("catalog_sales", 34, row)
+                                )
+                            v_cs_sold_date_sk = row[0]
+                            v_cs_bill_addr_sk = row[6]
+                            v_cs_item_sk = row[15]
+                            c_catalog_sales_cs_ext_sales_price = row[23]
+                            if v_cs_item_sk is None:
+                                raise _null_error(
+                                    "catalog_sales", row, ((15, "cs_item_sk"),)
+                                )
+                            keep_catalog_sales = (
+                                v_cs_sold_date_sk is not None
+                                and v_cs_bill_addr_sk is not None
+                            )
+                            if keep_catalog_sales:
+                                _p = (
+                                    d,
+                                    (
+                                        d
+                                        if c_catalog_sales_cs_ext_sales_price
+                                        is not None
+                                        else 0
+                                    ),
+                                    (
+                                        d
+                                        * round(
+                                            c_catalog_sales_cs_ext_sales_price * 100
+                                        )
+                                        if c_catalog_sales_cs_ext_sales_price
+                                        is not None
+                                        else 0
+                                    ),
+                                )
+                                _k = (
+                                    v_cs_sold_date_sk,
+                                    v_cs_bill_addr_sk,
+                                    v_cs_item_sk,
+                                )
+                                _o = sums0.get(_k)
+                                sums0[_k] = (
+                                    _p
+                                    if _o is None
+                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                )
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(_absent_message("catalog_sales", row))
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk = (
+                            self.catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk
+                        )
+                        customer_address_count_by_cs_bill_addr_sk = (
+                            self.customer_address_count_by_cs_bill_addr_sk
+                        )
+                        date_dim_count_by_cs_sold_date_sk = (
+                            self.date_dim_count_by_cs_sold_date_sk
+                        )
+                        in1_count_by_i_item_id = self.in1_count_by_i_item_id
+                        item_i_item_id_by_cs_item_sk = self.item_i_item_id_by_cs_item_sk
+                        n0_root = self.n0_root
+                        n1_count_by_i_item_id = self.n1_count_by_i_item_id
+                        n3_count_by_cs_item_sk = self.n3_count_by_cs_item_sk
+                        n4_cs_item_sk_by_cs_bill_addr_sk = (
+                            self.n4_cs_item_sk_by_cs_bill_addr_sk
+                        )
+                        # atom catalog_sales
+                        for _k, _p in sums0.items():
+                            v_cs_sold_date_sk, v_cs_bill_addr_sk, v_cs_item_sk = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p[0] and (
+                                _p == _ZERO
+                                or not (
+                                    (
+                                        self.catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
+                                            v_cs_sold_date_sk
+                                        )
+                                        or _EMPTY
+                                    ).get((v_cs_bill_addr_sk, v_cs_item_sk))
+                                    or _ZERO
+                                )[0]
+                            ):
+                                continue
+                            _grp = catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk
+                            )
+                            if _grp is None:
+                                catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {
+                                    (v_cs_bill_addr_sk, v_cs_item_sk): _p
+                                }
+                            else:
+                                _o = _grp.get((v_cs_bill_addr_sk, v_cs_item_sk))
+                                if _o is None:
+                                    _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _p
+                                else:
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _n
+                                    else:
+                                        del _grp[(v_cs_bill_addr_sk, v_cs_item_sk)]
+                                        if not _grp:
+                                            del catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                            _w1 = date_dim_count_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk
+                            )
+                            if _w1 is not None:
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n4_cs_item_sk_by_cs_bill_addr_sk.get(
+                                    v_cs_bill_addr_sk
+                                )
+                                if _grp is None:
+                                    n4_cs_item_sk_by_cs_bill_addr_sk[
+                                        v_cs_bill_addr_sk
+                                    ] = {v_cs_item_sk: _d2}
+                                else:
+                                    _o = _grp.get(v_cs_item_sk)
+                                    if _o is None:
+                                        _grp[v_cs_item_sk] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[v_cs_item_sk] = _n
+                                        else:
+                                            del _grp[v_cs_item_sk]
+                                            if not _grp:
+                                                del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                    v_cs_bill_addr_sk
+                                                ]
+                                _w3 = customer_address_count_by_cs_bill_addr_sk.get(
+                                    v_cs_bill_addr_sk
+                                )
+                                if _w3 is not None:
+                                    _d4 = (
+                                        _d2[0] * _w3[0],
+                                        _d2[1] * _w3[1],
+                                        _d2[2] * _w3[2],
+                                    )
+                                    _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                                    if _o is None:
+                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d4
+                                    else:
+                                        _n = (
+                                            _o[0] + _d4[0],
+                                            _o[1] + _d4[1],
+                                            _o[2] + _d4[2],
+                                        )
+                                        if _n[0]:
+                                            n3_count_by_cs_item_sk[v_cs_item_sk] = _n
+                                        else:
+                                            del n3_count_by_cs_item_sk[v_cs_item_sk]
+                                    _g7 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+                                    if _g7:
+                                        for v_i_item_id, _w5 in _g7.items():
+                                            _d6 = (
+                                                _d4[0] * _w5[0],
+                                                _d4[1] * _w5[1],
+                                                _d4[2] * _w5[2],
+                                            )
+                                            _o = n1_count_by_i_item_id.get(v_i_item_id)
+                                            if _o is None:
+                                                n1_count_by_i_item_id[v_i_item_id] = _d6
+                                            else:
+                                                _n = (
+                                                    _o[0] + _d6[0],
+                                                    _o[1] + _d6[1],
+                                                    _o[2] + _d6[2],
+                                                )
+                                                if _n[0]:
+                                                    n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ] = _n
+                                                else:
+                                                    del n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ]
+                                            _w8 = in1_count_by_i_item_id.get(
+                                                v_i_item_id
+                                            )
+                                            if _w8 is not None:
+                                                _d9 = (
+                                                    _d6[0] * _w8[0],
+                                                    _d6[1] * _w8[1],
+                                                    _d6[2] * _w8[2],
+                                                )
+                                                _o = n0_root.get(v_i_item_id)
+                                                if _o is None:
+                                                    n0_root[v_i_item_id] = _d9
+                                                else:
+                                                    _n = (
+                                                        _o[0] + _d9[0],
+                                                        _o[1] + _d9[1],
+                                                        _o[2] + _d9[2],
+                                                    )
+                                                    if _n[0]:
+                                                        n0_root[v_i_item_id] = _n
+                                                    else:
+                                                        del n0_root[v_i_item_id]
+                                                if pending is not None:
+                                                    _k = (v_i_item_id,)
+                                                    _v = _d9
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v
+                                                        if _o is None
+                                                        else (
+                                                            _o[0] + _v[0],
+                                                            _o[1] + _v[1],
+                                                            _o[2] + _v[2],
+                                                        )
+                                                    )
+
+                    def _batch_date_dim(self, rows, mults):
+                        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.date_dim_rows
+                        sums0 = {}  # atom date_dim: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 28:
+                                raise ViewError(_arity_message("date_dim", 28, row))
+                            v_cs_sold_date_sk = row[0]
+                            c_date_dim_d_year = row[6]
+                            c_date_dim_d_moy = row[8]
+                            if v_cs_sold_date_sk is None:
+                                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                            keep_date_dim = (
+                                c_date_dim_d_year is not None
+                                and c_date_dim_d_moy is not None
+                                and (c_date_dim_d_year == 1998)
+                                and (c_date_dim_d_moy == 9)
+                            )
+                            if keep_date_dim:
+                                _p = (d, d, d)
+                                _k = v_cs_sold_date_sk
+                                _o = sums0.get(_k)
+                                sums0[_k] = (
+                                    _p
+                                    if _o is None
+                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                )
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(_absent_message("date_dim", row))
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk = (
+                            self.catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk
+                        )
+                        customer_address_count_by_cs_bill_addr_sk = (
+                            self.customer_address_count_by_cs_bill_addr_sk
+                        )
+                        date_dim_count_by_cs_sold_date_sk = (
+                            self.date_dim_count_by_cs_sold_date_sk
+                        )
+                        in1_count_by_i_item_id = self.in1_count_by_i_item_id
+                        item_i_item_id_by_cs_item_sk = self.item_i_item_id_by_cs_item_sk
+                        n0_root = self.n0_root
+                        n1_count_by_i_item_id = self.n1_count_by_i_item_id
+                        n3_count_by_cs_item_sk = self.n3_count_by_cs_item_sk
+                        n4_cs_item_sk_by_cs_bill_addr_sk = (
+                            self.n4_cs_item_sk_by_cs_bill_addr_sk
+                        )
+                        # atom date_dim
+                        for _k, _p in sums0.items():
+                            v_cs_sold_date_sk = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p[0] and (
+                                _p == _ZERO
+                                or not self.date_dim_count_by_cs_sold_date_sk.get(
+                                    v_cs_sold_date_sk, _ZERO
+                                )[0]
+                            ):
+                                continue
+                            _o = date_dim_count_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk
+                            )
+                            if _o is None:
+                                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _p
+                                )
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    date_dim_count_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = _n
+                                else:
+                                    del date_dim_count_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            _g3 = catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk
+                            )
+                            if _g3:
+                                for (
+                                    v_cs_bill_addr_sk,
+                                    v_cs_item_sk,
+                                ), _w1 in _g3.items():
+                                    _d2 = (
+                                        _p[0] * _w1[0],
+                                        _p[1] * _w1[1],
+                                        _p[2] * _w1[2],
+                                    )
+                                    _grp = n4_cs_item_sk_by_cs_bill_addr_sk.get(
+                                        v_cs_bill_addr_sk
+                                    )
+                                    if _grp is None:
+                                        n4_cs_item_sk_by_cs_bill_addr_sk[
+                                            v_cs_bill_addr_sk
+                                        ] = {v_cs_item_sk: _d2}
+                                    else:
+                                        _o = _grp.get(v_cs_item_sk)
+                                        if _o is None:
+                                            _grp[v_cs_item_sk] = _d2
+                                        else:
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                _grp[v_cs_item_sk] = _n
+                                            else:
+                                                del _grp[v_cs_item_sk]
+                                                if not _grp:
+                                                    del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                        v_cs_bill_addr_sk
+                                                    ]
+                                    _w4 = customer_address_count_by_cs_bill_addr_sk.get(
+                                        v_cs_bill_addr_sk
+                                    )
+                                    if _w4 is not None:
+                                        _d5 = (
+                                            _d2[0] * _w4[0],
+                                            _d2[1] * _w4[1],
+                                            _d2[2] * _w4[2],
+                                        )
+                                        _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                                        if _o is None:
+                                            n3_count_by_cs_item_sk[v_cs_item_sk] = _d5
+                                        else:
+                                            _n = (
+                                                _o[0] + _d5[0],
+                                                _o[1] + _d5[1],
+                                                _o[2] + _d5[2],
+                                            )
+                                            if _n[0]:
+                                                n3_count_by_cs_item_sk[v_cs_item_sk] = (
+                                                    _n
+                                                )
+                                            else:
+                                                del n3_count_by_cs_item_sk[v_cs_item_sk]
+                                        _g8 = item_i_item_id_by_cs_item_sk.get(
+                                            v_cs_item_sk
+                                        )
+                                        if _g8:
+                                            for v_i_item_id, _w6 in _g8.items():
+                                                _d7 = (
+                                                    _d5[0] * _w6[0],
+                                                    _d5[1] * _w6[1],
+                                                    _d5[2] * _w6[2],
+                                                )
+                                                _o = n1_count_by_i_item_id.get(
+                                                    v_i_item_id
+                                                )
+                                                if _o is None:
+                                                    n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ] = _d7
+                                                else:
+                                                    _n = (
+                                                        _o[0] + _d7[0],
+                                                        _o[1] + _d7[1],
+                                                        _o[2] + _d7[2],
+                                                    )
+                                                    if _n[0]:
+                                                        n1_count_by_i_item_id[
+                                                            v_i_item_id
+                                                        ] = _n
+                                                    else:
+                                                        del n1_count_by_i_item_id[
+                                                            v_i_item_id
+                                                        ]
+                                                _w9 = in1_count_by_i_item_id.get(
+                                                    v_i_item_id
+                                                )
+                                                if _w9 is not None:
+                                                    _d10 = (
+                                                        _d7[0] * _w9[0],
+                                                        _d7[1] * _w9[1],
+                                                        _d7[2] * _w9[2],
+                                                    )
+                                                    _o = n0_root.get(v_i_item_id)
+                                                    if _o is None:
+                                                        n0_root[v_i_item_id] = _d10
+                                                    else:
+                                                        _n = (
+                                                            _o[0] + _d10[0],
+                                                            _o[1] + _d10[1],
+                                                            _o[2] + _d10[2],
+                                                        )
+                                                        if _n[0]:
+                                                            n0_root[v_i_item_id] = _n
+                                                        else:
+                                                            del n0_root[v_i_item_id]
+                                                    if pending is not None:
+                                                        _k = (v_i_item_id,)
+                                                        _v = _d10
+                                                        _o = pending.get(_k)
+                                                        pending[_k] = (
+                                                            _v
+                                                            if _o is None
+                                                            else (
+                                                                _o[0] + _v[0],
+                                                                _o[1] + _v[1],
+                                                                _o[2] + _v[2],
+                                                            )
+                                                        )
+
+                    def _batch_customer_address(self, rows, mults):
+                        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.customer_address_rows
+                        sums0 = {}  # atom customer_address: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 13:
+                                raise ViewError(
+                                    _arity_message("customer_address", 13, row)
+                                )
+                            v_cs_bill_addr_sk = row[0]
+                            c_customer_address_ca_gmt_offset = row[11]
+                            if v_cs_bill_addr_sk is None:
+                                raise _null_error(
+                                    "customer_address", row, ((0, "ca_address_sk"),)
+                                )
+                            keep_customer_address = (
+                                c_customer_address_ca_gmt_offset is not None
+                                and (c_customer_address_ca_gmt_offset == -5)
+                            )
+                            if keep_customer_address:
+                                _p = (d, d, d)
+                                _k = v_cs_bill_addr_sk
+                                _o = sums0.get(_k)
+                                sums0[_k] = (
+                                    _p
+                                    if _o is None
+                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                )
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(
+                                    _absent_message("customer_address", row)
+                                )
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        customer_address_count_by_cs_bill_addr_sk = (
+                            self.customer_address_count_by_cs_bill_addr_sk
+                        )
+                        in1_count_by_i_item_id = self.in1_count_by_i_item_id
+                        item_i_item_id_by_cs_item_sk = self.item_i_item_id_by_cs_item_sk
+                        n0_root = self.n0_root
+                        n1_count_by_i_item_id = self.n1_count_by_i_item_id
+                        n3_count_by_cs_item_sk = self.n3_count_by_cs_item_sk
+                        n4_cs_item_sk_by_cs_bill_addr_sk = (
+                            self.n4_cs_item_sk_by_cs_bill_addr_sk
+                        )
+                        # atom customer_address
+                        for _k, _p in sums0.items():
+                            v_cs_bill_addr_sk = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p[0] and (
+                                _p == _ZERO
+                                or not self.customer_address_count_by_cs_bill_addr_sk.get(
+                                    v_cs_bill_addr_sk, _ZERO
+                                )[
+                                    0
+                                ]
+                            ):
+                                continue
+                            _o = customer_address_count_by_cs_bill_addr_sk.get(
+                                v_cs_bill_addr_sk
+                            )
+                            if _o is None:
+                                customer_address_count_by_cs_bill_addr_sk[
+                                    v_cs_bill_addr_sk
+                                ] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    customer_address_count_by_cs_bill_addr_sk[
+                                        v_cs_bill_addr_sk
+                                    ] = _n
+                                else:
+                                    del customer_address_count_by_cs_bill_addr_sk[
+                                        v_cs_bill_addr_sk
+                                    ]
+                            _g3 = n4_cs_item_sk_by_cs_bill_addr_sk.get(
+                                v_cs_bill_addr_sk
+                            )
+                            if _g3:
+                                for v_cs_item_sk, _w1 in _g3.items():
+                                    _d2 = (
+                                        _p[0] * _w1[0],
+                                        _p[1] * _w1[1],
+                                        _p[2] * _w1[2],
+                                    )
+                                    _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                                    if _o is None:
+                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            n3_count_by_cs_item_sk[v_cs_item_sk] = _n
+                                        else:
+                                            del n3_count_by_cs_item_sk[v_cs_item_sk]
+                                    _g6 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+                                    if _g6:
+                                        for v_i_item_id, _w4 in _g6.items():
+                                            _d5 = (
+                                                _d2[0] * _w4[0],
+                                                _d2[1] * _w4[1],
+                                                _d2[2] * _w4[2],
+                                            )
+                                            _o = n1_count_by_i_item_id.get(v_i_item_id)
+                                            if _o is None:
+                                                n1_count_by_i_item_id[v_i_item_id] = _d5
+                                            else:
+                                                _n = (
+                                                    _o[0] + _d5[0],
+                                                    _o[1] + _d5[1],
+                                                    _o[2] + _d5[2],
+                                                )
+                                                if _n[0]:
+                                                    n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ] = _n
+                                                else:
+                                                    del n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ]
+                                            _w7 = in1_count_by_i_item_id.get(
+                                                v_i_item_id
+                                            )
+                                            if _w7 is not None:
+                                                _d8 = (
+                                                    _d5[0] * _w7[0],
+                                                    _d5[1] * _w7[1],
+                                                    _d5[2] * _w7[2],
+                                                )
+                                                _o = n0_root.get(v_i_item_id)
+                                                if _o is None:
+                                                    n0_root[v_i_item_id] = _d8
+                                                else:
+                                                    _n = (
+                                                        _o[0] + _d8[0],
+                                                        _o[1] + _d8[1],
+                                                        _o[2] + _d8[2],
+                                                    )
+                                                    if _n[0]:
+                                                        n0_root[v_i_item_id] = _n
+                                                    else:
+                                                        del n0_root[v_i_item_id]
+                                                if pending is not None:
+                                                    _k = (v_i_item_id,)
+                                                    _v = _d8
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v
+                                                        if _o is None
+                                                        else (
+                                                            _o[0] + _v[0],
+                                                            _o[1] + _v[1],
+                                                            _o[2] + _v[2],
+                                                        )
+                                                    )
+
                     def _lookup(self, v_i_item_id):
                         """The payload of one output tuple, in O(1); None if absent."""
                         _m1 = self.n0_root.get(v_i_item_id)
@@ -3885,6 +5381,9 @@ def _make_derived1():
                         "customer_address": self._apply_customer_address,
                         "item": self._apply_item,
                     }
+                    self._batchers = (
+                        {}  # update() of several rows: summed per key first
+                    )
                     self.sub_derived1 = _derived1_view(
                         push=True
                     )  # a subquery's inner view
@@ -3944,6 +5443,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -4459,6 +5968,11 @@ def _make_derived1():
                         self.item_rows = {}  # input rows: row -> multiplicity
                         self.item_root = {}  # root item: its tuples
                         self._appliers = {"item": self._apply_item}
+                        self._batchers = (
+                            {  # update() of several rows: summed per key first
+                                "item": self._batch_item
+                            }
+                        )
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
                         self._changes = []
@@ -4510,6 +6024,18 @@ def _make_derived1():
                             raise ViewError(
                                 f"{len(rows)} rows but {len(mults)} multiplicities"
                             )
+                        batch = self._batchers.get(relation) if len(rows) > 1 else None
+                        if batch is not None:
+                            try:
+                                batch(
+                                    rows, (1,) * len(rows) if mults is None else mults
+                                )
+                            except BaseException:
+                                self._rejected()
+                                raise
+                            if self._pending is not None:
+                                self._flush()
+                            return
                         done = 0
                         try:
                             if mults is None:
@@ -4586,6 +6112,74 @@ def _make_derived1():
                         # atom item
                         if keep_item:
                             _p = d
+                            _o = item_root.get(v_i_item_id)
+                            if _o is None:
+                                item_root[v_i_item_id] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    item_root[v_i_item_id] = _n
+                                else:
+                                    del item_root[v_i_item_id]
+                            if pending is not None:
+                                _k = (v_i_item_id,)
+                                _v = _p
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+                    def _batch_item(self, rows, mults):
+                        """Apply a batch of item rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.item_rows
+                        sums0 = {}  # atom item: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 22:
+                                raise ViewError(_arity_message("item", 22, row))
+                            v_i_item_id = row[1]
+                            c_item_i_category = row[12]
+                            if v_i_item_id is None:
+                                raise _null_error("item", row, ((1, "i_item_id"),))
+                            keep_item = c_item_i_category is not None and (
+                                c_item_i_category in ("Music",)
+                            )
+                            if keep_item:
+                                _p = d
+                                _k = v_i_item_id
+                                _o = sums0.get(_k)
+                                sums0[_k] = _p if _o is None else _o + _p
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(_absent_message("item", row))
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        item_root = self.item_root
+                        # atom item
+                        for _k, _p in sums0.items():
+                            v_i_item_id = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p and (
+                                _p == _ZERO
+                                or not self.item_root.get(v_i_item_id, _ZERO)
+                            ):
+                                continue
                             _o = item_root.get(v_i_item_id)
                             if _o is None:
                                 item_root[v_i_item_id] = _p
@@ -4878,6 +6472,11 @@ def _make_derived1():
                         "customer_address": self._apply_customer_address,
                         "item": self._apply_item,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "web_sales": self._batch_web_sales,
+                        "date_dim": self._batch_date_dim,
+                        "customer_address": self._batch_customer_address,
+                    }
                     self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
@@ -4936,6 +6535,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -5611,6 +7220,591 @@ def _make_derived1():
                     for sub_row, change in sub._changes:
                         self._apply_in_1(sub_row, change)
 
+                def _batch_web_sales(self, rows, mults):
+                    """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.web_sales_rows
+                    sums0 = {}  # atom web_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("web_sales", 34, row))
+                        v_ws_sold_date_sk = row[0]
+                        v_ws_item_sk = row[3]
+                        v_ws_bill_addr_sk = row[7]
+                        c_web_sales_ws_ext_sales_price = row[23]
+                        if v_ws_item_sk is None:
+                            raise _null_error("web_sales", row, ((3, "ws_item_sk"),))
+                        keep_web_sales = (
+                            v_ws_sold_date_sk is not None
+                            and v_ws_bill_addr_sk is not None
+                        )
+                        if keep_web_sales:
+                            _p = (
+                                d,
+                                (
+                                    d
+                                    if c_web_sales_ws_ext_sales_price is not None
+                                    else 0
+                                ),
+                                (
+                                    d * round(c_web_sales_ws_ext_sales_price * 100)
+                                    if c_web_sales_ws_ext_sales_price is not None
+                                    else 0
+                                ),
+                            )
+                            _k = (v_ws_sold_date_sk, v_ws_item_sk, v_ws_bill_addr_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("web_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_address_count_by_ws_bill_addr_sk = (
+                        self.customer_address_count_by_ws_bill_addr_sk
+                    )
+                    date_dim_count_by_ws_sold_date_sk = (
+                        self.date_dim_count_by_ws_sold_date_sk
+                    )
+                    in1_count_by_i_item_id = self.in1_count_by_i_item_id
+                    item_i_item_id_by_ws_item_sk = self.item_i_item_id_by_ws_item_sk
+                    n0_root = self.n0_root
+                    n1_count_by_i_item_id = self.n1_count_by_i_item_id
+                    n3_count_by_ws_item_sk = self.n3_count_by_ws_item_sk
+                    n4_ws_item_sk_by_ws_bill_addr_sk = (
+                        self.n4_ws_item_sk_by_ws_bill_addr_sk
+                    )
+                    web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk = (
+                        self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk
+                    )
+                    # atom web_sales
+                    for _k, _p in sums0.items():
+                        v_ws_sold_date_sk, v_ws_item_sk, v_ws_bill_addr_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                                        v_ws_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ws_item_sk, v_ws_bill_addr_sk))
+                                or _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _grp = (
+                            web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk
+                            )
+                        )
+                        if _grp is None:
+                            web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {(v_ws_item_sk, v_ws_bill_addr_sk): _p}
+                        else:
+                            _o = _grp.get((v_ws_item_sk, v_ws_bill_addr_sk))
+                            if _o is None:
+                                _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _n
+                                else:
+                                    del _grp[(v_ws_item_sk, v_ws_bill_addr_sk)]
+                                    if not _grp:
+                                        del web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
+                                v_ws_bill_addr_sk
+                            )
+                            if _grp is None:
+                                n4_ws_item_sk_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                    v_ws_item_sk: _d2
+                                }
+                            else:
+                                _o = _grp.get(v_ws_item_sk)
+                                if _o is None:
+                                    _grp[v_ws_item_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_ws_item_sk] = _n
+                                    else:
+                                        del _grp[v_ws_item_sk]
+                                        if not _grp:
+                                            del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                            _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                                v_ws_bill_addr_sk
+                            )
+                            if _w3 is not None:
+                                _d4 = (
+                                    _d2[0] * _w3[0],
+                                    _d2[1] * _w3[1],
+                                    _d2[2] * _w3[2],
+                                )
+                                _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
+                                if _o is None:
+                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n3_count_by_ws_item_sk[v_ws_item_sk] = _n
+                                    else:
+                                        del n3_count_by_ws_item_sk[v_ws_item_sk]
+                                _g7 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
+                                if _g7:
+                                    for v_i_item_id, _w5 in _g7.items():
+                                        _d6 = (
+                                            _d4[0] * _w5[0],
+                                            _d4[1] * _w5[1],
+                                            _d4[2] * _w5[2],
+                                        )
+                                        _o = n1_count_by_i_item_id.get(v_i_item_id)
+                                        if _o is None:
+                                            n1_count_by_i_item_id[v_i_item_id] = _d6
+                                        else:
+                                            _n = (
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                            )
+                                            if _n[0]:
+                                                n1_count_by_i_item_id[v_i_item_id] = _n
+                                            else:
+                                                del n1_count_by_i_item_id[v_i_item_id]
+                                        _w8 = in1_count_by_i_item_id.get(v_i_item_id)
+                                        if _w8 is not None:
+                                            _d9 = (
+                                                _d6[0] * _w8[0],
+                                                _d6[1] * _w8[1],
+                                                _d6[2] * _w8[2],
+                                            )
+                                            _o = n0_root.get(v_i_item_id)
+                                            if _o is None:
+                                                n0_root[v_i_item_id] = _d9
+                                            else:
+                                                _n = (
+                                                    _o[0] + _d9[0],
+                                                    _o[1] + _d9[1],
+                                                    _o[2] + _d9[2],
+                                                )
+                                                if _n[0]:
+                                                    n0_root[v_i_item_id] = _n
+                                                else:
+                                                    del n0_root[v_i_item_id]
+                                            if pending is not None:
+                                                _k = (v_i_item_id,)
+                                                _v = _d9
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ws_sold_date_sk = row[0]
+                        c_date_dim_d_year = row[6]
+                        c_date_dim_d_moy = row[8]
+                        if v_ws_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        keep_date_dim = (
+                            c_date_dim_d_year is not None
+                            and c_date_dim_d_moy is not None
+                            and (c_date_dim_d_year == 1998)
+                            and (c_date_dim_d_moy == 9)
+                        )
+                        if keep_date_dim:
+                            _p = (d, d, d)
+                            _k = v_ws_sold_date_sk
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_address_count_by_ws_bill_addr_sk = (
+                        self.customer_address_count_by_ws_bill_addr_sk
+                    )
+                    date_dim_count_by_ws_sold_date_sk = (
+                        self.date_dim_count_by_ws_sold_date_sk
+                    )
+                    in1_count_by_i_item_id = self.in1_count_by_i_item_id
+                    item_i_item_id_by_ws_item_sk = self.item_i_item_id_by_ws_item_sk
+                    n0_root = self.n0_root
+                    n1_count_by_i_item_id = self.n1_count_by_i_item_id
+                    n3_count_by_ws_item_sk = self.n3_count_by_ws_item_sk
+                    n4_ws_item_sk_by_ws_bill_addr_sk = (
+                        self.n4_ws_item_sk_by_ws_bill_addr_sk
+                    )
+                    web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk = (
+                        self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ws_sold_date_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.date_dim_count_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk, _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        _g3 = (
+                            web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk
+                            )
+                        )
+                        if _g3:
+                            for (v_ws_item_sk, v_ws_bill_addr_sk), _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
+                                    v_ws_bill_addr_sk
+                                )
+                                if _grp is None:
+                                    n4_ws_item_sk_by_ws_bill_addr_sk[
+                                        v_ws_bill_addr_sk
+                                    ] = {v_ws_item_sk: _d2}
+                                else:
+                                    _o = _grp.get(v_ws_item_sk)
+                                    if _o is None:
+                                        _grp[v_ws_item_sk] = _d2
+                                    else:
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[v_ws_item_sk] = _n
+                                        else:
+                                            del _grp[v_ws_item_sk]
+                                            if not _grp:
+                                                del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                    v_ws_bill_addr_sk
+                                                ]
+                                _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                                    v_ws_bill_addr_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d2[0] * _w4[0],
+                                        _d2[1] * _w4[1],
+                                        _d2[2] * _w4[2],
+                                    )
+                                    _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
+                                    if _o is None:
+                                        n3_count_by_ws_item_sk[v_ws_item_sk] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            n3_count_by_ws_item_sk[v_ws_item_sk] = _n
+                                        else:
+                                            del n3_count_by_ws_item_sk[v_ws_item_sk]
+                                    _g8 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
+                                    if _g8:
+                                        for v_i_item_id, _w6 in _g8.items():
+                                            _d7 = (
+                                                _d5[0] * _w6[0],
+                                                _d5[1] * _w6[1],
+                                                _d5[2] * _w6[2],
+                                            )
+                                            _o = n1_count_by_i_item_id.get(v_i_item_id)
+                                            if _o is None:
+                                                n1_count_by_i_item_id[v_i_item_id] = _d7
+                                            else:
+                                                _n = (
+                                                    _o[0] + _d7[0],
+                                                    _o[1] + _d7[1],
+                                                    _o[2] + _d7[2],
+                                                )
+                                                if _n[0]:
+                                                    n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ] = _n
+                                                else:
+                                                    del n1_count_by_i_item_id[
+                                                        v_i_item_id
+                                                    ]
+                                            _w9 = in1_count_by_i_item_id.get(
+                                                v_i_item_id
+                                            )
+                                            if _w9 is not None:
+                                                _d10 = (
+                                                    _d7[0] * _w9[0],
+                                                    _d7[1] * _w9[1],
+                                                    _d7[2] * _w9[2],
+                                                )
+                                                _o = n0_root.get(v_i_item_id)
+                                                if _o is None:
+                                                    n0_root[v_i_item_id] = _d10
+                                                else:
+                                                    _n = (
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
+                                                    )
+                                                    if _n[0]:
+                                                        n0_root[v_i_item_id] = _n
+                                                    else:
+                                                        del n0_root[v_i_item_id]
+                                                if pending is not None:
+                                                    _k = (v_i_item_id,)
+                                                    _v = _d10
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v
+                                                        if _o is None
+                                                        else (
+                                                            _o[0] + _v[0],
+                                                            _o[1] + _v[1],
+                                                            _o[2] + _v[2],
+                                                        )
+                                                    )
+
+                def _batch_customer_address(self, rows, mults):
+                    """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_address_rows
+                    sums0 = {}  # atom customer_address: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 13:
+                            raise ViewError(_arity_message("customer_address", 13, row))
+                        v_ws_bill_addr_sk = row[0]
+                        c_customer_address_ca_gmt_offset = row[11]
+                        if v_ws_bill_addr_sk is None:
+                            raise _null_error(
+                                "customer_address", row, ((0, "ca_address_sk"),)
+                            )
+                        keep_customer_address = (
+                            c_customer_address_ca_gmt_offset is not None
+                            and (c_customer_address_ca_gmt_offset == -5)
+                        )
+                        if keep_customer_address:
+                            _p = (d, d, d)
+                            _k = v_ws_bill_addr_sk
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer_address", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_address_count_by_ws_bill_addr_sk = (
+                        self.customer_address_count_by_ws_bill_addr_sk
+                    )
+                    in1_count_by_i_item_id = self.in1_count_by_i_item_id
+                    item_i_item_id_by_ws_item_sk = self.item_i_item_id_by_ws_item_sk
+                    n0_root = self.n0_root
+                    n1_count_by_i_item_id = self.n1_count_by_i_item_id
+                    n3_count_by_ws_item_sk = self.n3_count_by_ws_item_sk
+                    n4_ws_item_sk_by_ws_bill_addr_sk = (
+                        self.n4_ws_item_sk_by_ws_bill_addr_sk
+                    )
+                    # atom customer_address
+                    for _k, _p in sums0.items():
+                        v_ws_bill_addr_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not self.customer_address_count_by_ws_bill_addr_sk.get(
+                                v_ws_bill_addr_sk, _ZERO
+                            )[0]
+                        ):
+                            continue
+                        _o = customer_address_count_by_ws_bill_addr_sk.get(
+                            v_ws_bill_addr_sk
+                        )
+                        if _o is None:
+                            customer_address_count_by_ws_bill_addr_sk[
+                                v_ws_bill_addr_sk
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_address_count_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ] = _n
+                            else:
+                                del customer_address_count_by_ws_bill_addr_sk[
+                                    v_ws_bill_addr_sk
+                                ]
+                        _g3 = n4_ws_item_sk_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                        if _g3:
+                            for v_ws_item_sk, _w1 in _g3.items():
+                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
+                                if _o is None:
+                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n3_count_by_ws_item_sk[v_ws_item_sk] = _n
+                                    else:
+                                        del n3_count_by_ws_item_sk[v_ws_item_sk]
+                                _g6 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
+                                if _g6:
+                                    for v_i_item_id, _w4 in _g6.items():
+                                        _d5 = (
+                                            _d2[0] * _w4[0],
+                                            _d2[1] * _w4[1],
+                                            _d2[2] * _w4[2],
+                                        )
+                                        _o = n1_count_by_i_item_id.get(v_i_item_id)
+                                        if _o is None:
+                                            n1_count_by_i_item_id[v_i_item_id] = _d5
+                                        else:
+                                            _n = (
+                                                _o[0] + _d5[0],
+                                                _o[1] + _d5[1],
+                                                _o[2] + _d5[2],
+                                            )
+                                            if _n[0]:
+                                                n1_count_by_i_item_id[v_i_item_id] = _n
+                                            else:
+                                                del n1_count_by_i_item_id[v_i_item_id]
+                                        _w7 = in1_count_by_i_item_id.get(v_i_item_id)
+                                        if _w7 is not None:
+                                            _d8 = (
+                                                _d5[0] * _w7[0],
+                                                _d5[1] * _w7[1],
+                                                _d5[2] * _w7[2],
+                                            )
+                                            _o = n0_root.get(v_i_item_id)
+                                            if _o is None:
+                                                n0_root[v_i_item_id] = _d8
+                                            else:
+                                                _n = (
+                                                    _o[0] + _d8[0],
+                                                    _o[1] + _d8[1],
+                                                    _o[2] + _d8[2],
+                                                )
+                                                if _n[0]:
+                                                    n0_root[v_i_item_id] = _n
+                                                else:
+                                                    del n0_root[v_i_item_id]
+                                            if pending is not None:
+                                                _k = (v_i_item_id,)
+                                                _v = _d8
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
                 def _lookup(self, v_i_item_id):
                     """The payload of one output tuple, in O(1); None if absent."""
                     _m1 = self.n0_root.get(v_i_item_id)
@@ -5906,6 +8100,7 @@ def _make_derived1():
                     "customer_address": self._apply_customer_address,
                     "item": self._apply_item,
                 }
+                self._batchers = {}  # update() of several rows: summed per key first
                 self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
@@ -5961,6 +8156,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -6470,6 +8675,7 @@ class View:
             "catalog_sales": self._apply_catalog_sales,
             "web_sales": self._apply_web_sales,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -6528,6 +8734,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

@@ -487,6 +487,15 @@ def _make_derived1():
                 "customer_address": self._apply_customer_address,
                 "item": self._apply_item,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_sales": self._batch_store_sales,
+                "store": self._batch_store,
+                "promotion": self._batch_promotion,
+                "date_dim": self._batch_date_dim,
+                "customer": self._batch_customer,
+                "customer_address": self._batch_customer_address,
+                "item": self._batch_item,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -544,6 +553,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1597,6 +1616,1256 @@ def _make_derived1():
                                         )
                                     )
 
+        def _batch_store_sales(self, rows, mults):
+            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_sales_rows
+            sums0 = {}  # atom store_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 23:
+                    raise ViewError(_arity_message("store_sales", 23, row))
+                v_ss_sold_date_sk = row[0]
+                v_ss_item_sk = row[2]
+                v_ss_customer_sk = row[3]
+                v_ss_store_sk = row[7]
+                v_ss_promo_sk = row[8]
+                c_store_sales_ss_ext_sales_price = row[15]
+                if v_ss_item_sk is None:
+                    raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
+                keep_store_sales = (
+                    v_ss_sold_date_sk is not None
+                    and v_ss_customer_sk is not None
+                    and v_ss_store_sk is not None
+                    and v_ss_promo_sk is not None
+                )
+                if keep_store_sales:
+                    _p = (
+                        d,
+                        (d if c_store_sales_ss_ext_sales_price is not None else 0),
+                        (
+                            d * round(c_store_sales_ss_ext_sales_price * 100)
+                            if c_store_sales_ss_ext_sales_price is not None
+                            else 0
+                        ),
+                    )
+                    _k = (
+                        v_ss_sold_date_sk,
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_store_sk,
+                        v_ss_promo_sk,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            n6_ss_customer_sk_by_ss_promo_sk = self.n6_ss_customer_sk_by_ss_promo_sk
+            n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk = (
+                self.n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk
+            )
+            n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk = (
+                self.n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk
+            )
+            promotion_count_by_ss_promo_sk = self.promotion_count_by_ss_promo_sk
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk = (
+                self.store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk
+            )
+            # atom store_sales
+            for _k, _p in sums0.items():
+                (
+                    v_ss_sold_date_sk,
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_promo_sk,
+                ) = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk.get(
+                                v_ss_store_sk
+                            )
+                            or _EMPTY
+                        ).get(
+                            (
+                                v_ss_sold_date_sk,
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_promo_sk,
+                            )
+                        )
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk.get(
+                    v_ss_store_sk
+                )
+                if _grp is None:
+                    store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                        v_ss_store_sk
+                    ] = {
+                        (
+                            v_ss_sold_date_sk,
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_promo_sk,
+                        ): _p
+                    }
+                else:
+                    _o = _grp.get(
+                        (
+                            v_ss_sold_date_sk,
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_promo_sk,
+                        )
+                    )
+                    if _o is None:
+                        _grp[
+                            (
+                                v_ss_sold_date_sk,
+                                v_ss_item_sk,
+                                v_ss_customer_sk,
+                                v_ss_promo_sk,
+                            )
+                        ] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[
+                                (
+                                    v_ss_sold_date_sk,
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_promo_sk,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_ss_sold_date_sk,
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_promo_sk,
+                                )
+                            ]
+                            if not _grp:
+                                del store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = (
+                        n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                    )
+                    if _grp is None:
+                        n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk): _d2}
+                    else:
+                        _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk))
+                        if _o is None:
+                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
+                                ]
+                                if not _grp:
+                                    del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                    _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _grp = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(
+                            v_ss_item_sk
+                        )
+                        if _grp is None:
+                            n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ] = {(v_ss_customer_sk, v_ss_promo_sk): _d4}
+                        else:
+                            _o = _grp.get((v_ss_customer_sk, v_ss_promo_sk))
+                            if _o is None:
+                                _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _n
+                                else:
+                                    del _grp[(v_ss_customer_sk, v_ss_promo_sk)]
+                                    if not _grp:
+                                        del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ]
+                        _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w5 is not None:
+                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                            _grp = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
+                            if _grp is None:
+                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                    v_ss_customer_sk: _d6
+                                }
+                            else:
+                                _o = _grp.get(v_ss_customer_sk)
+                                if _o is None:
+                                    _grp[v_ss_customer_sk] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_ss_customer_sk] = _n
+                                    else:
+                                        del _grp[v_ss_customer_sk]
+                                        if not _grp:
+                                            del n6_ss_customer_sk_by_ss_promo_sk[
+                                                v_ss_promo_sk
+                                            ]
+                            _w7 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                )
+                                _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _o is None:
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                    )
+                                    if _n[0]:
+                                        n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            _n
+                                        )
+                                    else:
+                                        del n5_count_by_ss_customer_sk[v_ss_customer_sk]
+                                _w9 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
+                                    )
+                                    _o = n0_root.get(())
+                                    if _o is None:
+                                        n0_root[()] = _d10
+                                    else:
+                                        _n = (
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[()] = _n
+                                        else:
+                                            del n0_root[()]
+                                    if pending is not None:
+                                        _k = ()
+                                        _v = _d10
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+        def _batch_store(self, rows, mults):
+            """Apply a batch of store rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_rows
+            sums0 = {}  # atom store_2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 29:
+                    raise ViewError(_arity_message("store", 29, row))
+                v_ss_store_sk = row[0]
+                c_store_s_gmt_offset = row[27]
+                if v_ss_store_sk is None:
+                    raise _null_error("store", row, ((0, "s_store_sk"),))
+                keep_store_2 = c_store_s_gmt_offset is not None and (
+                    c_store_s_gmt_offset == -5
+                )
+                if keep_store_2:
+                    _p = (d, d, d)
+                    _k = v_ss_store_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            n6_ss_customer_sk_by_ss_promo_sk = self.n6_ss_customer_sk_by_ss_promo_sk
+            n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk = (
+                self.n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk
+            )
+            n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk = (
+                self.n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk
+            )
+            promotion_count_by_ss_promo_sk = self.promotion_count_by_ss_promo_sk
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk = (
+                self.store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk
+            )
+            # atom store_2
+            for _k, _p in sums0.items():
+                v_ss_store_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.store_2_count_by_ss_store_sk.get(v_ss_store_sk, _ZERO)[
+                        0
+                    ]
+                ):
+                    continue
+                _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _o is None:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                    else:
+                        del store_2_count_by_ss_store_sk[v_ss_store_sk]
+                _g3 = store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk.get(
+                    v_ss_store_sk
+                )
+                if _g3:
+                    for (
+                        v_ss_sold_date_sk,
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_promo_sk,
+                    ), _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _grp is None:
+                            n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk): _d2}
+                        else:
+                            _o = _grp.get(
+                                (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
+                                ] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[
+                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
+                                    ]
+                                    if not _grp:
+                                        del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _w4 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _grp = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(
+                                v_ss_item_sk
+                            )
+                            if _grp is None:
+                                n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = {(v_ss_customer_sk, v_ss_promo_sk): _d5}
+                            else:
+                                _o = _grp.get((v_ss_customer_sk, v_ss_promo_sk))
+                                if _o is None:
+                                    _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _n
+                                    else:
+                                        del _grp[(v_ss_customer_sk, v_ss_promo_sk)]
+                                        if not _grp:
+                                            del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                                v_ss_item_sk
+                                            ]
+                            _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                )
+                                _grp = n6_ss_customer_sk_by_ss_promo_sk.get(
+                                    v_ss_promo_sk
+                                )
+                                if _grp is None:
+                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                        v_ss_customer_sk: _d7
+                                    }
+                                else:
+                                    _o = _grp.get(v_ss_customer_sk)
+                                    if _o is None:
+                                        _grp[v_ss_customer_sk] = _d7
+                                    else:
+                                        _n = (
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[v_ss_customer_sk] = _n
+                                        else:
+                                            del _grp[v_ss_customer_sk]
+                                            if not _grp:
+                                                del n6_ss_customer_sk_by_ss_promo_sk[
+                                                    v_ss_promo_sk
+                                                ]
+                                _w8 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
+                                    )
+                                    _o = n5_count_by_ss_customer_sk.get(
+                                        v_ss_customer_sk
+                                    )
+                                    if _o is None:
+                                        n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            _d9
+                                        )
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                        )
+                                        if _n[0]:
+                                            n5_count_by_ss_customer_sk[
+                                                v_ss_customer_sk
+                                            ] = _n
+                                        else:
+                                            del n5_count_by_ss_customer_sk[
+                                                v_ss_customer_sk
+                                            ]
+                                    _w10 = n2_count_by_ss_customer_sk.get(
+                                        v_ss_customer_sk
+                                    )
+                                    if _w10 is not None:
+                                        _d11 = (
+                                            _d9[0] * _w10[0],
+                                            _d9[1] * _w10[1],
+                                            _d9[2] * _w10[2],
+                                        )
+                                        _o = n0_root.get(())
+                                        if _o is None:
+                                            n0_root[()] = _d11
+                                        else:
+                                            _n = (
+                                                _o[0] + _d11[0],
+                                                _o[1] + _d11[1],
+                                                _o[2] + _d11[2],
+                                            )
+                                            if _n[0]:
+                                                n0_root[()] = _n
+                                            else:
+                                                del n0_root[()]
+                                        if pending is not None:
+                                            _k = ()
+                                            _v = _d11
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+        def _batch_promotion(self, rows, mults):
+            """Apply a batch of promotion rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.promotion_rows
+            sums0 = {}  # atom promotion: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 19:
+                    raise ViewError(_arity_message("promotion", 19, row))
+                v_ss_promo_sk = row[0]
+                c_promotion_p_channel_dmail = row[8]
+                c_promotion_p_channel_email = row[9]
+                c_promotion_p_channel_tv = row[11]
+                if v_ss_promo_sk is None:
+                    raise _null_error("promotion", row, ((0, "p_promo_sk"),))
+                keep_promotion = (
+                    (
+                        c_promotion_p_channel_dmail is not None
+                        and (c_promotion_p_channel_dmail == "Y")
+                    )
+                    or (
+                        c_promotion_p_channel_email is not None
+                        and (c_promotion_p_channel_email == "Y")
+                    )
+                ) or (
+                    c_promotion_p_channel_tv is not None
+                    and (c_promotion_p_channel_tv == "Y")
+                )
+                if keep_promotion:
+                    _p = (d, d, d)
+                    _k = v_ss_promo_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("promotion", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            n6_ss_customer_sk_by_ss_promo_sk = self.n6_ss_customer_sk_by_ss_promo_sk
+            promotion_count_by_ss_promo_sk = self.promotion_count_by_ss_promo_sk
+            # atom promotion
+            for _k, _p in sums0.items():
+                v_ss_promo_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.promotion_count_by_ss_promo_sk.get(
+                        v_ss_promo_sk, _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                if _o is None:
+                    promotion_count_by_ss_promo_sk[v_ss_promo_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        promotion_count_by_ss_promo_sk[v_ss_promo_sk] = _n
+                    else:
+                        del promotion_count_by_ss_promo_sk[v_ss_promo_sk]
+                _g3 = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
+                if _g3:
+                    for v_ss_customer_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _o is None:
+                            n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n5_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                            else:
+                                del n5_count_by_ss_customer_sk[v_ss_customer_sk]
+                        _w4 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(())
+                            if _o is None:
+                                n0_root[()] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[()] = _n
+                                else:
+                                    del n0_root[()]
+                            if pending is not None:
+                                _k = ()
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ss_sold_date_sk = row[0]
+                c_date_dim_d_year = row[6]
+                c_date_dim_d_moy = row[8]
+                if v_ss_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    c_date_dim_d_year is not None
+                    and c_date_dim_d_moy is not None
+                    and (c_date_dim_d_year == 1998)
+                    and (c_date_dim_d_moy == 11)
+                )
+                if keep_date_dim:
+                    _p = (d, d, d)
+                    _k = v_ss_sold_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            n6_ss_customer_sk_by_ss_promo_sk = self.n6_ss_customer_sk_by_ss_promo_sk
+            n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk = (
+                self.n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk
+            )
+            n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk = (
+                self.n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk
+            )
+            promotion_count_by_ss_promo_sk = self.promotion_count_by_ss_promo_sk
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk, _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _g3 = n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _g3:
+                    for (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_promo_sk,
+                    ), _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(
+                            v_ss_item_sk
+                        )
+                        if _grp is None:
+                            n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ] = {(v_ss_customer_sk, v_ss_promo_sk): _d2}
+                        else:
+                            _o = _grp.get((v_ss_customer_sk, v_ss_promo_sk))
+                            if _o is None:
+                                _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _n
+                                else:
+                                    del _grp[(v_ss_customer_sk, v_ss_promo_sk)]
+                                    if not _grp:
+                                        del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ]
+                        _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _grp = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
+                            if _grp is None:
+                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                    v_ss_customer_sk: _d5
+                                }
+                            else:
+                                _o = _grp.get(v_ss_customer_sk)
+                                if _o is None:
+                                    _grp[v_ss_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_ss_customer_sk] = _n
+                                    else:
+                                        del _grp[v_ss_customer_sk]
+                                        if not _grp:
+                                            del n6_ss_customer_sk_by_ss_promo_sk[
+                                                v_ss_promo_sk
+                                            ]
+                            _w6 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                )
+                                _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _o is None:
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            _n
+                                        )
+                                    else:
+                                        del n5_count_by_ss_customer_sk[v_ss_customer_sk]
+                                _w8 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
+                                    )
+                                    _o = n0_root.get(())
+                                    if _o is None:
+                                        n0_root[()] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[()] = _n
+                                        else:
+                                            del n0_root[()]
+                                    if pending is not None:
+                                        _k = ()
+                                        _v = _d9
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+        def _batch_customer(self, rows, mults):
+            """Apply a batch of customer rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_rows
+            sums0 = {}  # atom customer: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 18:
+                    raise ViewError(_arity_message("customer", 18, row))
+                v_ss_customer_sk = row[0]
+                v_c_current_addr_sk = row[4]
+                if v_ss_customer_sk is None:
+                    raise _null_error("customer", row, ((0, "c_customer_sk"),))
+                keep_customer = v_c_current_addr_sk is not None
+                if keep_customer:
+                    _p = (d, d, d)
+                    _k = (v_ss_customer_sk, v_c_current_addr_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_c_current_addr_sk = (
+                self.customer_address_count_by_c_current_addr_sk
+            )
+            customer_ss_customer_sk_by_c_current_addr_sk = (
+                self.customer_ss_customer_sk_by_c_current_addr_sk
+            )
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            # atom customer
+            for _k, _p in sums0.items():
+                v_ss_customer_sk, v_c_current_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_ss_customer_sk_by_c_current_addr_sk.get(
+                                v_c_current_addr_sk
+                            )
+                            or _EMPTY
+                        ).get(v_ss_customer_sk)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_ss_customer_sk_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _grp is None:
+                    customer_ss_customer_sk_by_c_current_addr_sk[
+                        v_c_current_addr_sk
+                    ] = {v_ss_customer_sk: _p}
+                else:
+                    _o = _grp.get(v_ss_customer_sk)
+                    if _o is None:
+                        _grp[v_ss_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_ss_customer_sk] = _n
+                        else:
+                            del _grp[v_ss_customer_sk]
+                            if not _grp:
+                                del customer_ss_customer_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                _w1 = customer_address_count_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _o is None:
+                        n2_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n2_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                        else:
+                            del n2_count_by_ss_customer_sk[v_ss_customer_sk]
+                    _w3 = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _o = n0_root.get(())
+                        if _o is None:
+                            n0_root[()] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n0_root[()] = _n
+                            else:
+                                del n0_root[()]
+                        if pending is not None:
+                            _k = ()
+                            _v = _d4
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_c_current_addr_sk = row[0]
+                c_customer_address_ca_gmt_offset = row[11]
+                if v_c_current_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                keep_customer_address = (
+                    c_customer_address_ca_gmt_offset is not None
+                    and (c_customer_address_ca_gmt_offset == -5)
+                )
+                if keep_customer_address:
+                    _p = (d, d, d)
+                    _k = v_c_current_addr_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_c_current_addr_sk = (
+                self.customer_address_count_by_c_current_addr_sk
+            )
+            customer_ss_customer_sk_by_c_current_addr_sk = (
+                self.customer_ss_customer_sk_by_c_current_addr_sk
+            )
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_c_current_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.customer_address_count_by_c_current_addr_sk.get(
+                        v_c_current_addr_sk, _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = customer_address_count_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _o is None:
+                    customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        _p
+                    )
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_count_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = _n
+                    else:
+                        del customer_address_count_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ]
+                _g3 = customer_ss_customer_sk_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _g3:
+                    for v_ss_customer_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _o is None:
+                            n2_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n2_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                            else:
+                                del n2_count_by_ss_customer_sk[v_ss_customer_sk]
+                        _w4 = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(())
+                            if _o is None:
+                                n0_root[()] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[()] = _n
+                                else:
+                                    del n0_root[()]
+                            if pending is not None:
+                                _k = ()
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+        def _batch_item(self, rows, mults):
+            """Apply a batch of item rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.item_rows
+            sums0 = {}  # atom item: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 22:
+                    raise ViewError(_arity_message("item", 22, row))
+                v_ss_item_sk = row[0]
+                c_item_i_category = row[12]
+                if v_ss_item_sk is None:
+                    raise _null_error("item", row, ((0, "i_item_sk"),))
+                keep_item = c_item_i_category is not None and (
+                    c_item_i_category == "Jewelry"
+                )
+                if keep_item:
+                    _p = (d, d, d)
+                    _k = v_ss_item_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("item", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            n6_ss_customer_sk_by_ss_promo_sk = self.n6_ss_customer_sk_by_ss_promo_sk
+            n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk = (
+                self.n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk
+            )
+            promotion_count_by_ss_promo_sk = self.promotion_count_by_ss_promo_sk
+            # atom item
+            for _k, _p in sums0.items():
+                v_ss_item_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.item_count_by_ss_item_sk.get(v_ss_item_sk, _ZERO)[0]
+                ):
+                    continue
+                _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                if _o is None:
+                    item_count_by_ss_item_sk[v_ss_item_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_count_by_ss_item_sk[v_ss_item_sk] = _n
+                    else:
+                        del item_count_by_ss_item_sk[v_ss_item_sk]
+                _g3 = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(v_ss_item_sk)
+                if _g3:
+                    for (v_ss_customer_sk, v_ss_promo_sk), _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
+                        if _grp is None:
+                            n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                v_ss_customer_sk: _d2
+                            }
+                        else:
+                            _o = _grp.get(v_ss_customer_sk)
+                            if _o is None:
+                                _grp[v_ss_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[v_ss_customer_sk] = _n
+                                else:
+                                    del _grp[v_ss_customer_sk]
+                                    if not _grp:
+                                        del n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ]
+                        _w4 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _o is None:
+                                n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                                else:
+                                    del n5_count_by_ss_customer_sk[v_ss_customer_sk]
+                            _w6 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                )
+                                _o = n0_root.get(())
+                                if _o is None:
+                                    n0_root[()] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[()] = _n
+                                    else:
+                                        del n0_root[()]
+                                if pending is not None:
+                                    _k = ()
+                                    _v = _d7
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
         def _lookup(self):
             """The payload of one output tuple, in O(1); None if absent."""
             _m1 = self.n0_root.get(())
@@ -2042,6 +3311,14 @@ def _make_derived2():
                 "customer_address": self._apply_customer_address,
                 "item": self._apply_item,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_sales": self._batch_store_sales,
+                "store": self._batch_store,
+                "date_dim": self._batch_date_dim,
+                "customer": self._batch_customer,
+                "customer_address": self._batch_customer_address,
+                "item": self._batch_item,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -2099,6 +3376,16 @@ def _make_derived2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -2839,6 +4126,899 @@ def _make_derived2():
                                         )
                                     )
 
+        def _batch_store_sales(self, rows, mults):
+            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_sales_rows
+            sums0 = {}  # atom store_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 23:
+                    raise ViewError(_arity_message("store_sales", 23, row))
+                v_ss_sold_date_sk = row[0]
+                v_ss_item_sk = row[2]
+                v_ss_customer_sk = row[3]
+                v_ss_store_sk = row[7]
+                c_store_sales_ss_ext_sales_price = row[15]
+                if v_ss_item_sk is None:
+                    raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
+                keep_store_sales = (
+                    v_ss_sold_date_sk is not None
+                    and v_ss_customer_sk is not None
+                    and v_ss_store_sk is not None
+                )
+                if keep_store_sales:
+                    _p = (
+                        d,
+                        (d if c_store_sales_ss_ext_sales_price is not None else 0),
+                        (
+                            d * round(c_store_sales_ss_ext_sales_price * 100)
+                            if c_store_sales_ss_ext_sales_price is not None
+                            else 0
+                        ),
+                    )
+                    _k = (
+                        v_ss_sold_date_sk,
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_store_sk,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            n6_ss_customer_sk_by_ss_store_sk = self.n6_ss_customer_sk_by_ss_store_sk
+            n7_ss_customer_sk_ss_store_sk_by_ss_item_sk = (
+                self.n7_ss_customer_sk_ss_store_sk_by_ss_item_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk
+            )
+            # atom store_sales
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk, v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            or _EMPTY
+                        ).get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _grp is None:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _p
+                    }
+                else:
+                    _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                    if _o is None:
+                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                        else:
+                            del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
+                            if not _grp:
+                                del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n7_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
+                    if _grp is None:
+                        n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
+                            (v_ss_customer_sk, v_ss_store_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                        if _o is None:
+                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                            else:
+                                del _grp[(v_ss_customer_sk, v_ss_store_sk)]
+                                if not _grp:
+                                    del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                    _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _grp = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+                        if _grp is None:
+                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                v_ss_customer_sk: _d4
+                            }
+                        else:
+                            _o = _grp.get(v_ss_customer_sk)
+                            if _o is None:
+                                _grp[v_ss_customer_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    _grp[v_ss_customer_sk] = _n
+                                else:
+                                    del _grp[v_ss_customer_sk]
+                                    if not _grp:
+                                        del n6_ss_customer_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                            _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _o is None:
+                                n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                                else:
+                                    del n5_count_by_ss_customer_sk[v_ss_customer_sk]
+                            _w7 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                )
+                                _o = n0_root.get(())
+                                if _o is None:
+                                    n0_root[()] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[()] = _n
+                                    else:
+                                        del n0_root[()]
+                                if pending is not None:
+                                    _k = ()
+                                    _v = _d8
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_store(self, rows, mults):
+            """Apply a batch of store rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_rows
+            sums0 = {}  # atom store_2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 29:
+                    raise ViewError(_arity_message("store", 29, row))
+                v_ss_store_sk = row[0]
+                c_store_s_gmt_offset = row[27]
+                if v_ss_store_sk is None:
+                    raise _null_error("store", row, ((0, "s_store_sk"),))
+                keep_store_2 = c_store_s_gmt_offset is not None and (
+                    c_store_s_gmt_offset == -5
+                )
+                if keep_store_2:
+                    _p = (d, d, d)
+                    _k = v_ss_store_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            n6_ss_customer_sk_by_ss_store_sk = self.n6_ss_customer_sk_by_ss_store_sk
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            # atom store_2
+            for _k, _p in sums0.items():
+                v_ss_store_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.store_2_count_by_ss_store_sk.get(v_ss_store_sk, _ZERO)[
+                        0
+                    ]
+                ):
+                    continue
+                _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _o is None:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                    else:
+                        del store_2_count_by_ss_store_sk[v_ss_store_sk]
+                _g3 = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+                if _g3:
+                    for v_ss_customer_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _o is None:
+                            n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n5_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                            else:
+                                del n5_count_by_ss_customer_sk[v_ss_customer_sk]
+                        _w4 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(())
+                            if _o is None:
+                                n0_root[()] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[()] = _n
+                                else:
+                                    del n0_root[()]
+                            if pending is not None:
+                                _k = ()
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ss_sold_date_sk = row[0]
+                c_date_dim_d_year = row[6]
+                c_date_dim_d_moy = row[8]
+                if v_ss_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    c_date_dim_d_year is not None
+                    and c_date_dim_d_moy is not None
+                    and (c_date_dim_d_year == 1998)
+                    and (c_date_dim_d_moy == 11)
+                )
+                if keep_date_dim:
+                    _p = (d, d, d)
+                    _k = v_ss_sold_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            n6_ss_customer_sk_by_ss_store_sk = self.n6_ss_customer_sk_by_ss_store_sk
+            n7_ss_customer_sk_ss_store_sk_by_ss_item_sk = (
+                self.n7_ss_customer_sk_ss_store_sk_by_ss_item_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk, _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _g3 = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _g3:
+                    for (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_store_sk,
+                    ), _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n7_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(
+                            v_ss_item_sk
+                        )
+                        if _grp is None:
+                            n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ] = {(v_ss_customer_sk, v_ss_store_sk): _d2}
+                        else:
+                            _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                            if _o is None:
+                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                else:
+                                    del _grp[(v_ss_customer_sk, v_ss_store_sk)]
+                                    if not _grp:
+                                        del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ]
+                        _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _grp = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+                            if _grp is None:
+                                n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    v_ss_customer_sk: _d5
+                                }
+                            else:
+                                _o = _grp.get(v_ss_customer_sk)
+                                if _o is None:
+                                    _grp[v_ss_customer_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_ss_customer_sk] = _n
+                                    else:
+                                        del _grp[v_ss_customer_sk]
+                                        if not _grp:
+                                            del n6_ss_customer_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                )
+                                _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _o is None:
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            _n
+                                        )
+                                    else:
+                                        del n5_count_by_ss_customer_sk[v_ss_customer_sk]
+                                _w8 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
+                                    )
+                                    _o = n0_root.get(())
+                                    if _o is None:
+                                        n0_root[()] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[()] = _n
+                                        else:
+                                            del n0_root[()]
+                                    if pending is not None:
+                                        _k = ()
+                                        _v = _d9
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+        def _batch_customer(self, rows, mults):
+            """Apply a batch of customer rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_rows
+            sums0 = {}  # atom customer: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 18:
+                    raise ViewError(_arity_message("customer", 18, row))
+                v_ss_customer_sk = row[0]
+                v_c_current_addr_sk = row[4]
+                if v_ss_customer_sk is None:
+                    raise _null_error("customer", row, ((0, "c_customer_sk"),))
+                keep_customer = v_c_current_addr_sk is not None
+                if keep_customer:
+                    _p = (d, d, d)
+                    _k = (v_ss_customer_sk, v_c_current_addr_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_c_current_addr_sk = (
+                self.customer_address_count_by_c_current_addr_sk
+            )
+            customer_ss_customer_sk_by_c_current_addr_sk = (
+                self.customer_ss_customer_sk_by_c_current_addr_sk
+            )
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            # atom customer
+            for _k, _p in sums0.items():
+                v_ss_customer_sk, v_c_current_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_ss_customer_sk_by_c_current_addr_sk.get(
+                                v_c_current_addr_sk
+                            )
+                            or _EMPTY
+                        ).get(v_ss_customer_sk)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_ss_customer_sk_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _grp is None:
+                    customer_ss_customer_sk_by_c_current_addr_sk[
+                        v_c_current_addr_sk
+                    ] = {v_ss_customer_sk: _p}
+                else:
+                    _o = _grp.get(v_ss_customer_sk)
+                    if _o is None:
+                        _grp[v_ss_customer_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_ss_customer_sk] = _n
+                        else:
+                            del _grp[v_ss_customer_sk]
+                            if not _grp:
+                                del customer_ss_customer_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                _w1 = customer_address_count_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _o is None:
+                        n2_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n2_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                        else:
+                            del n2_count_by_ss_customer_sk[v_ss_customer_sk]
+                    _w3 = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _o = n0_root.get(())
+                        if _o is None:
+                            n0_root[()] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n0_root[()] = _n
+                            else:
+                                del n0_root[()]
+                        if pending is not None:
+                            _k = ()
+                            _v = _d4
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_c_current_addr_sk = row[0]
+                c_customer_address_ca_gmt_offset = row[11]
+                if v_c_current_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                keep_customer_address = (
+                    c_customer_address_ca_gmt_offset is not None
+                    and (c_customer_address_ca_gmt_offset == -5)
+                )
+                if keep_customer_address:
+                    _p = (d, d, d)
+                    _k = v_c_current_addr_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_count_by_c_current_addr_sk = (
+                self.customer_address_count_by_c_current_addr_sk
+            )
+            customer_ss_customer_sk_by_c_current_addr_sk = (
+                self.customer_ss_customer_sk_by_c_current_addr_sk
+            )
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_c_current_addr_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.customer_address_count_by_c_current_addr_sk.get(
+                        v_c_current_addr_sk, _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = customer_address_count_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _o is None:
+                    customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        _p
+                    )
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_count_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = _n
+                    else:
+                        del customer_address_count_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ]
+                _g3 = customer_ss_customer_sk_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _g3:
+                    for v_ss_customer_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _o is None:
+                            n2_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n2_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                            else:
+                                del n2_count_by_ss_customer_sk[v_ss_customer_sk]
+                        _w4 = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(())
+                            if _o is None:
+                                n0_root[()] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[()] = _n
+                                else:
+                                    del n0_root[()]
+                            if pending is not None:
+                                _k = ()
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+        def _batch_item(self, rows, mults):
+            """Apply a batch of item rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.item_rows
+            sums0 = {}  # atom item: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 22:
+                    raise ViewError(_arity_message("item", 22, row))
+                v_ss_item_sk = row[0]
+                c_item_i_category = row[12]
+                if v_ss_item_sk is None:
+                    raise _null_error("item", row, ((0, "i_item_sk"),))
+                keep_item = c_item_i_category is not None and (
+                    c_item_i_category == "Jewelry"
+                )
+                if keep_item:
+                    _p = (d, d, d)
+                    _k = v_ss_item_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("item", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+            n0_root = self.n0_root
+            n2_count_by_ss_customer_sk = self.n2_count_by_ss_customer_sk
+            n5_count_by_ss_customer_sk = self.n5_count_by_ss_customer_sk
+            n6_ss_customer_sk_by_ss_store_sk = self.n6_ss_customer_sk_by_ss_store_sk
+            n7_ss_customer_sk_ss_store_sk_by_ss_item_sk = (
+                self.n7_ss_customer_sk_ss_store_sk_by_ss_item_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            # atom item
+            for _k, _p in sums0.items():
+                v_ss_item_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.item_count_by_ss_item_sk.get(v_ss_item_sk, _ZERO)[0]
+                ):
+                    continue
+                _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                if _o is None:
+                    item_count_by_ss_item_sk[v_ss_item_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_count_by_ss_item_sk[v_ss_item_sk] = _n
+                    else:
+                        del item_count_by_ss_item_sk[v_ss_item_sk]
+                _g3 = n7_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
+                if _g3:
+                    for (v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+                        if _grp is None:
+                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                v_ss_customer_sk: _d2
+                            }
+                        else:
+                            _o = _grp.get(v_ss_customer_sk)
+                            if _o is None:
+                                _grp[v_ss_customer_sk] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[v_ss_customer_sk] = _n
+                                else:
+                                    del _grp[v_ss_customer_sk]
+                                    if not _grp:
+                                        del n6_ss_customer_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _o is None:
+                                n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                                else:
+                                    del n5_count_by_ss_customer_sk[v_ss_customer_sk]
+                            _w6 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
+                                )
+                                _o = n0_root.get(())
+                                if _o is None:
+                                    n0_root[()] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[()] = _n
+                                    else:
+                                        del n0_root[()]
+                                if pending is not None:
+                                    _k = ()
+                                    _v = _d7
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
         def _lookup(self):
             """The payload of one output tuple, in O(1); None if absent."""
             _m1 = self.n0_root.get(())
@@ -3212,6 +5392,7 @@ class View:
             "customer_address": self._apply_customer_address,
             "item": self._apply_item,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
@@ -3273,6 +5454,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

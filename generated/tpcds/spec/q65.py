@@ -339,6 +339,10 @@ def _make_derived1():
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "store_sales": self._batch_store_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._reported = {}  # push mode: group key -> the row last reported
@@ -389,6 +393,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -556,6 +570,225 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _g3 = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _g3:
+                        for (v_ss_item_sk, v_ss_store_sk), _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                            if _o is None:
+                                n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                else:
+                                    del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                            if pending is not None:
+                                _k = (v_ss_store_sk, v_ss_item_sk)
+                                _v = _d2
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+            def _batch_store_sales(self, rows, mults):
+                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_sales_rows
+                sums0 = {}  # atom store_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 23:
+                        raise ViewError(_arity_message("store_sales", 23, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_ss_item_sk = row[2]
+                    v_ss_store_sk = row[7]
+                    c_store_sales_ss_sales_price = row[13]
+                    if v_ss_item_sk is None:
+                        raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
+                    keep_store_sales = v_ss_sold_date_sk is not None
+                    if keep_store_sales:
+                        _p = (
+                            d,
+                            (d if c_store_sales_ss_sales_price is not None else 0),
+                            (
+                                d * round(c_store_sales_ss_sales_price * 100)
+                                if c_store_sales_ss_sales_price is not None
+                                else 0
+                            ),
+                        )
+                        _k = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_store_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = (
+                    self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk
+                )
+                # atom store_sales
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk, v_ss_item_sk, v_ss_store_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                                    v_ss_sold_date_sk
+                                )
+                                or _EMPTY
+                            ).get((v_ss_item_sk, v_ss_store_sk))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _grp is None:
+                        store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {(v_ss_item_sk, v_ss_store_sk): _p}
+                    else:
+                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                        if _o is None:
+                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            else:
+                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
+                                if not _grp:
+                                    del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                        if _o is None:
+                            n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            else:
+                                del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                        if pending is not None:
+                            _k = (v_ss_store_sk, v_ss_item_sk)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ss_sold_date_sk = row[0]
+                    c_date_dim_d_month_seq = row[3]
+                    if v_ss_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    keep_date_dim = (
+                        c_date_dim_d_month_seq is not None
+                        and (c_date_dim_d_month_seq >= 1176)
+                        and (c_date_dim_d_month_seq <= 1187)
+                    )
+                    if keep_date_dim:
+                        _p = (d, d, d)
+                        _k = v_ss_sold_date_sk
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = (
+                    self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.date_dim_count_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk, _ZERO
+                        )[0]
+                    ):
+                        continue
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -812,6 +1045,7 @@ def _make_derived1():
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {}  # update() of several rows: summed per key first
             self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -868,6 +1102,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1250,6 +1494,10 @@ def _make_derived2():
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_sales": self._batch_store_sales,
+                "date_dim": self._batch_date_dim,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -1300,6 +1548,16 @@ def _make_derived2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1458,6 +1716,221 @@ def _make_derived2():
                 del store[row]
             # atom date_dim
             if keep_date_dim:
+                _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _g3 = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _g3:
+                    for (v_ss_item_sk, v_ss_store_sk), _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                        if _o is None:
+                            n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            else:
+                                del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                        if pending is not None:
+                            _k = (v_ss_store_sk, v_ss_item_sk)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
+        def _batch_store_sales(self, rows, mults):
+            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_sales_rows
+            sums0 = {}  # atom store_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 23:
+                    raise ViewError(_arity_message("store_sales", 23, row))
+                v_ss_sold_date_sk = row[0]
+                v_ss_item_sk = row[2]
+                v_ss_store_sk = row[7]
+                c_store_sales_ss_sales_price = row[13]
+                if v_ss_item_sk is None:
+                    raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
+                keep_store_sales = v_ss_sold_date_sk is not None
+                if keep_store_sales:
+                    _p = (
+                        d,
+                        (d if c_store_sales_ss_sales_price is not None else 0),
+                        (
+                            d * round(c_store_sales_ss_sales_price * 100)
+                            if c_store_sales_ss_sales_price is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_store_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk
+            )
+            # atom store_sales
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk, v_ss_item_sk, v_ss_store_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            or _EMPTY
+                        ).get((v_ss_item_sk, v_ss_store_sk))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _grp is None:
+                    store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {(v_ss_item_sk, v_ss_store_sk): _p}
+                else:
+                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                    if _o is None:
+                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                        else:
+                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
+                            if not _grp:
+                                del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                    if _o is None:
+                        n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                        else:
+                            del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                    if pending is not None:
+                        _k = (v_ss_store_sk, v_ss_item_sk)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                        )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ss_sold_date_sk = row[0]
+                c_date_dim_d_month_seq = row[3]
+                if v_ss_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    c_date_dim_d_month_seq is not None
+                    and (c_date_dim_d_month_seq >= 1176)
+                    and (c_date_dim_d_month_seq <= 1187)
+                )
+                if keep_date_dim:
+                    _p = (d, d, d)
+                    _k = v_ss_sold_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk, _ZERO
+                    )[0]
+                ):
+                    continue
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1803,6 +2276,10 @@ class View:
             "store_sales": self._apply_store_sales,
             "date_dim": self._apply_date_dim,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "store": self._batch_store,
+            "item": self._batch_item,
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
@@ -1868,6 +2345,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -2527,6 +3014,385 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_derived2(sub_row, change)
+
+    def _batch_store(self, rows, mults):
+        """Apply a batch of store rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_rows
+        sums0 = {}  # atom store_2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 29:
+                raise ViewError(_arity_message("store", 29, row))
+            v_s_store_sk = row[0]
+            v_s_store_name = row[5]
+            if v_s_store_sk is None:
+                raise _null_error("store", row, ((0, "s_store_sk"),))
+            _p = d
+            _k = (v_s_store_sk, v_s_store_name)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_count_by_i_item_sk = self.item_count_by_i_item_sk
+        n0_root = self.n0_root
+        n1_by_i_item_sk = self.n1_by_i_item_sk
+        n1_count_by_i_item_sk = self.n1_count_by_i_item_sk
+        n3_count_by_s_store_sk = self.n3_count_by_s_store_sk
+        sb_count_by_s_store_sk = self.sb_count_by_s_store_sk
+        sc_i_item_sk_by_s_store_sk = self.sc_i_item_sk_by_s_store_sk
+        store_2_by_s_store_sk = self.store_2_by_s_store_sk
+        store_2_count_by_s_store_sk = self.store_2_count_by_s_store_sk
+        # atom store_2
+        for _k, _p in sums0.items():
+            v_s_store_sk, v_s_store_name = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.store_2_by_s_store_sk.get(v_s_store_sk) or _EMPTY).get(
+                        (v_s_store_sk, v_s_store_name)
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = store_2_by_s_store_sk.get(v_s_store_sk)
+            if _grp is None:
+                store_2_by_s_store_sk[v_s_store_sk] = {
+                    (v_s_store_sk, v_s_store_name): _p
+                }
+            else:
+                _o = _grp.get((v_s_store_sk, v_s_store_name))
+                if _o is None:
+                    _grp[(v_s_store_sk, v_s_store_name)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_s_store_sk, v_s_store_name)] = _n
+                    else:
+                        del _grp[(v_s_store_sk, v_s_store_name)]
+                        if not _grp:
+                            del store_2_by_s_store_sk[v_s_store_sk]
+            _o = store_2_count_by_s_store_sk.get(v_s_store_sk)
+            if _o is None:
+                store_2_count_by_s_store_sk[v_s_store_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    store_2_count_by_s_store_sk[v_s_store_sk] = _n
+                else:
+                    del store_2_count_by_s_store_sk[v_s_store_sk]
+            _w1 = sb_count_by_s_store_sk.get(v_s_store_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n3_count_by_s_store_sk.get(v_s_store_sk)
+                if _o is None:
+                    n3_count_by_s_store_sk[v_s_store_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n3_count_by_s_store_sk[v_s_store_sk] = _n
+                    else:
+                        del n3_count_by_s_store_sk[v_s_store_sk]
+                _g5 = sc_i_item_sk_by_s_store_sk.get(v_s_store_sk)
+                if _g5:
+                    for v_i_item_sk, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
+                        _grp = n1_by_i_item_sk.get(v_i_item_sk)
+                        if _grp is None:
+                            n1_by_i_item_sk[v_i_item_sk] = {
+                                (v_s_store_sk, v_i_item_sk): _d4
+                            }
+                        else:
+                            _o = _grp.get((v_s_store_sk, v_i_item_sk))
+                            if _o is None:
+                                _grp[(v_s_store_sk, v_i_item_sk)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_s_store_sk, v_i_item_sk)] = _n
+                                else:
+                                    del _grp[(v_s_store_sk, v_i_item_sk)]
+                                    if not _grp:
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                        _o = n1_count_by_i_item_sk.get(v_i_item_sk)
+                        if _o is None:
+                            n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n1_count_by_i_item_sk[v_i_item_sk] = _n
+                            else:
+                                del n1_count_by_i_item_sk[v_i_item_sk]
+                        _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                        if _w6 is not None:
+                            _d7 = _d4 * _w6
+                            _o = n0_root.get(v_i_item_sk)
+                            if _o is None:
+                                n0_root[v_i_item_sk] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[v_i_item_sk] = _n
+                                else:
+                                    del n0_root[v_i_item_sk]
+                            if pending is not None:
+                                for (
+                                    v_s_store_sk,
+                                    v_i_item_sk,
+                                    v_revenue,
+                                ), _m8 in self.sc_by_s_store_sk_i_item_sk[
+                                    (v_s_store_sk, v_i_item_sk)
+                                ].items():
+                                    for (
+                                        v_s_store_sk,
+                                        v_ave,
+                                    ), _m9 in self.sb_by_s_store_sk[
+                                        v_s_store_sk
+                                    ].items():
+                                        for (
+                                            v_i_item_sk,
+                                            v_i_item_desc,
+                                            v_i_current_price,
+                                            v_i_wholesale_cost,
+                                            v_i_brand,
+                                        ), _m10 in self.item_by_i_item_sk[
+                                            v_i_item_sk
+                                        ].items():
+                                            if (
+                                                v_revenue is not None
+                                                and v_ave is not None
+                                                and (
+                                                    None
+                                                    if (0.1 * v_ave) is None
+                                                    else (v_revenue <= (0.1 * v_ave))
+                                                )
+                                            ):  # conditions on result rows
+                                                _k = (
+                                                    v_s_store_name,
+                                                    v_i_item_desc,
+                                                    v_revenue,
+                                                    v_i_current_price,
+                                                    v_i_wholesale_cost,
+                                                    v_i_brand,
+                                                )
+                                                _v = _p * _m8 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_i_item_sk = row[0]
+            v_i_item_desc = row[4]
+            v_i_current_price = row[5]
+            v_i_wholesale_cost = row[6]
+            v_i_brand = row[8]
+            if v_i_item_sk is None:
+                raise _null_error("item", row, ((0, "i_item_sk"),))
+            _p = d
+            _k = (
+                v_i_item_sk,
+                v_i_item_desc,
+                v_i_current_price,
+                v_i_wholesale_cost,
+                v_i_brand,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_by_i_item_sk = self.item_by_i_item_sk
+        item_count_by_i_item_sk = self.item_count_by_i_item_sk
+        n0_root = self.n0_root
+        n1_count_by_i_item_sk = self.n1_count_by_i_item_sk
+        # atom item
+        for _k, _p in sums0.items():
+            (
+                v_i_item_sk,
+                v_i_item_desc,
+                v_i_current_price,
+                v_i_wholesale_cost,
+                v_i_brand,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.item_by_i_item_sk.get(v_i_item_sk) or _EMPTY).get(
+                        (
+                            v_i_item_sk,
+                            v_i_item_desc,
+                            v_i_current_price,
+                            v_i_wholesale_cost,
+                            v_i_brand,
+                        )
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = item_by_i_item_sk.get(v_i_item_sk)
+            if _grp is None:
+                item_by_i_item_sk[v_i_item_sk] = {
+                    (
+                        v_i_item_sk,
+                        v_i_item_desc,
+                        v_i_current_price,
+                        v_i_wholesale_cost,
+                        v_i_brand,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_i_item_sk,
+                        v_i_item_desc,
+                        v_i_current_price,
+                        v_i_wholesale_cost,
+                        v_i_brand,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_i_item_sk,
+                            v_i_item_desc,
+                            v_i_current_price,
+                            v_i_wholesale_cost,
+                            v_i_brand,
+                        )
+                    ] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[
+                            (
+                                v_i_item_sk,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_wholesale_cost,
+                                v_i_brand,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_i_item_sk,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_wholesale_cost,
+                                v_i_brand,
+                            )
+                        ]
+                        if not _grp:
+                            del item_by_i_item_sk[v_i_item_sk]
+            _o = item_count_by_i_item_sk.get(v_i_item_sk)
+            if _o is None:
+                item_count_by_i_item_sk[v_i_item_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    item_count_by_i_item_sk[v_i_item_sk] = _n
+                else:
+                    del item_count_by_i_item_sk[v_i_item_sk]
+            _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_i_item_sk)
+                if _o is None:
+                    n0_root[v_i_item_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_i_item_sk] = _n
+                    else:
+                        del n0_root[v_i_item_sk]
+                if pending is not None:
+                    for (v_s_store_sk, v_i_item_sk), _m3 in self.n1_by_i_item_sk[
+                        v_i_item_sk
+                    ].items():
+                        for (
+                            v_s_store_sk,
+                            v_i_item_sk,
+                            v_revenue,
+                        ), _m4 in self.sc_by_s_store_sk_i_item_sk[
+                            (v_s_store_sk, v_i_item_sk)
+                        ].items():
+                            for (v_s_store_sk, v_ave), _m5 in self.sb_by_s_store_sk[
+                                v_s_store_sk
+                            ].items():
+                                for (
+                                    v_s_store_sk,
+                                    v_s_store_name,
+                                ), _m6 in self.store_2_by_s_store_sk[
+                                    v_s_store_sk
+                                ].items():
+                                    if (
+                                        v_revenue is not None
+                                        and v_ave is not None
+                                        and (
+                                            None
+                                            if (0.1 * v_ave) is None
+                                            else (v_revenue <= (0.1 * v_ave))
+                                        )
+                                    ):  # conditions on result rows
+                                        _k = (
+                                            v_s_store_name,
+                                            v_i_item_desc,
+                                            v_revenue,
+                                            v_i_current_price,
+                                            v_i_wholesale_cost,
+                                            v_i_brand,
+                                        )
+                                        _v = _p * _m4 * _m5 * _m6
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,

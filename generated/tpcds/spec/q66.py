@@ -793,6 +793,13 @@ def _make_derived1():
                     "time_dim": self._apply_time_dim,
                     "ship_mode": self._apply_ship_mode,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "web_sales": self._batch_web_sales,
+                    "warehouse": self._batch_warehouse,
+                    "date_dim": self._batch_date_dim,
+                    "time_dim": self._batch_time_dim,
+                    "ship_mode": self._batch_ship_mode,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -847,6 +854,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -1942,6 +1959,1461 @@ def _make_derived1():
                 # atom ship_mode
                 if keep_ship_mode:
                     _p = d
+                    _o = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                    if _o is None:
+                        ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
+                        else:
+                            del ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                    _g3 = n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk.get(
+                        v_ws_ship_mode_sk
+                    )
+                    if _g3:
+                        for (
+                            v_ws_sold_date_sk,
+                            v_ws_warehouse_sk,
+                            v_ws_quantity,
+                            v_ws_ext_sales_price,
+                            v_ws_net_paid,
+                        ), _w1 in _g3.items():
+                            _d2 = _p * _w1
+                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
+                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                            )
+                            if _grp is None:
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                ] = {
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    ): _d2
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    )
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_warehouse_sk,
+                                            v_ws_quantity,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_paid,
+                                        )
+                                    ] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[
+                                            (
+                                                v_ws_sold_date_sk,
+                                                v_ws_warehouse_sk,
+                                                v_ws_quantity,
+                                                v_ws_ext_sales_price,
+                                                v_ws_net_paid,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_ws_sold_date_sk,
+                                                v_ws_warehouse_sk,
+                                                v_ws_quantity,
+                                                v_ws_ext_sales_price,
+                                                v_ws_net_paid,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ]
+                            _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
+                                v_ws_warehouse_sk
+                            )
+                            if _grp is None:
+                                n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ] = {v_ws_sold_date_sk: _d2}
+                            else:
+                                _o = _grp.get(v_ws_sold_date_sk)
+                                if _o is None:
+                                    _grp[v_ws_sold_date_sk] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[v_ws_sold_date_sk] = _n
+                                    else:
+                                        del _grp[v_ws_sold_date_sk]
+                                        if not _grp:
+                                            del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                                v_ws_warehouse_sk
+                                            ]
+                            _w4 = warehouse_count_by_ws_warehouse_sk.get(
+                                v_ws_warehouse_sk
+                            )
+                            if _w4 is not None:
+                                _d5 = _d2 * _w4
+                                _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                if _grp is None:
+                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                        (v_ws_sold_date_sk, v_ws_warehouse_sk): _d5
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                    )
+                                    if _o is None:
+                                        _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = (
+                                            _d5
+                                        )
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            _grp[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
+                                                ]
+                                _o = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                if _o is None:
+                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n1_count_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ] = _n
+                                    else:
+                                        del n1_count_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                _w6 = date_dim_count_by_ws_sold_date_sk.get(
+                                    v_ws_sold_date_sk
+                                )
+                                if _w6 is not None:
+                                    _d7 = _d5 * _w6
+                                    _o = n0_root.get(v_ws_sold_date_sk)
+                                    if _o is None:
+                                        n0_root[v_ws_sold_date_sk] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            n0_root[v_ws_sold_date_sk] = _n
+                                        else:
+                                            del n0_root[v_ws_sold_date_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_ws_warehouse_sk,
+                                            v_w_warehouse_name,
+                                            v_w_warehouse_sq_ft,
+                                            v_w_city,
+                                            v_w_county,
+                                            v_w_state,
+                                            v_w_country,
+                                        ), _m8 in self.warehouse_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ].items():
+                                            for (
+                                                v_ws_sold_date_sk,
+                                                v_d_year,
+                                                v_d_moy,
+                                            ), _m9 in self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ].items():
+                                                _k = (
+                                                    v_w_warehouse_name,
+                                                    v_w_warehouse_sq_ft,
+                                                    v_w_city,
+                                                    v_w_county,
+                                                    v_w_state,
+                                                    v_w_country,
+                                                    v_d_year,
+                                                    v_d_moy,
+                                                    v_ws_ext_sales_price,
+                                                    v_ws_quantity,
+                                                    v_ws_net_paid,
+                                                )
+                                                _v = _d2 * _m8 * _m9
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_ws_sold_time_sk = row[1]
+                    v_ws_ship_mode_sk = row[14]
+                    v_ws_warehouse_sk = row[15]
+                    v_ws_quantity = row[18]
+                    v_ws_ext_sales_price = row[23]
+                    v_ws_net_paid = row[29]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None
+                        and v_ws_sold_time_sk is not None
+                        and v_ws_ship_mode_sk is not None
+                        and v_ws_warehouse_sk is not None
+                    )
+                    if keep_web_sales:
+                        _p = d
+                        _k = (
+                            v_ws_sold_date_sk,
+                            v_ws_sold_time_sk,
+                            v_ws_ship_mode_sk,
+                            v_ws_warehouse_sk,
+                            v_ws_quantity,
+                            v_ws_ext_sales_price,
+                            v_ws_net_paid,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_ws_sold_date_sk = self.n1_by_ws_sold_date_sk
+                n1_count_by_ws_sold_date_sk = self.n1_count_by_ws_sold_date_sk
+                n2_by_ws_sold_date_sk_ws_warehouse_sk = (
+                    self.n2_by_ws_sold_date_sk_ws_warehouse_sk
+                )
+                n2_ws_sold_date_sk_by_ws_warehouse_sk = (
+                    self.n2_ws_sold_date_sk_by_ws_warehouse_sk
+                )
+                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk = (
+                    self.n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk
+                )
+                ship_mode_count_by_ws_ship_mode_sk = (
+                    self.ship_mode_count_by_ws_ship_mode_sk
+                )
+                time_dim_count_by_ws_sold_time_sk = (
+                    self.time_dim_count_by_ws_sold_time_sk
+                )
+                warehouse_count_by_ws_warehouse_sk = (
+                    self.warehouse_count_by_ws_warehouse_sk
+                )
+                web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk = (
+                    self.web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    (
+                        v_ws_sold_date_sk,
+                        v_ws_sold_time_sk,
+                        v_ws_ship_mode_sk,
+                        v_ws_warehouse_sk,
+                        v_ws_quantity,
+                        v_ws_ext_sales_price,
+                        v_ws_net_paid,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk.get(
+                                    v_ws_sold_time_sk
+                                )
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_ws_sold_date_sk,
+                                    v_ws_ship_mode_sk,
+                                    v_ws_warehouse_sk,
+                                    v_ws_quantity,
+                                    v_ws_ext_sales_price,
+                                    v_ws_net_paid,
+                                )
+                            )
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk.get(
+                        v_ws_sold_time_sk
+                    )
+                    if _grp is None:
+                        web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                            v_ws_sold_time_sk
+                        ] = {
+                            (
+                                v_ws_sold_date_sk,
+                                v_ws_ship_mode_sk,
+                                v_ws_warehouse_sk,
+                                v_ws_quantity,
+                                v_ws_ext_sales_price,
+                                v_ws_net_paid,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ws_sold_date_sk,
+                                v_ws_ship_mode_sk,
+                                v_ws_warehouse_sk,
+                                v_ws_quantity,
+                                v_ws_ext_sales_price,
+                                v_ws_net_paid,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ws_sold_date_sk,
+                                    v_ws_ship_mode_sk,
+                                    v_ws_warehouse_sk,
+                                    v_ws_quantity,
+                                    v_ws_ext_sales_price,
+                                    v_ws_net_paid,
+                                )
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_ship_mode_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_ship_mode_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    )
+                                ]
+                                if not _grp:
+                                    del web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                        v_ws_sold_time_sk
+                                    ]
+                    _w1 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _grp = n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk.get(
+                            v_ws_ship_mode_sk
+                        )
+                        if _grp is None:
+                            n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                v_ws_ship_mode_sk
+                            ] = {
+                                (
+                                    v_ws_sold_date_sk,
+                                    v_ws_warehouse_sk,
+                                    v_ws_quantity,
+                                    v_ws_ext_sales_price,
+                                    v_ws_net_paid,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_ws_sold_date_sk,
+                                    v_ws_warehouse_sk,
+                                    v_ws_quantity,
+                                    v_ws_ext_sales_price,
+                                    v_ws_net_paid,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    )
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_warehouse_sk,
+                                            v_ws_quantity,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_paid,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_warehouse_sk,
+                                            v_ws_quantity,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_paid,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ]
+                        _w3 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _w3 is not None:
+                            _d4 = _d2 * _w3
+                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
+                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                            )
+                            if _grp is None:
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                ] = {
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    ): _d4
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    )
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_warehouse_sk,
+                                            v_ws_quantity,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_paid,
+                                        )
+                                    ] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[
+                                            (
+                                                v_ws_sold_date_sk,
+                                                v_ws_warehouse_sk,
+                                                v_ws_quantity,
+                                                v_ws_ext_sales_price,
+                                                v_ws_net_paid,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_ws_sold_date_sk,
+                                                v_ws_warehouse_sk,
+                                                v_ws_quantity,
+                                                v_ws_ext_sales_price,
+                                                v_ws_net_paid,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ]
+                            _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
+                                v_ws_warehouse_sk
+                            )
+                            if _grp is None:
+                                n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ] = {v_ws_sold_date_sk: _d4}
+                            else:
+                                _o = _grp.get(v_ws_sold_date_sk)
+                                if _o is None:
+                                    _grp[v_ws_sold_date_sk] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[v_ws_sold_date_sk] = _n
+                                    else:
+                                        del _grp[v_ws_sold_date_sk]
+                                        if not _grp:
+                                            del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                                v_ws_warehouse_sk
+                                            ]
+                            _w5 = warehouse_count_by_ws_warehouse_sk.get(
+                                v_ws_warehouse_sk
+                            )
+                            if _w5 is not None:
+                                _d6 = _d4 * _w5
+                                _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                if _grp is None:
+                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                        (v_ws_sold_date_sk, v_ws_warehouse_sk): _d6
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                    )
+                                    if _o is None:
+                                        _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = (
+                                            _d6
+                                        )
+                                    else:
+                                        _n = _o + _d6
+                                        if _n:
+                                            _grp[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
+                                                ]
+                                _o = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                if _o is None:
+                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        n1_count_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ] = _n
+                                    else:
+                                        del n1_count_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                _w7 = date_dim_count_by_ws_sold_date_sk.get(
+                                    v_ws_sold_date_sk
+                                )
+                                if _w7 is not None:
+                                    _d8 = _d6 * _w7
+                                    _o = n0_root.get(v_ws_sold_date_sk)
+                                    if _o is None:
+                                        n0_root[v_ws_sold_date_sk] = _d8
+                                    else:
+                                        _n = _o + _d8
+                                        if _n:
+                                            n0_root[v_ws_sold_date_sk] = _n
+                                        else:
+                                            del n0_root[v_ws_sold_date_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_ws_warehouse_sk,
+                                            v_w_warehouse_name,
+                                            v_w_warehouse_sq_ft,
+                                            v_w_city,
+                                            v_w_county,
+                                            v_w_state,
+                                            v_w_country,
+                                        ), _m9 in self.warehouse_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ].items():
+                                            for (
+                                                v_ws_sold_date_sk,
+                                                v_d_year,
+                                                v_d_moy,
+                                            ), _m10 in self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ].items():
+                                                _k = (
+                                                    v_w_warehouse_name,
+                                                    v_w_warehouse_sq_ft,
+                                                    v_w_city,
+                                                    v_w_county,
+                                                    v_w_state,
+                                                    v_w_country,
+                                                    v_d_year,
+                                                    v_d_moy,
+                                                    v_ws_ext_sales_price,
+                                                    v_ws_quantity,
+                                                    v_ws_net_paid,
+                                                )
+                                                _v = _d4 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+            def _batch_warehouse(self, rows, mults):
+                """Apply a batch of warehouse rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.warehouse_rows
+                sums0 = {}  # atom warehouse: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 14:
+                        raise ViewError(_arity_message("warehouse", 14, row))
+                    v_ws_warehouse_sk = row[0]
+                    v_w_warehouse_name = row[2]
+                    v_w_warehouse_sq_ft = row[3]
+                    v_w_city = row[8]
+                    v_w_county = row[9]
+                    v_w_state = row[10]
+                    v_w_country = row[12]
+                    if v_ws_warehouse_sk is None:
+                        raise _null_error("warehouse", row, ((0, "w_warehouse_sk"),))
+                    _p = d
+                    _k = (
+                        v_ws_warehouse_sk,
+                        v_w_warehouse_name,
+                        v_w_warehouse_sq_ft,
+                        v_w_city,
+                        v_w_county,
+                        v_w_state,
+                        v_w_country,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("warehouse", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_ws_sold_date_sk = self.n1_by_ws_sold_date_sk
+                n1_count_by_ws_sold_date_sk = self.n1_count_by_ws_sold_date_sk
+                n2_ws_sold_date_sk_by_ws_warehouse_sk = (
+                    self.n2_ws_sold_date_sk_by_ws_warehouse_sk
+                )
+                warehouse_by_ws_warehouse_sk = self.warehouse_by_ws_warehouse_sk
+                warehouse_count_by_ws_warehouse_sk = (
+                    self.warehouse_count_by_ws_warehouse_sk
+                )
+                # atom warehouse
+                for _k, _p in sums0.items():
+                    (
+                        v_ws_warehouse_sk,
+                        v_w_warehouse_name,
+                        v_w_warehouse_sq_ft,
+                        v_w_city,
+                        v_w_county,
+                        v_w_state,
+                        v_w_country,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_ws_warehouse_sk,
+                                    v_w_warehouse_name,
+                                    v_w_warehouse_sq_ft,
+                                    v_w_city,
+                                    v_w_county,
+                                    v_w_state,
+                                    v_w_country,
+                                )
+                            )
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                    if _grp is None:
+                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                            (
+                                v_ws_warehouse_sk,
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_ws_warehouse_sk,
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_ws_warehouse_sk,
+                                    v_w_warehouse_name,
+                                    v_w_warehouse_sq_ft,
+                                    v_w_city,
+                                    v_w_county,
+                                    v_w_state,
+                                    v_w_country,
+                                )
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (
+                                        v_ws_warehouse_sk,
+                                        v_w_warehouse_name,
+                                        v_w_warehouse_sq_ft,
+                                        v_w_city,
+                                        v_w_county,
+                                        v_w_state,
+                                        v_w_country,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ws_warehouse_sk,
+                                        v_w_warehouse_name,
+                                        v_w_warehouse_sq_ft,
+                                        v_w_city,
+                                        v_w_county,
+                                        v_w_state,
+                                        v_w_country,
+                                    )
+                                ]
+                                if not _grp:
+                                    del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                    _o = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                    if _o is None:
+                        warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _n
+                        else:
+                            del warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                    _g3 = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                    if _g3:
+                        for v_ws_sold_date_sk, _w1 in _g3.items():
+                            _d2 = _p * _w1
+                            _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                            if _grp is None:
+                                n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                    (v_ws_sold_date_sk, v_ws_warehouse_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_ws_sold_date_sk, v_ws_warehouse_sk))
+                                if _o is None:
+                                    _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = (
+                                            _n
+                                        )
+                                    else:
+                                        del _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)]
+                                        if not _grp:
+                                            del n1_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            _o = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                            if _o is None:
+                                n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                                else:
+                                    del n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            _w4 = date_dim_count_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk
+                            )
+                            if _w4 is not None:
+                                _d5 = _d2 * _w4
+                                _o = n0_root.get(v_ws_sold_date_sk)
+                                if _o is None:
+                                    n0_root[v_ws_sold_date_sk] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n0_root[v_ws_sold_date_sk] = _n
+                                    else:
+                                        del n0_root[v_ws_sold_date_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ws_sold_date_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    ), _m6 in self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                    ].items():
+                                        for (
+                                            v_ws_sold_date_sk,
+                                            v_d_year,
+                                            v_d_moy,
+                                        ), _m7 in self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ].items():
+                                            _k = (
+                                                v_w_warehouse_name,
+                                                v_w_warehouse_sq_ft,
+                                                v_w_city,
+                                                v_w_county,
+                                                v_w_state,
+                                                v_w_country,
+                                                v_d_year,
+                                                v_d_moy,
+                                                v_ws_ext_sales_price,
+                                                v_ws_quantity,
+                                                v_ws_net_paid,
+                                            )
+                                            _v = _p * _m6 * _m7
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    v_d_moy = row[8]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    keep_date_dim = v_d_year is not None and (v_d_year == 2001)
+                    if keep_date_dim:
+                        _p = d
+                        _k = (v_ws_sold_date_sk, v_d_year, v_d_moy)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_count_by_ws_sold_date_sk = self.n1_count_by_ws_sold_date_sk
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_year, v_d_moy = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_year, v_d_moy))
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_year, v_d_moy): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_moy))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_moy)] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[(v_ws_sold_date_sk, v_d_year, v_d_moy)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_year, v_d_moy)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _w1 = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_ws_sold_date_sk)
+                        if _o is None:
+                            n0_root[v_ws_sold_date_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_ws_sold_date_sk] = _n
+                            else:
+                                del n0_root[v_ws_sold_date_sk]
+                        if pending is not None:
+                            for (
+                                v_ws_sold_date_sk,
+                                v_ws_warehouse_sk,
+                            ), _m3 in self.n1_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ].items():
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_ws_warehouse_sk,
+                                    v_ws_quantity,
+                                    v_ws_ext_sales_price,
+                                    v_ws_net_paid,
+                                ), _m4 in self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                ].items():
+                                    for (
+                                        v_ws_warehouse_sk,
+                                        v_w_warehouse_name,
+                                        v_w_warehouse_sq_ft,
+                                        v_w_city,
+                                        v_w_county,
+                                        v_w_state,
+                                        v_w_country,
+                                    ), _m5 in self.warehouse_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ].items():
+                                        _k = (
+                                            v_w_warehouse_name,
+                                            v_w_warehouse_sq_ft,
+                                            v_w_city,
+                                            v_w_county,
+                                            v_w_state,
+                                            v_w_country,
+                                            v_d_year,
+                                            v_d_moy,
+                                            v_ws_ext_sales_price,
+                                            v_ws_quantity,
+                                            v_ws_net_paid,
+                                        )
+                                        _v = _p * _m4 * _m5
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_time_dim(self, rows, mults):
+                """Apply a batch of time_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.time_dim_rows
+                sums0 = {}  # atom time_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 10:
+                        raise ViewError(_arity_message("time_dim", 10, row))
+                    v_ws_sold_time_sk = row[0]
+                    c_time_dim_t_time = row[2]
+                    if v_ws_sold_time_sk is None:
+                        raise _null_error("time_dim", row, ((0, "t_time_sk"),))
+                    keep_time_dim = (
+                        c_time_dim_t_time is not None
+                        and (c_time_dim_t_time >= 30838)
+                        and (c_time_dim_t_time <= 59638)
+                    )
+                    if keep_time_dim:
+                        _p = d
+                        _k = v_ws_sold_time_sk
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("time_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_ws_sold_date_sk = self.n1_by_ws_sold_date_sk
+                n1_count_by_ws_sold_date_sk = self.n1_count_by_ws_sold_date_sk
+                n2_by_ws_sold_date_sk_ws_warehouse_sk = (
+                    self.n2_by_ws_sold_date_sk_ws_warehouse_sk
+                )
+                n2_ws_sold_date_sk_by_ws_warehouse_sk = (
+                    self.n2_ws_sold_date_sk_by_ws_warehouse_sk
+                )
+                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk = (
+                    self.n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk
+                )
+                ship_mode_count_by_ws_ship_mode_sk = (
+                    self.ship_mode_count_by_ws_ship_mode_sk
+                )
+                time_dim_count_by_ws_sold_time_sk = (
+                    self.time_dim_count_by_ws_sold_time_sk
+                )
+                warehouse_count_by_ws_warehouse_sk = (
+                    self.warehouse_count_by_ws_warehouse_sk
+                )
+                web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk = (
+                    self.web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk
+                )
+                # atom time_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_time_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not self.time_dim_count_by_ws_sold_time_sk.get(
+                            v_ws_sold_time_sk, _ZERO
+                        )
+                    ):
+                        continue
+                    _o = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
+                    if _o is None:
+                        time_dim_count_by_ws_sold_time_sk[v_ws_sold_time_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            time_dim_count_by_ws_sold_time_sk[v_ws_sold_time_sk] = _n
+                        else:
+                            del time_dim_count_by_ws_sold_time_sk[v_ws_sold_time_sk]
+                    _g3 = web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk.get(
+                        v_ws_sold_time_sk
+                    )
+                    if _g3:
+                        for (
+                            v_ws_sold_date_sk,
+                            v_ws_ship_mode_sk,
+                            v_ws_warehouse_sk,
+                            v_ws_quantity,
+                            v_ws_ext_sales_price,
+                            v_ws_net_paid,
+                        ), _w1 in _g3.items():
+                            _d2 = _p * _w1
+                            _grp = n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk.get(
+                                v_ws_ship_mode_sk
+                            )
+                            if _grp is None:
+                                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                    v_ws_ship_mode_sk
+                                ] = {
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    ): _d2
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_warehouse_sk,
+                                        v_ws_quantity,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_paid,
+                                    )
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_warehouse_sk,
+                                            v_ws_quantity,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_paid,
+                                        )
+                                    ] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[
+                                            (
+                                                v_ws_sold_date_sk,
+                                                v_ws_warehouse_sk,
+                                                v_ws_quantity,
+                                                v_ws_ext_sales_price,
+                                                v_ws_net_paid,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_ws_sold_date_sk,
+                                                v_ws_warehouse_sk,
+                                                v_ws_quantity,
+                                                v_ws_ext_sales_price,
+                                                v_ws_net_paid,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                                v_ws_ship_mode_sk
+                                            ]
+                            _w4 = ship_mode_count_by_ws_ship_mode_sk.get(
+                                v_ws_ship_mode_sk
+                            )
+                            if _w4 is not None:
+                                _d5 = _d2 * _w4
+                                _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
+                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                )
+                                if _grp is None:
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                    ] = {
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_warehouse_sk,
+                                            v_ws_quantity,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_paid,
+                                        ): _d5
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_warehouse_sk,
+                                            v_ws_quantity,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_paid,
+                                        )
+                                    )
+                                    if _o is None:
+                                        _grp[
+                                            (
+                                                v_ws_sold_date_sk,
+                                                v_ws_warehouse_sk,
+                                                v_ws_quantity,
+                                                v_ws_ext_sales_price,
+                                                v_ws_net_paid,
+                                            )
+                                        ] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            _grp[
+                                                (
+                                                    v_ws_sold_date_sk,
+                                                    v_ws_warehouse_sk,
+                                                    v_ws_quantity,
+                                                    v_ws_ext_sales_price,
+                                                    v_ws_net_paid,
+                                                )
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (
+                                                    v_ws_sold_date_sk,
+                                                    v_ws_warehouse_sk,
+                                                    v_ws_quantity,
+                                                    v_ws_ext_sales_price,
+                                                    v_ws_net_paid,
+                                                )
+                                            ]
+                                            if not _grp:
+                                                del n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                    (
+                                                        v_ws_sold_date_sk,
+                                                        v_ws_warehouse_sk,
+                                                    )
+                                                ]
+                                _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
+                                    v_ws_warehouse_sk
+                                )
+                                if _grp is None:
+                                    n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ] = {v_ws_sold_date_sk: _d5}
+                                else:
+                                    _o = _grp.get(v_ws_sold_date_sk)
+                                    if _o is None:
+                                        _grp[v_ws_sold_date_sk] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            _grp[v_ws_sold_date_sk] = _n
+                                        else:
+                                            del _grp[v_ws_sold_date_sk]
+                                            if not _grp:
+                                                del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                                    v_ws_warehouse_sk
+                                                ]
+                                _w6 = warehouse_count_by_ws_warehouse_sk.get(
+                                    v_ws_warehouse_sk
+                                )
+                                if _w6 is not None:
+                                    _d7 = _d5 * _w6
+                                    _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                    if _grp is None:
+                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                            (v_ws_sold_date_sk, v_ws_warehouse_sk): _d7
+                                        }
+                                    else:
+                                        _o = _grp.get(
+                                            (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                        )
+                                        if _o is None:
+                                            _grp[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ] = _d7
+                                        else:
+                                            _n = _o + _d7
+                                            if _n:
+                                                _grp[
+                                                    (
+                                                        v_ws_sold_date_sk,
+                                                        v_ws_warehouse_sk,
+                                                    )
+                                                ] = _n
+                                            else:
+                                                del _grp[
+                                                    (
+                                                        v_ws_sold_date_sk,
+                                                        v_ws_warehouse_sk,
+                                                    )
+                                                ]
+                                                if not _grp:
+                                                    del n1_by_ws_sold_date_sk[
+                                                        v_ws_sold_date_sk
+                                                    ]
+                                    _o = n1_count_by_ws_sold_date_sk.get(
+                                        v_ws_sold_date_sk
+                                    )
+                                    if _o is None:
+                                        n1_count_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            n1_count_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ] = _n
+                                        else:
+                                            del n1_count_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                    _w8 = date_dim_count_by_ws_sold_date_sk.get(
+                                        v_ws_sold_date_sk
+                                    )
+                                    if _w8 is not None:
+                                        _d9 = _d7 * _w8
+                                        _o = n0_root.get(v_ws_sold_date_sk)
+                                        if _o is None:
+                                            n0_root[v_ws_sold_date_sk] = _d9
+                                        else:
+                                            _n = _o + _d9
+                                            if _n:
+                                                n0_root[v_ws_sold_date_sk] = _n
+                                            else:
+                                                del n0_root[v_ws_sold_date_sk]
+                                        if pending is not None:
+                                            for (
+                                                v_ws_warehouse_sk,
+                                                v_w_warehouse_name,
+                                                v_w_warehouse_sq_ft,
+                                                v_w_city,
+                                                v_w_county,
+                                                v_w_state,
+                                                v_w_country,
+                                            ), _m10 in self.warehouse_by_ws_warehouse_sk[
+                                                v_ws_warehouse_sk
+                                            ].items():
+                                                for (
+                                                    v_ws_sold_date_sk,
+                                                    v_d_year,
+                                                    v_d_moy,
+                                                ), _m11 in self.date_dim_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
+                                                ].items():
+                                                    _k = (
+                                                        v_w_warehouse_name,
+                                                        v_w_warehouse_sq_ft,
+                                                        v_w_city,
+                                                        v_w_county,
+                                                        v_w_state,
+                                                        v_w_country,
+                                                        v_d_year,
+                                                        v_d_moy,
+                                                        v_ws_ext_sales_price,
+                                                        v_ws_quantity,
+                                                        v_ws_net_paid,
+                                                    )
+                                                    _v = _d5 * _m10 * _m11
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+            def _batch_ship_mode(self, rows, mults):
+                """Apply a batch of ship_mode rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.ship_mode_rows
+                sums0 = {}  # atom ship_mode: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 6:
+                        raise ViewError(_arity_message("ship_mode", 6, row))
+                    v_ws_ship_mode_sk = row[0]
+                    c_ship_mode_sm_carrier = row[4]
+                    if v_ws_ship_mode_sk is None:
+                        raise _null_error("ship_mode", row, ((0, "sm_ship_mode_sk"),))
+                    keep_ship_mode = c_ship_mode_sm_carrier is not None and (
+                        c_ship_mode_sm_carrier in ("DHL", "BARIAN")
+                    )
+                    if keep_ship_mode:
+                        _p = d
+                        _k = v_ws_ship_mode_sk
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("ship_mode", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_ws_sold_date_sk = self.n1_by_ws_sold_date_sk
+                n1_count_by_ws_sold_date_sk = self.n1_count_by_ws_sold_date_sk
+                n2_by_ws_sold_date_sk_ws_warehouse_sk = (
+                    self.n2_by_ws_sold_date_sk_ws_warehouse_sk
+                )
+                n2_ws_sold_date_sk_by_ws_warehouse_sk = (
+                    self.n2_ws_sold_date_sk_by_ws_warehouse_sk
+                )
+                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk = (
+                    self.n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk
+                )
+                ship_mode_count_by_ws_ship_mode_sk = (
+                    self.ship_mode_count_by_ws_ship_mode_sk
+                )
+                warehouse_count_by_ws_warehouse_sk = (
+                    self.warehouse_count_by_ws_warehouse_sk
+                )
+                # atom ship_mode
+                for _k, _p in sums0.items():
+                    v_ws_ship_mode_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not self.ship_mode_count_by_ws_ship_mode_sk.get(
+                            v_ws_ship_mode_sk, _ZERO
+                        )
+                    ):
+                        continue
                     _o = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                     if _o is None:
                         ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _p
@@ -3628,6 +5100,13 @@ def _make_derived1():
                     "time_dim": self._apply_time_dim,
                     "ship_mode": self._apply_ship_mode,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "catalog_sales": self._batch_catalog_sales,
+                    "warehouse": self._batch_warehouse,
+                    "date_dim": self._batch_date_dim,
+                    "time_dim": self._batch_time_dim,
+                    "ship_mode": self._batch_ship_mode,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -3682,6 +5161,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -4777,6 +6266,1461 @@ def _make_derived1():
                 # atom ship_mode
                 if keep_ship_mode:
                     _p = d
+                    _o = ship_mode_count_by_cs_ship_mode_sk.get(v_cs_ship_mode_sk)
+                    if _o is None:
+                        ship_mode_count_by_cs_ship_mode_sk[v_cs_ship_mode_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            ship_mode_count_by_cs_ship_mode_sk[v_cs_ship_mode_sk] = _n
+                        else:
+                            del ship_mode_count_by_cs_ship_mode_sk[v_cs_ship_mode_sk]
+                    _g3 = n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk.get(
+                        v_cs_ship_mode_sk
+                    )
+                    if _g3:
+                        for (
+                            v_cs_sold_date_sk,
+                            v_cs_warehouse_sk,
+                            v_cs_quantity,
+                            v_cs_sales_price,
+                            v_cs_net_paid_inc_tax,
+                        ), _w1 in _g3.items():
+                            _d2 = _p * _w1
+                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
+                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                            )
+                            if _grp is None:
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                ] = {
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    ): _d2
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    )
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_warehouse_sk,
+                                            v_cs_quantity,
+                                            v_cs_sales_price,
+                                            v_cs_net_paid_inc_tax,
+                                        )
+                                    ] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[
+                                            (
+                                                v_cs_sold_date_sk,
+                                                v_cs_warehouse_sk,
+                                                v_cs_quantity,
+                                                v_cs_sales_price,
+                                                v_cs_net_paid_inc_tax,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_cs_sold_date_sk,
+                                                v_cs_warehouse_sk,
+                                                v_cs_quantity,
+                                                v_cs_sales_price,
+                                                v_cs_net_paid_inc_tax,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ]
+                            _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
+                                v_cs_warehouse_sk
+                            )
+                            if _grp is None:
+                                n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                    v_cs_warehouse_sk
+                                ] = {v_cs_sold_date_sk: _d2}
+                            else:
+                                _o = _grp.get(v_cs_sold_date_sk)
+                                if _o is None:
+                                    _grp[v_cs_sold_date_sk] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[v_cs_sold_date_sk] = _n
+                                    else:
+                                        del _grp[v_cs_sold_date_sk]
+                                        if not _grp:
+                                            del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                                v_cs_warehouse_sk
+                                            ]
+                            _w4 = warehouse_count_by_cs_warehouse_sk.get(
+                                v_cs_warehouse_sk
+                            )
+                            if _w4 is not None:
+                                _d5 = _d2 * _w4
+                                _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                                if _grp is None:
+                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                        (v_cs_sold_date_sk, v_cs_warehouse_sk): _d5
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                    )
+                                    if _o is None:
+                                        _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = (
+                                            _d5
+                                        )
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            _grp[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ]
+                                _o = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                                if _o is None:
+                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n1_count_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = _n
+                                    else:
+                                        del n1_count_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                _w6 = date_dim_count_by_cs_sold_date_sk.get(
+                                    v_cs_sold_date_sk
+                                )
+                                if _w6 is not None:
+                                    _d7 = _d5 * _w6
+                                    _o = n0_root.get(v_cs_sold_date_sk)
+                                    if _o is None:
+                                        n0_root[v_cs_sold_date_sk] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            n0_root[v_cs_sold_date_sk] = _n
+                                        else:
+                                            del n0_root[v_cs_sold_date_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_cs_warehouse_sk,
+                                            v_w_warehouse_name,
+                                            v_w_warehouse_sq_ft,
+                                            v_w_city,
+                                            v_w_county,
+                                            v_w_state,
+                                            v_w_country,
+                                        ), _m8 in self.warehouse_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ].items():
+                                            for (
+                                                v_cs_sold_date_sk,
+                                                v_d_year,
+                                                v_d_moy,
+                                            ), _m9 in self.date_dim_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ].items():
+                                                _k = (
+                                                    v_w_warehouse_name,
+                                                    v_w_warehouse_sq_ft,
+                                                    v_w_city,
+                                                    v_w_county,
+                                                    v_w_state,
+                                                    v_w_country,
+                                                    v_d_year,
+                                                    v_d_moy,
+                                                    v_cs_sales_price,
+                                                    v_cs_quantity,
+                                                    v_cs_net_paid_inc_tax,
+                                                )
+                                                _v = _d2 * _m8 * _m9
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+            def _batch_catalog_sales(self, rows, mults):
+                """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.catalog_sales_rows
+                sums0 = {}  # atom catalog_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("catalog_sales", 34, row))
+                    v_cs_sold_date_sk = row[0]
+                    v_cs_sold_time_sk = row[1]
+                    v_cs_ship_mode_sk = row[13]
+                    v_cs_warehouse_sk = row[14]
+                    v_cs_quantity = row[18]
+                    v_cs_sales_price = row[21]
+                    v_cs_net_paid_inc_tax = row[30]
+                    keep_catalog_sales = (
+                        v_cs_sold_date_sk is not None
+                        and v_cs_sold_time_sk is not None
+                        and v_cs_ship_mode_sk is not None
+                        and v_cs_warehouse_sk is not None
+                    )
+                    if keep_catalog_sales:
+                        _p = d
+                        _k = (
+                            v_cs_sold_date_sk,
+                            v_cs_sold_time_sk,
+                            v_cs_ship_mode_sk,
+                            v_cs_warehouse_sk,
+                            v_cs_quantity,
+                            v_cs_sales_price,
+                            v_cs_net_paid_inc_tax,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("catalog_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk = (
+                    self.catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk
+                )
+                date_dim_count_by_cs_sold_date_sk = (
+                    self.date_dim_count_by_cs_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_cs_sold_date_sk = self.n1_by_cs_sold_date_sk
+                n1_count_by_cs_sold_date_sk = self.n1_count_by_cs_sold_date_sk
+                n2_by_cs_sold_date_sk_cs_warehouse_sk = (
+                    self.n2_by_cs_sold_date_sk_cs_warehouse_sk
+                )
+                n2_cs_sold_date_sk_by_cs_warehouse_sk = (
+                    self.n2_cs_sold_date_sk_by_cs_warehouse_sk
+                )
+                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk = (
+                    self.n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk
+                )
+                ship_mode_count_by_cs_ship_mode_sk = (
+                    self.ship_mode_count_by_cs_ship_mode_sk
+                )
+                time_dim_count_by_cs_sold_time_sk = (
+                    self.time_dim_count_by_cs_sold_time_sk
+                )
+                warehouse_count_by_cs_warehouse_sk = (
+                    self.warehouse_count_by_cs_warehouse_sk
+                )
+                # atom catalog_sales
+                for _k, _p in sums0.items():
+                    (
+                        v_cs_sold_date_sk,
+                        v_cs_sold_time_sk,
+                        v_cs_ship_mode_sk,
+                        v_cs_warehouse_sk,
+                        v_cs_quantity,
+                        v_cs_sales_price,
+                        v_cs_net_paid_inc_tax,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk.get(
+                                    v_cs_sold_time_sk
+                                )
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_cs_sold_date_sk,
+                                    v_cs_ship_mode_sk,
+                                    v_cs_warehouse_sk,
+                                    v_cs_quantity,
+                                    v_cs_sales_price,
+                                    v_cs_net_paid_inc_tax,
+                                )
+                            )
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk.get(
+                        v_cs_sold_time_sk
+                    )
+                    if _grp is None:
+                        catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                            v_cs_sold_time_sk
+                        ] = {
+                            (
+                                v_cs_sold_date_sk,
+                                v_cs_ship_mode_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_quantity,
+                                v_cs_sales_price,
+                                v_cs_net_paid_inc_tax,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_cs_sold_date_sk,
+                                v_cs_ship_mode_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_quantity,
+                                v_cs_sales_price,
+                                v_cs_net_paid_inc_tax,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_cs_sold_date_sk,
+                                    v_cs_ship_mode_sk,
+                                    v_cs_warehouse_sk,
+                                    v_cs_quantity,
+                                    v_cs_sales_price,
+                                    v_cs_net_paid_inc_tax,
+                                )
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_ship_mode_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_ship_mode_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    )
+                                ]
+                                if not _grp:
+                                    del catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                        v_cs_sold_time_sk
+                                    ]
+                    _w1 = time_dim_count_by_cs_sold_time_sk.get(v_cs_sold_time_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _grp = n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk.get(
+                            v_cs_ship_mode_sk
+                        )
+                        if _grp is None:
+                            n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                v_cs_ship_mode_sk
+                            ] = {
+                                (
+                                    v_cs_sold_date_sk,
+                                    v_cs_warehouse_sk,
+                                    v_cs_quantity,
+                                    v_cs_sales_price,
+                                    v_cs_net_paid_inc_tax,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_cs_sold_date_sk,
+                                    v_cs_warehouse_sk,
+                                    v_cs_quantity,
+                                    v_cs_sales_price,
+                                    v_cs_net_paid_inc_tax,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    )
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_warehouse_sk,
+                                            v_cs_quantity,
+                                            v_cs_sales_price,
+                                            v_cs_net_paid_inc_tax,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_warehouse_sk,
+                                            v_cs_quantity,
+                                            v_cs_sales_price,
+                                            v_cs_net_paid_inc_tax,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ]
+                        _w3 = ship_mode_count_by_cs_ship_mode_sk.get(v_cs_ship_mode_sk)
+                        if _w3 is not None:
+                            _d4 = _d2 * _w3
+                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
+                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                            )
+                            if _grp is None:
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                ] = {
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    ): _d4
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    )
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_warehouse_sk,
+                                            v_cs_quantity,
+                                            v_cs_sales_price,
+                                            v_cs_net_paid_inc_tax,
+                                        )
+                                    ] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[
+                                            (
+                                                v_cs_sold_date_sk,
+                                                v_cs_warehouse_sk,
+                                                v_cs_quantity,
+                                                v_cs_sales_price,
+                                                v_cs_net_paid_inc_tax,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_cs_sold_date_sk,
+                                                v_cs_warehouse_sk,
+                                                v_cs_quantity,
+                                                v_cs_sales_price,
+                                                v_cs_net_paid_inc_tax,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ]
+                            _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
+                                v_cs_warehouse_sk
+                            )
+                            if _grp is None:
+                                n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                    v_cs_warehouse_sk
+                                ] = {v_cs_sold_date_sk: _d4}
+                            else:
+                                _o = _grp.get(v_cs_sold_date_sk)
+                                if _o is None:
+                                    _grp[v_cs_sold_date_sk] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[v_cs_sold_date_sk] = _n
+                                    else:
+                                        del _grp[v_cs_sold_date_sk]
+                                        if not _grp:
+                                            del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                                v_cs_warehouse_sk
+                                            ]
+                            _w5 = warehouse_count_by_cs_warehouse_sk.get(
+                                v_cs_warehouse_sk
+                            )
+                            if _w5 is not None:
+                                _d6 = _d4 * _w5
+                                _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                                if _grp is None:
+                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                        (v_cs_sold_date_sk, v_cs_warehouse_sk): _d6
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                    )
+                                    if _o is None:
+                                        _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = (
+                                            _d6
+                                        )
+                                    else:
+                                        _n = _o + _d6
+                                        if _n:
+                                            _grp[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ]
+                                _o = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                                if _o is None:
+                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        n1_count_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = _n
+                                    else:
+                                        del n1_count_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                _w7 = date_dim_count_by_cs_sold_date_sk.get(
+                                    v_cs_sold_date_sk
+                                )
+                                if _w7 is not None:
+                                    _d8 = _d6 * _w7
+                                    _o = n0_root.get(v_cs_sold_date_sk)
+                                    if _o is None:
+                                        n0_root[v_cs_sold_date_sk] = _d8
+                                    else:
+                                        _n = _o + _d8
+                                        if _n:
+                                            n0_root[v_cs_sold_date_sk] = _n
+                                        else:
+                                            del n0_root[v_cs_sold_date_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_cs_warehouse_sk,
+                                            v_w_warehouse_name,
+                                            v_w_warehouse_sq_ft,
+                                            v_w_city,
+                                            v_w_county,
+                                            v_w_state,
+                                            v_w_country,
+                                        ), _m9 in self.warehouse_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ].items():
+                                            for (
+                                                v_cs_sold_date_sk,
+                                                v_d_year,
+                                                v_d_moy,
+                                            ), _m10 in self.date_dim_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ].items():
+                                                _k = (
+                                                    v_w_warehouse_name,
+                                                    v_w_warehouse_sq_ft,
+                                                    v_w_city,
+                                                    v_w_county,
+                                                    v_w_state,
+                                                    v_w_country,
+                                                    v_d_year,
+                                                    v_d_moy,
+                                                    v_cs_sales_price,
+                                                    v_cs_quantity,
+                                                    v_cs_net_paid_inc_tax,
+                                                )
+                                                _v = _d4 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+            def _batch_warehouse(self, rows, mults):
+                """Apply a batch of warehouse rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.warehouse_rows
+                sums0 = {}  # atom warehouse: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 14:
+                        raise ViewError(_arity_message("warehouse", 14, row))
+                    v_cs_warehouse_sk = row[0]
+                    v_w_warehouse_name = row[2]
+                    v_w_warehouse_sq_ft = row[3]
+                    v_w_city = row[8]
+                    v_w_county = row[9]
+                    v_w_state = row[10]
+                    v_w_country = row[12]
+                    if v_cs_warehouse_sk is None:
+                        raise _null_error("warehouse", row, ((0, "w_warehouse_sk"),))
+                    _p = d
+                    _k = (
+                        v_cs_warehouse_sk,
+                        v_w_warehouse_name,
+                        v_w_warehouse_sq_ft,
+                        v_w_city,
+                        v_w_county,
+                        v_w_state,
+                        v_w_country,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("warehouse", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_cs_sold_date_sk = (
+                    self.date_dim_count_by_cs_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_cs_sold_date_sk = self.n1_by_cs_sold_date_sk
+                n1_count_by_cs_sold_date_sk = self.n1_count_by_cs_sold_date_sk
+                n2_cs_sold_date_sk_by_cs_warehouse_sk = (
+                    self.n2_cs_sold_date_sk_by_cs_warehouse_sk
+                )
+                warehouse_by_cs_warehouse_sk = self.warehouse_by_cs_warehouse_sk
+                warehouse_count_by_cs_warehouse_sk = (
+                    self.warehouse_count_by_cs_warehouse_sk
+                )
+                # atom warehouse
+                for _k, _p in sums0.items():
+                    (
+                        v_cs_warehouse_sk,
+                        v_w_warehouse_name,
+                        v_w_warehouse_sq_ft,
+                        v_w_city,
+                        v_w_county,
+                        v_w_state,
+                        v_w_country,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.warehouse_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_cs_warehouse_sk,
+                                    v_w_warehouse_name,
+                                    v_w_warehouse_sq_ft,
+                                    v_w_city,
+                                    v_w_county,
+                                    v_w_state,
+                                    v_w_country,
+                                )
+                            )
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = warehouse_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
+                    if _grp is None:
+                        warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = {
+                            (
+                                v_cs_warehouse_sk,
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_cs_warehouse_sk,
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_cs_warehouse_sk,
+                                    v_w_warehouse_name,
+                                    v_w_warehouse_sq_ft,
+                                    v_w_city,
+                                    v_w_county,
+                                    v_w_state,
+                                    v_w_country,
+                                )
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (
+                                        v_cs_warehouse_sk,
+                                        v_w_warehouse_name,
+                                        v_w_warehouse_sq_ft,
+                                        v_w_city,
+                                        v_w_county,
+                                        v_w_state,
+                                        v_w_country,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_cs_warehouse_sk,
+                                        v_w_warehouse_name,
+                                        v_w_warehouse_sq_ft,
+                                        v_w_city,
+                                        v_w_county,
+                                        v_w_state,
+                                        v_w_country,
+                                    )
+                                ]
+                                if not _grp:
+                                    del warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk]
+                    _o = warehouse_count_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
+                    if _o is None:
+                        warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk] = _n
+                        else:
+                            del warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk]
+                    _g3 = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
+                    if _g3:
+                        for v_cs_sold_date_sk, _w1 in _g3.items():
+                            _d2 = _p * _w1
+                            _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                            if _grp is None:
+                                n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                    (v_cs_sold_date_sk, v_cs_warehouse_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_cs_sold_date_sk, v_cs_warehouse_sk))
+                                if _o is None:
+                                    _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = (
+                                            _n
+                                        )
+                                    else:
+                                        del _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)]
+                                        if not _grp:
+                                            del n1_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                            _o = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                            if _o is None:
+                                n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
+                                else:
+                                    del n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                            _w4 = date_dim_count_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk
+                            )
+                            if _w4 is not None:
+                                _d5 = _d2 * _w4
+                                _o = n0_root.get(v_cs_sold_date_sk)
+                                if _o is None:
+                                    n0_root[v_cs_sold_date_sk] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n0_root[v_cs_sold_date_sk] = _n
+                                    else:
+                                        del n0_root[v_cs_sold_date_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    ), _m6 in self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                    ].items():
+                                        for (
+                                            v_cs_sold_date_sk,
+                                            v_d_year,
+                                            v_d_moy,
+                                        ), _m7 in self.date_dim_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ].items():
+                                            _k = (
+                                                v_w_warehouse_name,
+                                                v_w_warehouse_sq_ft,
+                                                v_w_city,
+                                                v_w_county,
+                                                v_w_state,
+                                                v_w_country,
+                                                v_d_year,
+                                                v_d_moy,
+                                                v_cs_sales_price,
+                                                v_cs_quantity,
+                                                v_cs_net_paid_inc_tax,
+                                            )
+                                            _v = _p * _m6 * _m7
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_cs_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    v_d_moy = row[8]
+                    if v_cs_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    keep_date_dim = v_d_year is not None and (v_d_year == 2001)
+                    if keep_date_dim:
+                        _p = d
+                        _k = (v_cs_sold_date_sk, v_d_year, v_d_moy)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_by_cs_sold_date_sk = self.date_dim_by_cs_sold_date_sk
+                date_dim_count_by_cs_sold_date_sk = (
+                    self.date_dim_count_by_cs_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_count_by_cs_sold_date_sk = self.n1_count_by_cs_sold_date_sk
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_cs_sold_date_sk, v_d_year, v_d_moy = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_cs_sold_date_sk, v_d_year, v_d_moy))
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                            (v_cs_sold_date_sk, v_d_year, v_d_moy): _p
+                        }
+                    else:
+                        _o = _grp.get((v_cs_sold_date_sk, v_d_year, v_d_moy))
+                        if _o is None:
+                            _grp[(v_cs_sold_date_sk, v_d_year, v_d_moy)] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[(v_cs_sold_date_sk, v_d_year, v_d_moy)] = _n
+                            else:
+                                del _grp[(v_cs_sold_date_sk, v_d_year, v_d_moy)]
+                                if not _grp:
+                                    del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                    _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                    _w1 = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_cs_sold_date_sk)
+                        if _o is None:
+                            n0_root[v_cs_sold_date_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_cs_sold_date_sk] = _n
+                            else:
+                                del n0_root[v_cs_sold_date_sk]
+                        if pending is not None:
+                            for (
+                                v_cs_sold_date_sk,
+                                v_cs_warehouse_sk,
+                            ), _m3 in self.n1_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ].items():
+                                for (
+                                    v_cs_sold_date_sk,
+                                    v_cs_warehouse_sk,
+                                    v_cs_quantity,
+                                    v_cs_sales_price,
+                                    v_cs_net_paid_inc_tax,
+                                ), _m4 in self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                ].items():
+                                    for (
+                                        v_cs_warehouse_sk,
+                                        v_w_warehouse_name,
+                                        v_w_warehouse_sq_ft,
+                                        v_w_city,
+                                        v_w_county,
+                                        v_w_state,
+                                        v_w_country,
+                                    ), _m5 in self.warehouse_by_cs_warehouse_sk[
+                                        v_cs_warehouse_sk
+                                    ].items():
+                                        _k = (
+                                            v_w_warehouse_name,
+                                            v_w_warehouse_sq_ft,
+                                            v_w_city,
+                                            v_w_county,
+                                            v_w_state,
+                                            v_w_country,
+                                            v_d_year,
+                                            v_d_moy,
+                                            v_cs_sales_price,
+                                            v_cs_quantity,
+                                            v_cs_net_paid_inc_tax,
+                                        )
+                                        _v = _p * _m4 * _m5
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_time_dim(self, rows, mults):
+                """Apply a batch of time_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.time_dim_rows
+                sums0 = {}  # atom time_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 10:
+                        raise ViewError(_arity_message("time_dim", 10, row))
+                    v_cs_sold_time_sk = row[0]
+                    c_time_dim_t_time = row[2]
+                    if v_cs_sold_time_sk is None:
+                        raise _null_error("time_dim", row, ((0, "t_time_sk"),))
+                    keep_time_dim = (
+                        c_time_dim_t_time is not None
+                        and (c_time_dim_t_time >= 30838)
+                        and (c_time_dim_t_time <= 59638)
+                    )
+                    if keep_time_dim:
+                        _p = d
+                        _k = v_cs_sold_time_sk
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("time_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk = (
+                    self.catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk
+                )
+                date_dim_count_by_cs_sold_date_sk = (
+                    self.date_dim_count_by_cs_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_cs_sold_date_sk = self.n1_by_cs_sold_date_sk
+                n1_count_by_cs_sold_date_sk = self.n1_count_by_cs_sold_date_sk
+                n2_by_cs_sold_date_sk_cs_warehouse_sk = (
+                    self.n2_by_cs_sold_date_sk_cs_warehouse_sk
+                )
+                n2_cs_sold_date_sk_by_cs_warehouse_sk = (
+                    self.n2_cs_sold_date_sk_by_cs_warehouse_sk
+                )
+                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk = (
+                    self.n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk
+                )
+                ship_mode_count_by_cs_ship_mode_sk = (
+                    self.ship_mode_count_by_cs_ship_mode_sk
+                )
+                time_dim_count_by_cs_sold_time_sk = (
+                    self.time_dim_count_by_cs_sold_time_sk
+                )
+                warehouse_count_by_cs_warehouse_sk = (
+                    self.warehouse_count_by_cs_warehouse_sk
+                )
+                # atom time_dim
+                for _k, _p in sums0.items():
+                    v_cs_sold_time_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not self.time_dim_count_by_cs_sold_time_sk.get(
+                            v_cs_sold_time_sk, _ZERO
+                        )
+                    ):
+                        continue
+                    _o = time_dim_count_by_cs_sold_time_sk.get(v_cs_sold_time_sk)
+                    if _o is None:
+                        time_dim_count_by_cs_sold_time_sk[v_cs_sold_time_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            time_dim_count_by_cs_sold_time_sk[v_cs_sold_time_sk] = _n
+                        else:
+                            del time_dim_count_by_cs_sold_time_sk[v_cs_sold_time_sk]
+                    _g3 = catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk.get(
+                        v_cs_sold_time_sk
+                    )
+                    if _g3:
+                        for (
+                            v_cs_sold_date_sk,
+                            v_cs_ship_mode_sk,
+                            v_cs_warehouse_sk,
+                            v_cs_quantity,
+                            v_cs_sales_price,
+                            v_cs_net_paid_inc_tax,
+                        ), _w1 in _g3.items():
+                            _d2 = _p * _w1
+                            _grp = n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk.get(
+                                v_cs_ship_mode_sk
+                            )
+                            if _grp is None:
+                                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                    v_cs_ship_mode_sk
+                                ] = {
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    ): _d2
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_quantity,
+                                        v_cs_sales_price,
+                                        v_cs_net_paid_inc_tax,
+                                    )
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_warehouse_sk,
+                                            v_cs_quantity,
+                                            v_cs_sales_price,
+                                            v_cs_net_paid_inc_tax,
+                                        )
+                                    ] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[
+                                            (
+                                                v_cs_sold_date_sk,
+                                                v_cs_warehouse_sk,
+                                                v_cs_quantity,
+                                                v_cs_sales_price,
+                                                v_cs_net_paid_inc_tax,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_cs_sold_date_sk,
+                                                v_cs_warehouse_sk,
+                                                v_cs_quantity,
+                                                v_cs_sales_price,
+                                                v_cs_net_paid_inc_tax,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                                v_cs_ship_mode_sk
+                                            ]
+                            _w4 = ship_mode_count_by_cs_ship_mode_sk.get(
+                                v_cs_ship_mode_sk
+                            )
+                            if _w4 is not None:
+                                _d5 = _d2 * _w4
+                                _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
+                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                )
+                                if _grp is None:
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                    ] = {
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_warehouse_sk,
+                                            v_cs_quantity,
+                                            v_cs_sales_price,
+                                            v_cs_net_paid_inc_tax,
+                                        ): _d5
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_warehouse_sk,
+                                            v_cs_quantity,
+                                            v_cs_sales_price,
+                                            v_cs_net_paid_inc_tax,
+                                        )
+                                    )
+                                    if _o is None:
+                                        _grp[
+                                            (
+                                                v_cs_sold_date_sk,
+                                                v_cs_warehouse_sk,
+                                                v_cs_quantity,
+                                                v_cs_sales_price,
+                                                v_cs_net_paid_inc_tax,
+                                            )
+                                        ] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            _grp[
+                                                (
+                                                    v_cs_sold_date_sk,
+                                                    v_cs_warehouse_sk,
+                                                    v_cs_quantity,
+                                                    v_cs_sales_price,
+                                                    v_cs_net_paid_inc_tax,
+                                                )
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (
+                                                    v_cs_sold_date_sk,
+                                                    v_cs_warehouse_sk,
+                                                    v_cs_quantity,
+                                                    v_cs_sales_price,
+                                                    v_cs_net_paid_inc_tax,
+                                                )
+                                            ]
+                                            if not _grp:
+                                                del n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                    (
+                                                        v_cs_sold_date_sk,
+                                                        v_cs_warehouse_sk,
+                                                    )
+                                                ]
+                                _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
+                                    v_cs_warehouse_sk
+                                )
+                                if _grp is None:
+                                    n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                        v_cs_warehouse_sk
+                                    ] = {v_cs_sold_date_sk: _d5}
+                                else:
+                                    _o = _grp.get(v_cs_sold_date_sk)
+                                    if _o is None:
+                                        _grp[v_cs_sold_date_sk] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            _grp[v_cs_sold_date_sk] = _n
+                                        else:
+                                            del _grp[v_cs_sold_date_sk]
+                                            if not _grp:
+                                                del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                                    v_cs_warehouse_sk
+                                                ]
+                                _w6 = warehouse_count_by_cs_warehouse_sk.get(
+                                    v_cs_warehouse_sk
+                                )
+                                if _w6 is not None:
+                                    _d7 = _d5 * _w6
+                                    _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                                    if _grp is None:
+                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                            (v_cs_sold_date_sk, v_cs_warehouse_sk): _d7
+                                        }
+                                    else:
+                                        _o = _grp.get(
+                                            (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                        )
+                                        if _o is None:
+                                            _grp[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ] = _d7
+                                        else:
+                                            _n = _o + _d7
+                                            if _n:
+                                                _grp[
+                                                    (
+                                                        v_cs_sold_date_sk,
+                                                        v_cs_warehouse_sk,
+                                                    )
+                                                ] = _n
+                                            else:
+                                                del _grp[
+                                                    (
+                                                        v_cs_sold_date_sk,
+                                                        v_cs_warehouse_sk,
+                                                    )
+                                                ]
+                                                if not _grp:
+                                                    del n1_by_cs_sold_date_sk[
+                                                        v_cs_sold_date_sk
+                                                    ]
+                                    _o = n1_count_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    if _o is None:
+                                        n1_count_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            n1_count_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ] = _n
+                                        else:
+                                            del n1_count_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                                    _w8 = date_dim_count_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    if _w8 is not None:
+                                        _d9 = _d7 * _w8
+                                        _o = n0_root.get(v_cs_sold_date_sk)
+                                        if _o is None:
+                                            n0_root[v_cs_sold_date_sk] = _d9
+                                        else:
+                                            _n = _o + _d9
+                                            if _n:
+                                                n0_root[v_cs_sold_date_sk] = _n
+                                            else:
+                                                del n0_root[v_cs_sold_date_sk]
+                                        if pending is not None:
+                                            for (
+                                                v_cs_warehouse_sk,
+                                                v_w_warehouse_name,
+                                                v_w_warehouse_sq_ft,
+                                                v_w_city,
+                                                v_w_county,
+                                                v_w_state,
+                                                v_w_country,
+                                            ), _m10 in self.warehouse_by_cs_warehouse_sk[
+                                                v_cs_warehouse_sk
+                                            ].items():
+                                                for (
+                                                    v_cs_sold_date_sk,
+                                                    v_d_year,
+                                                    v_d_moy,
+                                                ), _m11 in self.date_dim_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ].items():
+                                                    _k = (
+                                                        v_w_warehouse_name,
+                                                        v_w_warehouse_sq_ft,
+                                                        v_w_city,
+                                                        v_w_county,
+                                                        v_w_state,
+                                                        v_w_country,
+                                                        v_d_year,
+                                                        v_d_moy,
+                                                        v_cs_sales_price,
+                                                        v_cs_quantity,
+                                                        v_cs_net_paid_inc_tax,
+                                                    )
+                                                    _v = _d5 * _m10 * _m11
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+            def _batch_ship_mode(self, rows, mults):
+                """Apply a batch of ship_mode rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.ship_mode_rows
+                sums0 = {}  # atom ship_mode: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 6:
+                        raise ViewError(_arity_message("ship_mode", 6, row))
+                    v_cs_ship_mode_sk = row[0]
+                    c_ship_mode_sm_carrier = row[4]
+                    if v_cs_ship_mode_sk is None:
+                        raise _null_error("ship_mode", row, ((0, "sm_ship_mode_sk"),))
+                    keep_ship_mode = c_ship_mode_sm_carrier is not None and (
+                        c_ship_mode_sm_carrier in ("DHL", "BARIAN")
+                    )
+                    if keep_ship_mode:
+                        _p = d
+                        _k = v_cs_ship_mode_sk
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("ship_mode", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_cs_sold_date_sk = (
+                    self.date_dim_count_by_cs_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_cs_sold_date_sk = self.n1_by_cs_sold_date_sk
+                n1_count_by_cs_sold_date_sk = self.n1_count_by_cs_sold_date_sk
+                n2_by_cs_sold_date_sk_cs_warehouse_sk = (
+                    self.n2_by_cs_sold_date_sk_cs_warehouse_sk
+                )
+                n2_cs_sold_date_sk_by_cs_warehouse_sk = (
+                    self.n2_cs_sold_date_sk_by_cs_warehouse_sk
+                )
+                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk = (
+                    self.n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk
+                )
+                ship_mode_count_by_cs_ship_mode_sk = (
+                    self.ship_mode_count_by_cs_ship_mode_sk
+                )
+                warehouse_count_by_cs_warehouse_sk = (
+                    self.warehouse_count_by_cs_warehouse_sk
+                )
+                # atom ship_mode
+                for _k, _p in sums0.items():
+                    v_cs_ship_mode_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not self.ship_mode_count_by_cs_ship_mode_sk.get(
+                            v_cs_ship_mode_sk, _ZERO
+                        )
+                    ):
+                        continue
                     _o = ship_mode_count_by_cs_ship_mode_sk.get(v_cs_ship_mode_sk)
                     if _o is None:
                         ship_mode_count_by_cs_ship_mode_sk[v_cs_ship_mode_sk] = _p
@@ -6301,6 +9245,7 @@ class View:
             "ship_mode": self._apply_ship_mode,
             "catalog_sales": self._apply_catalog_sales,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -6359,6 +9304,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

@@ -311,6 +311,10 @@ def _make_exists_1():
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_sales": self._batch_store_sales,
+                "date_dim": self._batch_date_dim,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -360,6 +364,16 @@ def _make_exists_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -499,6 +513,196 @@ def _make_exists_1():
             # atom date_dim
             if keep_date_dim:
                 _p = d
+                _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _g3 = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _g3:
+                    for v_ss_customer_sk, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_ss_customer_sk)
+                        if _o is None:
+                            n0_root[v_ss_customer_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_ss_customer_sk] = _n
+                            else:
+                                del n0_root[v_ss_customer_sk]
+                        if pending is not None:
+                            _k = (v_ss_customer_sk,)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_store_sales(self, rows, mults):
+            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_sales_rows
+            sums0 = {}  # atom store_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 23:
+                    raise ViewError(_arity_message("store_sales", 23, row))
+                v_ss_sold_date_sk = row[0]
+                v_ss_customer_sk = row[3]
+                keep_store_sales = v_ss_sold_date_sk is not None
+                if keep_store_sales:
+                    _p = d
+                    _k = (v_ss_sold_date_sk, v_ss_customer_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            store_sales_ss_customer_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_customer_sk_by_ss_sold_date_sk
+            )
+            # atom store_sales
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk, v_ss_customer_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            or _EMPTY
+                        ).get(v_ss_customer_sk)
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _grp is None:
+                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        v_ss_customer_sk: _p
+                    }
+                else:
+                    _o = _grp.get(v_ss_customer_sk)
+                    if _o is None:
+                        _grp[v_ss_customer_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_ss_customer_sk] = _n
+                        else:
+                            del _grp[v_ss_customer_sk]
+                            if not _grp:
+                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_ss_customer_sk)
+                    if _o is None:
+                        n0_root[v_ss_customer_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_ss_customer_sk] = _n
+                        else:
+                            del n0_root[v_ss_customer_sk]
+                    if pending is not None:
+                        _k = (v_ss_customer_sk,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ss_sold_date_sk = row[0]
+                c_date_dim_d_year = row[6]
+                c_date_dim_d_moy = row[8]
+                if v_ss_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    c_date_dim_d_year is not None
+                    and c_date_dim_d_moy is not None
+                    and (c_date_dim_d_year == 2001)
+                    and (c_date_dim_d_moy >= 4)
+                    and (c_date_dim_d_moy <= 6)
+                )
+                if keep_date_dim:
+                    _p = d
+                    _k = v_ss_sold_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            n0_root = self.n0_root
+            store_sales_ss_customer_sk_by_ss_sold_date_sk = (
+                self.store_sales_ss_customer_sk_by_ss_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk, _ZERO
+                    )
+                ):
+                    continue
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -794,6 +998,10 @@ def _make_exists_2():
                 "web_sales": self._apply_web_sales,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "web_sales": self._batch_web_sales,
+                "date_dim": self._batch_date_dim,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -843,6 +1051,16 @@ def _make_exists_2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -982,6 +1200,196 @@ def _make_exists_2():
             # atom date_dim
             if keep_date_dim:
                 _p = d
+                _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                _g3 = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                    v_ws_sold_date_sk
+                )
+                if _g3:
+                    for v_ws_bill_customer_sk, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_ws_bill_customer_sk)
+                        if _o is None:
+                            n0_root[v_ws_bill_customer_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_ws_bill_customer_sk] = _n
+                            else:
+                                del n0_root[v_ws_bill_customer_sk]
+                        if pending is not None:
+                            _k = (v_ws_bill_customer_sk,)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_web_sales(self, rows, mults):
+            """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.web_sales_rows
+            sums0 = {}  # atom web_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 34:
+                    raise ViewError(_arity_message("web_sales", 34, row))
+                v_ws_sold_date_sk = row[0]
+                v_ws_bill_customer_sk = row[4]
+                keep_web_sales = v_ws_sold_date_sk is not None
+                if keep_web_sales:
+                    _p = d
+                    _k = (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("web_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk
+            )
+            # atom web_sales
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk, v_ws_bill_customer_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk
+                            )
+                            or _EMPTY
+                        ).get(v_ws_bill_customer_sk)
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                    v_ws_sold_date_sk
+                )
+                if _grp is None:
+                    web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                        v_ws_sold_date_sk
+                    ] = {v_ws_bill_customer_sk: _p}
+                else:
+                    _o = _grp.get(v_ws_bill_customer_sk)
+                    if _o is None:
+                        _grp[v_ws_bill_customer_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_ws_bill_customer_sk] = _n
+                        else:
+                            del _grp[v_ws_bill_customer_sk]
+                            if not _grp:
+                                del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_ws_bill_customer_sk)
+                    if _o is None:
+                        n0_root[v_ws_bill_customer_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_ws_bill_customer_sk] = _n
+                        else:
+                            del n0_root[v_ws_bill_customer_sk]
+                    if pending is not None:
+                        _k = (v_ws_bill_customer_sk,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ws_sold_date_sk = row[0]
+                c_date_dim_d_year = row[6]
+                c_date_dim_d_moy = row[8]
+                if v_ws_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    c_date_dim_d_year is not None
+                    and c_date_dim_d_moy is not None
+                    and (c_date_dim_d_year == 2001)
+                    and (c_date_dim_d_moy >= 4)
+                    and (c_date_dim_d_moy <= 6)
+                )
+                if keep_date_dim:
+                    _p = d
+                    _k = v_ws_sold_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk, _ZERO
+                    )
+                ):
+                    continue
                 _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -1277,6 +1685,10 @@ def _make_exists_3():
                 "catalog_sales": self._apply_catalog_sales,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "catalog_sales": self._batch_catalog_sales,
+                "date_dim": self._batch_date_dim,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -1326,6 +1738,16 @@ def _make_exists_3():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1465,6 +1887,196 @@ def _make_exists_3():
             # atom date_dim
             if keep_date_dim:
                 _p = d
+                _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                _g3 = catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk.get(
+                    v_cs_sold_date_sk
+                )
+                if _g3:
+                    for v_cs_ship_customer_sk, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_cs_ship_customer_sk)
+                        if _o is None:
+                            n0_root[v_cs_ship_customer_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_cs_ship_customer_sk] = _n
+                            else:
+                                del n0_root[v_cs_ship_customer_sk]
+                        if pending is not None:
+                            _k = (v_cs_ship_customer_sk,)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_catalog_sales(self, rows, mults):
+            """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.catalog_sales_rows
+            sums0 = {}  # atom catalog_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 34:
+                    raise ViewError(_arity_message("catalog_sales", 34, row))
+                v_cs_sold_date_sk = row[0]
+                v_cs_ship_customer_sk = row[7]
+                keep_catalog_sales = v_cs_sold_date_sk is not None
+                if keep_catalog_sales:
+                    _p = d
+                    _k = (v_cs_sold_date_sk, v_cs_ship_customer_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("catalog_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk = (
+                self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk
+            )
+            date_dim_count_by_cs_sold_date_sk = self.date_dim_count_by_cs_sold_date_sk
+            n0_root = self.n0_root
+            # atom catalog_sales
+            for _k, _p in sums0.items():
+                v_cs_sold_date_sk, v_cs_ship_customer_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk
+                            )
+                            or _EMPTY
+                        ).get(v_cs_ship_customer_sk)
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk.get(
+                    v_cs_sold_date_sk
+                )
+                if _grp is None:
+                    catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                        v_cs_sold_date_sk
+                    ] = {v_cs_ship_customer_sk: _p}
+                else:
+                    _o = _grp.get(v_cs_ship_customer_sk)
+                    if _o is None:
+                        _grp[v_cs_ship_customer_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_cs_ship_customer_sk] = _n
+                        else:
+                            del _grp[v_cs_ship_customer_sk]
+                            if not _grp:
+                                del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_cs_ship_customer_sk)
+                    if _o is None:
+                        n0_root[v_cs_ship_customer_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_cs_ship_customer_sk] = _n
+                        else:
+                            del n0_root[v_cs_ship_customer_sk]
+                    if pending is not None:
+                        _k = (v_cs_ship_customer_sk,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_cs_sold_date_sk = row[0]
+                c_date_dim_d_year = row[6]
+                c_date_dim_d_moy = row[8]
+                if v_cs_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    c_date_dim_d_year is not None
+                    and c_date_dim_d_moy is not None
+                    and (c_date_dim_d_year == 2001)
+                    and (c_date_dim_d_moy >= 4)
+                    and (c_date_dim_d_moy <= 6)
+                )
+                if keep_date_dim:
+                    _p = d
+                    _k = v_cs_sold_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk = (
+                self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk
+            )
+            date_dim_count_by_cs_sold_date_sk = self.date_dim_count_by_cs_sold_date_sk
+            n0_root = self.n0_root
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_cs_sold_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_cs_sold_date_sk.get(
+                        v_cs_sold_date_sk, _ZERO
+                    )
+                ):
+                    continue
                 _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -1849,6 +2461,10 @@ class View:
             "web_sales": self._apply_web_sales,
             "catalog_sales": self._apply_catalog_sales,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "customer_address": self._batch_customer_address,
+            "customer_demographics": self._batch_customer_demographics,
+        }
         self.sub_exists_1 = _exists_1_view(push=True)  # a subquery's inner view
         self.sub_exists_2 = _exists_2_view(push=True)  # a subquery's inner view
         self.sub_exists_3 = _exists_3_view(push=True)  # a subquery's inner view
@@ -1923,6 +2539,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -2648,6 +3274,361 @@ class View:
         sub._flush()
         if sub._changes:
             self._on_exists_3(sub._changes)
+
+    def _batch_customer_address(self, rows, mults):
+        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_address_rows
+        sums0 = {}  # atom ca: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 13:
+                raise ViewError(_arity_message("customer_address", 13, row))
+            v_c_current_addr_sk = row[0]
+            c_ca_ca_state = row[8]
+            if v_c_current_addr_sk is None:
+                raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+            keep_ca = c_ca_ca_state is not None and (
+                c_ca_ca_state in ("KY", "GA", "NM")
+            )
+            if keep_ca:
+                _p = d
+                _k = v_c_current_addr_sk
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_address", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        ca_count_by_c_current_addr_sk = self.ca_count_by_c_current_addr_sk
+        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk = (
+            self.customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_c_current_cdemo_sk = self.n3_count_by_c_current_cdemo_sk
+        n4_c_current_cdemo_sk_by_c_current_addr_sk = (
+            self.n4_c_current_cdemo_sk_by_c_current_addr_sk
+        )
+        # atom ca
+        for _k, _p in sums0.items():
+            v_c_current_addr_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.ca_count_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk, _ZERO
+                )
+            ):
+                continue
+            _o = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _o is None:
+                ca_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    ca_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
+                else:
+                    del ca_count_by_c_current_addr_sk[v_c_current_addr_sk]
+            _g3 = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _g3:
+                for v_c_current_cdemo_sk, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _o = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+                    if _o is None:
+                        n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _n
+                        else:
+                            del n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk]
+                    _g6 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
+                        v_c_current_cdemo_sk
+                    )
+                    if _g6:
+                        for (
+                            v_cd_gender,
+                            v_cd_marital_status,
+                            v_cd_education_status,
+                            v_cd_purchase_estimate,
+                            v_cd_credit_rating,
+                        ), _w4 in _g6.items():
+                            _d5 = _d2 * _w4
+                            _o = n0_root.get(
+                                (
+                                    v_cd_gender,
+                                    v_cd_marital_status,
+                                    v_cd_education_status,
+                                    v_cd_purchase_estimate,
+                                    v_cd_credit_rating,
+                                )
+                            )
+                            if _o is None:
+                                n0_root[
+                                    (
+                                        v_cd_gender,
+                                        v_cd_marital_status,
+                                        v_cd_education_status,
+                                        v_cd_purchase_estimate,
+                                        v_cd_credit_rating,
+                                    )
+                                ] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n0_root[
+                                        (
+                                            v_cd_gender,
+                                            v_cd_marital_status,
+                                            v_cd_education_status,
+                                            v_cd_purchase_estimate,
+                                            v_cd_credit_rating,
+                                        )
+                                    ] = _n
+                                else:
+                                    del n0_root[
+                                        (
+                                            v_cd_gender,
+                                            v_cd_marital_status,
+                                            v_cd_education_status,
+                                            v_cd_purchase_estimate,
+                                            v_cd_credit_rating,
+                                        )
+                                    ]
+                            if pending is not None:
+                                _k = (
+                                    v_cd_gender,
+                                    v_cd_marital_status,
+                                    v_cd_education_status,
+                                    v_cd_purchase_estimate,
+                                    v_cd_credit_rating,
+                                )
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_customer_demographics(self, rows, mults):
+        """Apply a batch of customer_demographics rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_demographics_rows
+        sums0 = {}  # atom customer_demographics: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("customer_demographics", 9, row))
+            (
+                v_c_current_cdemo_sk,
+                v_cd_gender,
+                v_cd_marital_status,
+                v_cd_education_status,
+                v_cd_purchase_estimate,
+                v_cd_credit_rating,
+                _,
+                _,
+                _,
+            ) = row
+            if v_c_current_cdemo_sk is None:
+                raise _null_error("customer_demographics", row, ((0, "cd_demo_sk"),))
+            _p = d
+            _k = (
+                v_c_current_cdemo_sk,
+                v_cd_gender,
+                v_cd_marital_status,
+                v_cd_education_status,
+                v_cd_purchase_estimate,
+                v_cd_credit_rating,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_demographics", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk = (
+            self.customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk
+        )
+        n0_root = self.n0_root
+        n3_count_by_c_current_cdemo_sk = self.n3_count_by_c_current_cdemo_sk
+        # atom customer_demographics
+        for _k, _p in sums0.items():
+            (
+                v_c_current_cdemo_sk,
+                v_cd_gender,
+                v_cd_marital_status,
+                v_cd_education_status,
+                v_cd_purchase_estimate,
+                v_cd_credit_rating,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
+                            v_c_current_cdemo_sk
+                        )
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_cd_gender,
+                            v_cd_marital_status,
+                            v_cd_education_status,
+                            v_cd_purchase_estimate,
+                            v_cd_credit_rating,
+                        )
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
+                v_c_current_cdemo_sk
+            )
+            if _grp is None:
+                customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                    v_c_current_cdemo_sk
+                ] = {
+                    (
+                        v_cd_gender,
+                        v_cd_marital_status,
+                        v_cd_education_status,
+                        v_cd_purchase_estimate,
+                        v_cd_credit_rating,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_cd_gender,
+                        v_cd_marital_status,
+                        v_cd_education_status,
+                        v_cd_purchase_estimate,
+                        v_cd_credit_rating,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_cd_gender,
+                            v_cd_marital_status,
+                            v_cd_education_status,
+                            v_cd_purchase_estimate,
+                            v_cd_credit_rating,
+                        )
+                    ] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[
+                            (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
+                            )
+                        ]
+                        if not _grp:
+                            del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ]
+            _w1 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(
+                    (
+                        v_cd_gender,
+                        v_cd_marital_status,
+                        v_cd_education_status,
+                        v_cd_purchase_estimate,
+                        v_cd_credit_rating,
+                    )
+                )
+                if _o is None:
+                    n0_root[
+                        (
+                            v_cd_gender,
+                            v_cd_marital_status,
+                            v_cd_education_status,
+                            v_cd_purchase_estimate,
+                            v_cd_credit_rating,
+                        )
+                    ] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[
+                            (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
+                            )
+                        ] = _n
+                    else:
+                        del n0_root[
+                            (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
+                            )
+                        ]
+                if pending is not None:
+                    _k = (
+                        v_cd_gender,
+                        v_cd_marital_status,
+                        v_cd_education_status,
+                        v_cd_purchase_estimate,
+                        v_cd_credit_rating,
+                    )
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
 
     def _rows_of_c(self, row, d):
         """Apply `d` copies of `row` to atom c alone (its relation's

@@ -324,6 +324,10 @@ def _make_derived1():
                         "web_sales": self._apply_web_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "web_sales": self._batch_web_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -375,6 +379,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -589,6 +603,317 @@ def _make_derived1():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
+                        _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        _g3 = web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk.get(
+                            v_ws_sold_date_sk
+                        )
+                        if _g3:
+                            for (
+                                v_ws_sold_time_sk,
+                                v_ws_item_sk,
+                                v_ws_ext_sales_price,
+                            ), _w1 in _g3.items():
+                                _d2 = _p * _w1
+                                _o = n0_root.get(
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_sold_time_sk,
+                                        v_ws_item_sk,
+                                        v_ws_ext_sales_price,
+                                    )
+                                )
+                                if _o is None:
+                                    n0_root[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_sold_time_sk,
+                                            v_ws_item_sk,
+                                            v_ws_ext_sales_price,
+                                        )
+                                    ] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n0_root[
+                                            (
+                                                v_ws_sold_date_sk,
+                                                v_ws_sold_time_sk,
+                                                v_ws_item_sk,
+                                                v_ws_ext_sales_price,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del n0_root[
+                                            (
+                                                v_ws_sold_date_sk,
+                                                v_ws_sold_time_sk,
+                                                v_ws_item_sk,
+                                                v_ws_ext_sales_price,
+                                            )
+                                        ]
+                                if pending is not None:
+                                    _k = (
+                                        v_ws_ext_sales_price,
+                                        v_ws_sold_date_sk,
+                                        v_ws_item_sk,
+                                        v_ws_sold_time_sk,
+                                    )
+                                    _v = _d2
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_web_sales(self, rows, mults):
+                    """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.web_sales_rows
+                    sums0 = {}  # atom web_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("web_sales", 34, row))
+                        v_ws_sold_date_sk = row[0]
+                        v_ws_sold_time_sk = row[1]
+                        v_ws_item_sk = row[3]
+                        v_ws_ext_sales_price = row[23]
+                        if v_ws_item_sk is None:
+                            raise _null_error("web_sales", row, ((3, "ws_item_sk"),))
+                        keep_web_sales = v_ws_sold_date_sk is not None
+                        if keep_web_sales:
+                            _p = d
+                            _k = (
+                                v_ws_sold_date_sk,
+                                v_ws_sold_time_sk,
+                                v_ws_item_sk,
+                                v_ws_ext_sales_price,
+                            )
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("web_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    date_dim_count_by_ws_sold_date_sk = (
+                        self.date_dim_count_by_ws_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk = (
+                        self.web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk
+                    )
+                    # atom web_sales
+                    for _k, _p in sums0.items():
+                        (
+                            v_ws_sold_date_sk,
+                            v_ws_sold_time_sk,
+                            v_ws_item_sk,
+                            v_ws_ext_sales_price,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk.get(
+                                        v_ws_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_ws_sold_time_sk,
+                                        v_ws_item_sk,
+                                        v_ws_ext_sales_price,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk.get(
+                            v_ws_sold_date_sk
+                        )
+                        if _grp is None:
+                            web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {
+                                (
+                                    v_ws_sold_time_sk,
+                                    v_ws_item_sk,
+                                    v_ws_ext_sales_price,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ws_sold_time_sk, v_ws_item_sk, v_ws_ext_sales_price)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ws_sold_time_sk,
+                                        v_ws_item_sk,
+                                        v_ws_ext_sales_price,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ws_sold_time_sk,
+                                            v_ws_item_sk,
+                                            v_ws_ext_sales_price,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ws_sold_time_sk,
+                                            v_ws_item_sk,
+                                            v_ws_ext_sales_price,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(
+                                (
+                                    v_ws_sold_date_sk,
+                                    v_ws_sold_time_sk,
+                                    v_ws_item_sk,
+                                    v_ws_ext_sales_price,
+                                )
+                            )
+                            if _o is None:
+                                n0_root[
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_sold_time_sk,
+                                        v_ws_item_sk,
+                                        v_ws_ext_sales_price,
+                                    )
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_sold_time_sk,
+                                            v_ws_item_sk,
+                                            v_ws_ext_sales_price,
+                                        )
+                                    ] = _n
+                                else:
+                                    del n0_root[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_sold_time_sk,
+                                            v_ws_item_sk,
+                                            v_ws_ext_sales_price,
+                                        )
+                                    ]
+                            if pending is not None:
+                                _k = (
+                                    v_ws_ext_sales_price,
+                                    v_ws_sold_date_sk,
+                                    v_ws_item_sk,
+                                    v_ws_sold_time_sk,
+                                )
+                                _v = _d2
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ws_sold_date_sk = row[0]
+                        c_date_dim_d_year = row[6]
+                        c_date_dim_d_moy = row[8]
+                        if v_ws_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        keep_date_dim = (
+                            c_date_dim_d_moy is not None
+                            and c_date_dim_d_year is not None
+                            and (c_date_dim_d_moy == 11)
+                            and (c_date_dim_d_year == 1999)
+                        )
+                        if keep_date_dim:
+                            _p = d
+                            _k = v_ws_sold_date_sk
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    date_dim_count_by_ws_sold_date_sk = (
+                        self.date_dim_count_by_ws_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk = (
+                        self.web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ws_sold_date_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not self.date_dim_count_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk, _ZERO
+                            )
+                        ):
+                            continue
                         _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -954,6 +1279,10 @@ def _make_derived1():
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "catalog_sales": self._batch_catalog_sales,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -1005,6 +1334,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -1219,6 +1558,319 @@ def _make_derived1():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
+                        _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        _g3 = catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _g3:
+                            for (
+                                v_cs_sold_time_sk,
+                                v_cs_item_sk,
+                                v_cs_ext_sales_price,
+                            ), _w1 in _g3.items():
+                                _d2 = _p * _w1
+                                _o = n0_root.get(
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_sold_time_sk,
+                                        v_cs_item_sk,
+                                        v_cs_ext_sales_price,
+                                    )
+                                )
+                                if _o is None:
+                                    n0_root[
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_sold_time_sk,
+                                            v_cs_item_sk,
+                                            v_cs_ext_sales_price,
+                                        )
+                                    ] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n0_root[
+                                            (
+                                                v_cs_sold_date_sk,
+                                                v_cs_sold_time_sk,
+                                                v_cs_item_sk,
+                                                v_cs_ext_sales_price,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del n0_root[
+                                            (
+                                                v_cs_sold_date_sk,
+                                                v_cs_sold_time_sk,
+                                                v_cs_item_sk,
+                                                v_cs_ext_sales_price,
+                                            )
+                                        ]
+                                if pending is not None:
+                                    _k = (
+                                        v_cs_ext_sales_price,
+                                        v_cs_sold_date_sk,
+                                        v_cs_item_sk,
+                                        v_cs_sold_time_sk,
+                                    )
+                                    _v = _d2
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_catalog_sales(self, rows, mults):
+                    """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.catalog_sales_rows
+                    sums0 = {}  # atom catalog_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("catalog_sales", 34, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_cs_sold_time_sk = row[1]
+                        v_cs_item_sk = row[15]
+                        v_cs_ext_sales_price = row[23]
+                        if v_cs_item_sk is None:
+                            raise _null_error(
+                                "catalog_sales", row, ((15, "cs_item_sk"),)
+                            )
+                        keep_catalog_sales = v_cs_sold_date_sk is not None
+                        if keep_catalog_sales:
+                            _p = d
+                            _k = (
+                                v_cs_sold_date_sk,
+                                v_cs_sold_time_sk,
+                                v_cs_item_sk,
+                                v_cs_ext_sales_price,
+                            )
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("catalog_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk = (
+                        self.catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk
+                    )
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    # atom catalog_sales
+                    for _k, _p in sums0.items():
+                        (
+                            v_cs_sold_date_sk,
+                            v_cs_sold_time_sk,
+                            v_cs_item_sk,
+                            v_cs_ext_sales_price,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_cs_sold_time_sk,
+                                        v_cs_item_sk,
+                                        v_cs_ext_sales_price,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _grp is None:
+                            catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {
+                                (
+                                    v_cs_sold_time_sk,
+                                    v_cs_item_sk,
+                                    v_cs_ext_sales_price,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_cs_sold_time_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_cs_sold_time_sk,
+                                        v_cs_item_sk,
+                                        v_cs_ext_sales_price,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_cs_sold_time_sk,
+                                            v_cs_item_sk,
+                                            v_cs_ext_sales_price,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_cs_sold_time_sk,
+                                            v_cs_item_sk,
+                                            v_cs_ext_sales_price,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(
+                                (
+                                    v_cs_sold_date_sk,
+                                    v_cs_sold_time_sk,
+                                    v_cs_item_sk,
+                                    v_cs_ext_sales_price,
+                                )
+                            )
+                            if _o is None:
+                                n0_root[
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_sold_time_sk,
+                                        v_cs_item_sk,
+                                        v_cs_ext_sales_price,
+                                    )
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_sold_time_sk,
+                                            v_cs_item_sk,
+                                            v_cs_ext_sales_price,
+                                        )
+                                    ] = _n
+                                else:
+                                    del n0_root[
+                                        (
+                                            v_cs_sold_date_sk,
+                                            v_cs_sold_time_sk,
+                                            v_cs_item_sk,
+                                            v_cs_ext_sales_price,
+                                        )
+                                    ]
+                            if pending is not None:
+                                _k = (
+                                    v_cs_ext_sales_price,
+                                    v_cs_sold_date_sk,
+                                    v_cs_item_sk,
+                                    v_cs_sold_time_sk,
+                                )
+                                _v = _d2
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_cs_sold_date_sk = row[0]
+                        c_date_dim_d_year = row[6]
+                        c_date_dim_d_moy = row[8]
+                        if v_cs_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        keep_date_dim = (
+                            c_date_dim_d_moy is not None
+                            and c_date_dim_d_year is not None
+                            and (c_date_dim_d_moy == 11)
+                            and (c_date_dim_d_year == 1999)
+                        )
+                        if keep_date_dim:
+                            _p = d
+                            _k = v_cs_sold_date_sk
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk = (
+                        self.catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk
+                    )
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not self.date_dim_count_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk, _ZERO
+                            )
+                        ):
+                            continue
                         _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -1640,6 +2292,10 @@ def _make_derived1():
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "store_sales": self._batch_store_sales,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._changes = []
@@ -1689,6 +2345,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -1891,6 +2557,303 @@ def _make_derived1():
                 # atom date_dim
                 if keep_date_dim:
                     _p = d
+                    _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    _g3 = store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _g3:
+                        for (
+                            v_ss_sold_time_sk,
+                            v_ss_item_sk,
+                            v_ss_ext_sales_price,
+                        ), _w1 in _g3.items():
+                            _d2 = _p * _w1
+                            _o = n0_root.get(
+                                (
+                                    v_ss_sold_date_sk,
+                                    v_ss_sold_time_sk,
+                                    v_ss_item_sk,
+                                    v_ss_ext_sales_price,
+                                )
+                            )
+                            if _o is None:
+                                n0_root[
+                                    (
+                                        v_ss_sold_date_sk,
+                                        v_ss_sold_time_sk,
+                                        v_ss_item_sk,
+                                        v_ss_ext_sales_price,
+                                    )
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[
+                                        (
+                                            v_ss_sold_date_sk,
+                                            v_ss_sold_time_sk,
+                                            v_ss_item_sk,
+                                            v_ss_ext_sales_price,
+                                        )
+                                    ] = _n
+                                else:
+                                    del n0_root[
+                                        (
+                                            v_ss_sold_date_sk,
+                                            v_ss_sold_time_sk,
+                                            v_ss_item_sk,
+                                            v_ss_ext_sales_price,
+                                        )
+                                    ]
+                            if pending is not None:
+                                _k = (
+                                    v_ss_ext_sales_price,
+                                    v_ss_sold_date_sk,
+                                    v_ss_item_sk,
+                                    v_ss_sold_time_sk,
+                                )
+                                _v = _d2
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_store_sales(self, rows, mults):
+                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.store_sales_rows
+                sums0 = {}  # atom store_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 23:
+                        raise ViewError(_arity_message("store_sales", 23, row))
+                    v_ss_sold_date_sk = row[0]
+                    v_ss_sold_time_sk = row[1]
+                    v_ss_item_sk = row[2]
+                    v_ss_ext_sales_price = row[15]
+                    if v_ss_item_sk is None:
+                        raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
+                    keep_store_sales = v_ss_sold_date_sk is not None
+                    if keep_store_sales:
+                        _p = d
+                        _k = (
+                            v_ss_sold_date_sk,
+                            v_ss_sold_time_sk,
+                            v_ss_item_sk,
+                            v_ss_ext_sales_price,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("store_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk = (
+                    self.store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk
+                )
+                # atom store_sales
+                for _k, _p in sums0.items():
+                    (
+                        v_ss_sold_date_sk,
+                        v_ss_sold_time_sk,
+                        v_ss_item_sk,
+                        v_ss_ext_sales_price,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk.get(
+                                    v_ss_sold_date_sk
+                                )
+                                or _EMPTY
+                            ).get(
+                                (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                            )
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    )
+                    if _grp is None:
+                        store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (
+                                        v_ss_sold_time_sk,
+                                        v_ss_item_sk,
+                                        v_ss_ext_sales_price,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_sold_time_sk,
+                                        v_ss_item_sk,
+                                        v_ss_ext_sales_price,
+                                    )
+                                ]
+                                if not _grp:
+                                    del store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get(
+                            (
+                                v_ss_sold_date_sk,
+                                v_ss_sold_time_sk,
+                                v_ss_item_sk,
+                                v_ss_ext_sales_price,
+                            )
+                        )
+                        if _o is None:
+                            n0_root[
+                                (
+                                    v_ss_sold_date_sk,
+                                    v_ss_sold_time_sk,
+                                    v_ss_item_sk,
+                                    v_ss_ext_sales_price,
+                                )
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[
+                                    (
+                                        v_ss_sold_date_sk,
+                                        v_ss_sold_time_sk,
+                                        v_ss_item_sk,
+                                        v_ss_ext_sales_price,
+                                    )
+                                ] = _n
+                            else:
+                                del n0_root[
+                                    (
+                                        v_ss_sold_date_sk,
+                                        v_ss_sold_time_sk,
+                                        v_ss_item_sk,
+                                        v_ss_ext_sales_price,
+                                    )
+                                ]
+                        if pending is not None:
+                            _k = (
+                                v_ss_ext_sales_price,
+                                v_ss_sold_date_sk,
+                                v_ss_item_sk,
+                                v_ss_sold_time_sk,
+                            )
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ss_sold_date_sk = row[0]
+                    c_date_dim_d_year = row[6]
+                    c_date_dim_d_moy = row[8]
+                    if v_ss_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    keep_date_dim = (
+                        c_date_dim_d_moy is not None
+                        and c_date_dim_d_year is not None
+                        and (c_date_dim_d_moy == 11)
+                        and (c_date_dim_d_year == 1999)
+                    )
+                    if keep_date_dim:
+                        _p = d
+                        _k = v_ss_sold_date_sk
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                date_dim_count_by_ss_sold_date_sk = (
+                    self.date_dim_count_by_ss_sold_date_sk
+                )
+                n0_root = self.n0_root
+                store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk = (
+                    self.store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ss_sold_date_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not self.date_dim_count_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk, _ZERO
+                        )
+                    ):
+                        continue
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -2387,6 +3350,10 @@ class View:
             "catalog_sales": self._apply_catalog_sales,
             "store_sales": self._apply_store_sales,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "item": self._batch_item,
+            "time_dim": self._batch_time_dim,
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
@@ -2449,6 +3416,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -2879,6 +3856,282 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_derived1(sub_row, change)
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_i_item_sk = row[0]
+            v_i_brand_id = row[7]
+            v_i_brand = row[8]
+            c_item_i_manager_id = row[20]
+            if v_i_item_sk is None:
+                raise _null_error("item", row, ((0, "i_item_sk"),))
+            keep_item = c_item_i_manager_id is not None and (c_item_i_manager_id == 1)
+            if keep_item:
+                _p = (d, d, d)
+                _k = (v_i_item_sk, v_i_brand_id, v_i_brand)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_by_i_item_sk = self.item_by_i_item_sk
+        item_count_by_i_item_sk = self.item_count_by_i_item_sk
+        n0_root = self.n0_root
+        n1_count_by_i_item_sk = self.n1_count_by_i_item_sk
+        # atom item
+        for _k, _p in sums0.items():
+            v_i_item_sk, v_i_brand_id, v_i_brand = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.item_by_i_item_sk.get(v_i_item_sk) or _EMPTY).get(
+                        (v_i_item_sk, v_i_brand_id, v_i_brand)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = item_by_i_item_sk.get(v_i_item_sk)
+            if _grp is None:
+                item_by_i_item_sk[v_i_item_sk] = {
+                    (v_i_item_sk, v_i_brand_id, v_i_brand): _p
+                }
+            else:
+                _o = _grp.get((v_i_item_sk, v_i_brand_id, v_i_brand))
+                if _o is None:
+                    _grp[(v_i_item_sk, v_i_brand_id, v_i_brand)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_i_item_sk, v_i_brand_id, v_i_brand)] = _n
+                    else:
+                        del _grp[(v_i_item_sk, v_i_brand_id, v_i_brand)]
+                        if not _grp:
+                            del item_by_i_item_sk[v_i_item_sk]
+            _o = item_count_by_i_item_sk.get(v_i_item_sk)
+            if _o is None:
+                item_count_by_i_item_sk[v_i_item_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    item_count_by_i_item_sk[v_i_item_sk] = _n
+                else:
+                    del item_count_by_i_item_sk[v_i_item_sk]
+            _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n0_root.get(v_i_item_sk)
+                if _o is None:
+                    n0_root[v_i_item_sk] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n0_root[v_i_item_sk] = _n
+                    else:
+                        del n0_root[v_i_item_sk]
+                if pending is not None:
+                    for (v_i_item_sk, v_time_sk), _m3 in self.n1_by_i_item_sk[
+                        v_i_item_sk
+                    ].items():
+                        _m4 = self.tmp[(v_i_item_sk, v_time_sk)]
+                        for (
+                            v_time_sk,
+                            v_t_hour,
+                            v_t_minute,
+                        ), _m5 in self.time_dim_by_time_sk[v_time_sk].items():
+                            _k = (v_i_brand, v_i_brand_id, v_t_hour, v_t_minute)
+                            _v = (
+                                _p[0] * _m4[0] * _m5[0],
+                                _p[1] * _m4[1] * _m5[1],
+                                _p[2] * _m4[2] * _m5[2],
+                            )
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
+    def _batch_time_dim(self, rows, mults):
+        """Apply a batch of time_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.time_dim_rows
+        sums0 = {}  # atom time_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 10:
+                raise ViewError(_arity_message("time_dim", 10, row))
+            v_time_sk = row[0]
+            v_t_hour = row[3]
+            v_t_minute = row[4]
+            c_time_dim_t_meal_time = row[9]
+            if v_time_sk is None:
+                raise _null_error("time_dim", row, ((0, "t_time_sk"),))
+            keep_time_dim = (
+                c_time_dim_t_meal_time is not None
+                and (c_time_dim_t_meal_time == "breakfast")
+            ) or (
+                c_time_dim_t_meal_time is not None
+                and (c_time_dim_t_meal_time == "dinner")
+            )
+            if keep_time_dim:
+                _p = (d, d, d)
+                _k = (v_time_sk, v_t_hour, v_t_minute)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("time_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_count_by_i_item_sk = self.item_count_by_i_item_sk
+        n0_root = self.n0_root
+        n1_by_i_item_sk = self.n1_by_i_item_sk
+        n1_count_by_i_item_sk = self.n1_count_by_i_item_sk
+        time_dim_by_time_sk = self.time_dim_by_time_sk
+        time_dim_count_by_time_sk = self.time_dim_count_by_time_sk
+        tmp_i_item_sk_by_time_sk = self.tmp_i_item_sk_by_time_sk
+        # atom time_dim
+        for _k, _p in sums0.items():
+            v_time_sk, v_t_hour, v_t_minute = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.time_dim_by_time_sk.get(v_time_sk) or _EMPTY).get(
+                        (v_time_sk, v_t_hour, v_t_minute)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = time_dim_by_time_sk.get(v_time_sk)
+            if _grp is None:
+                time_dim_by_time_sk[v_time_sk] = {(v_time_sk, v_t_hour, v_t_minute): _p}
+            else:
+                _o = _grp.get((v_time_sk, v_t_hour, v_t_minute))
+                if _o is None:
+                    _grp[(v_time_sk, v_t_hour, v_t_minute)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_time_sk, v_t_hour, v_t_minute)] = _n
+                    else:
+                        del _grp[(v_time_sk, v_t_hour, v_t_minute)]
+                        if not _grp:
+                            del time_dim_by_time_sk[v_time_sk]
+            _o = time_dim_count_by_time_sk.get(v_time_sk)
+            if _o is None:
+                time_dim_count_by_time_sk[v_time_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    time_dim_count_by_time_sk[v_time_sk] = _n
+                else:
+                    del time_dim_count_by_time_sk[v_time_sk]
+            _g3 = tmp_i_item_sk_by_time_sk.get(v_time_sk)
+            if _g3:
+                for v_i_item_sk, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_i_item_sk.get(v_i_item_sk)
+                    if _grp is None:
+                        n1_by_i_item_sk[v_i_item_sk] = {(v_i_item_sk, v_time_sk): _d2}
+                    else:
+                        _o = _grp.get((v_i_item_sk, v_time_sk))
+                        if _o is None:
+                            _grp[(v_i_item_sk, v_time_sk)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[(v_i_item_sk, v_time_sk)] = _n
+                            else:
+                                del _grp[(v_i_item_sk, v_time_sk)]
+                                if not _grp:
+                                    del n1_by_i_item_sk[v_i_item_sk]
+                    _o = n1_count_by_i_item_sk.get(v_i_item_sk)
+                    if _o is None:
+                        n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_i_item_sk[v_i_item_sk] = _n
+                        else:
+                            del n1_count_by_i_item_sk[v_i_item_sk]
+                    _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_i_item_sk)
+                        if _o is None:
+                            n0_root[v_i_item_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_i_item_sk] = _n
+                            else:
+                                del n0_root[v_i_item_sk]
+                        if pending is not None:
+                            _m6 = self.tmp[(v_i_item_sk, v_time_sk)]
+                            for (
+                                v_i_item_sk,
+                                v_i_brand_id,
+                                v_i_brand,
+                            ), _m7 in self.item_by_i_item_sk[v_i_item_sk].items():
+                                _k = (v_i_brand, v_i_brand_id, v_t_hour, v_t_minute)
+                                _v = (
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
+                                )
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
     def _lookup(
         self, v_i_brand, v_i_brand_id, v_t_hour, v_t_minute, v_i_item_sk, v_time_sk

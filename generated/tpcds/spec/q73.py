@@ -387,6 +387,12 @@ def _make_derived1():
                 "store": self._apply_store,
                 "household_demographics": self._apply_household_demographics,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_sales": self._batch_store_sales,
+                "date_dim": self._batch_date_dim,
+                "store": self._batch_store,
+                "household_demographics": self._batch_household_demographics,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -437,6 +443,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1032,6 +1048,701 @@ def _make_derived1():
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
+        def _batch_store_sales(self, rows, mults):
+            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_sales_rows
+            sums0 = {}  # atom store_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 23:
+                    raise ViewError(_arity_message("store_sales", 23, row))
+                v_ss_sold_date_sk = row[0]
+                v_ss_customer_sk = row[3]
+                v_ss_hdemo_sk = row[5]
+                v_ss_store_sk = row[7]
+                v_ss_ticket_number = row[9]
+                if v_ss_ticket_number is None:
+                    raise _null_error("store_sales", row, ((9, "ss_ticket_number"),))
+                keep_store_sales = (
+                    v_ss_sold_date_sk is not None
+                    and v_ss_hdemo_sk is not None
+                    and v_ss_store_sk is not None
+                )
+                if keep_store_sales:
+                    _p = d
+                    _k = (
+                        v_ss_sold_date_sk,
+                        v_ss_customer_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            household_demographics_count_by_ss_hdemo_sk = (
+                self.household_demographics_count_by_ss_hdemo_sk
+            )
+            n0_root = self.n0_root
+            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk = (
+                self.n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk
+            )
+            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk = (
+                self.n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
+                self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk
+            )
+            # atom store_sales
+            for _k, _p in sums0.items():
+                (
+                    v_ss_sold_date_sk,
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                ) = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            or _EMPTY
+                        ).get(
+                            (
+                                v_ss_customer_sk,
+                                v_ss_hdemo_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _grp is None:
+                    store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        (
+                            v_ss_customer_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        ): _p
+                    }
+                else:
+                    _o = _grp.get(
+                        (
+                            v_ss_customer_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
+                    )
+                    if _o is None:
+                        _grp[
+                            (
+                                v_ss_customer_sk,
+                                v_ss_hdemo_sk,
+                                v_ss_store_sk,
+                                v_ss_ticket_number,
+                            )
+                        ] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_hdemo_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_hdemo_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                )
+                            ]
+                            if not _grp:
+                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
+                        v_ss_store_sk
+                    )
+                    if _grp is None:
+                        n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {(v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number): _d2}
+                    else:
+                        _o = _grp.get(
+                            (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (
+                                        v_ss_customer_sk,
+                                        v_ss_hdemo_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ss_customer_sk,
+                                        v_ss_hdemo_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w3 is not None:
+                        _d4 = _d2 * _w3
+                        _grp = n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
+                            v_ss_hdemo_sk
+                        )
+                        if _grp is None:
+                            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                v_ss_hdemo_sk
+                            ] = {(v_ss_customer_sk, v_ss_ticket_number): _d4}
+                        else:
+                            _o = _grp.get((v_ss_customer_sk, v_ss_ticket_number))
+                            if _o is None:
+                                _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                else:
+                                    del _grp[(v_ss_customer_sk, v_ss_ticket_number)]
+                                    if not _grp:
+                                        del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                            v_ss_hdemo_sk
+                                        ]
+                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                            v_ss_hdemo_sk
+                        )
+                        if _w5 is not None:
+                            _d6 = _d4 * _w5
+                            _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                            if _o is None:
+                                n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _d6
+                            else:
+                                _n = _o + _d6
+                                if _n:
+                                    n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                else:
+                                    del n0_root[(v_ss_customer_sk, v_ss_ticket_number)]
+                            if pending is not None:
+                                _k = (v_ss_ticket_number, v_ss_customer_sk)
+                                _v = _d6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ss_sold_date_sk = row[0]
+                c_date_dim_d_year = row[6]
+                c_date_dim_d_dom = row[9]
+                if v_ss_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    c_date_dim_d_dom is not None
+                    and c_date_dim_d_year is not None
+                    and (c_date_dim_d_dom >= 1)
+                    and (c_date_dim_d_dom <= 2)
+                    and (c_date_dim_d_year in (1999, 2000, 2001))
+                )
+                if keep_date_dim:
+                    _p = d
+                    _k = v_ss_sold_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+            household_demographics_count_by_ss_hdemo_sk = (
+                self.household_demographics_count_by_ss_hdemo_sk
+            )
+            n0_root = self.n0_root
+            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk = (
+                self.n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk
+            )
+            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk = (
+                self.n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
+                self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ss_sold_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk, _ZERO
+                    )
+                ):
+                    continue
+                _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                _g3 = store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk
+                )
+                if _g3:
+                    for (
+                        v_ss_customer_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
+                    ), _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
+                            v_ss_store_sk
+                        )
+                        if _grp is None:
+                            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                (
+                                    v_ss_customer_sk,
+                                    v_ss_hdemo_sk,
+                                    v_ss_ticket_number,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ss_customer_sk,
+                                        v_ss_hdemo_sk,
+                                        v_ss_ticket_number,
+                                    )
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_hdemo_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_ss_hdemo_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w4 is not None:
+                            _d5 = _d2 * _w4
+                            _grp = (
+                                n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
+                                    v_ss_hdemo_sk
+                                )
+                            )
+                            if _grp is None:
+                                n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {(v_ss_customer_sk, v_ss_ticket_number): _d5}
+                            else:
+                                _o = _grp.get((v_ss_customer_sk, v_ss_ticket_number))
+                                if _o is None:
+                                    _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[(v_ss_customer_sk, v_ss_ticket_number)] = (
+                                            _n
+                                        )
+                                    else:
+                                        del _grp[(v_ss_customer_sk, v_ss_ticket_number)]
+                                        if not _grp:
+                                            del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                                v_ss_hdemo_sk
+                                            ]
+                            _w6 = household_demographics_count_by_ss_hdemo_sk.get(
+                                v_ss_hdemo_sk
+                            )
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
+                                _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                                if _o is None:
+                                    n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = (
+                                        _d7
+                                    )
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n0_root[
+                                            (v_ss_customer_sk, v_ss_ticket_number)
+                                        ] = _n
+                                    else:
+                                        del n0_root[
+                                            (v_ss_customer_sk, v_ss_ticket_number)
+                                        ]
+                                if pending is not None:
+                                    _k = (v_ss_ticket_number, v_ss_customer_sk)
+                                    _v = _d7
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_store(self, rows, mults):
+            """Apply a batch of store rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_rows
+            sums0 = {}  # atom store_2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 29:
+                    raise ViewError(_arity_message("store", 29, row))
+                v_ss_store_sk = row[0]
+                c_store_s_county = row[23]
+                if v_ss_store_sk is None:
+                    raise _null_error("store", row, ((0, "s_store_sk"),))
+                keep_store_2 = c_store_s_county is not None and (
+                    c_store_s_county
+                    in (
+                        "Orange County",
+                        "Bronx County",
+                        "Franklin Parish",
+                        "Williamson County",
+                    )
+                )
+                if keep_store_2:
+                    _p = d
+                    _k = v_ss_store_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            household_demographics_count_by_ss_hdemo_sk = (
+                self.household_demographics_count_by_ss_hdemo_sk
+            )
+            n0_root = self.n0_root
+            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk = (
+                self.n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk
+            )
+            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk = (
+                self.n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk
+            )
+            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+            # atom store_2
+            for _k, _p in sums0.items():
+                v_ss_store_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.store_2_count_by_ss_store_sk.get(v_ss_store_sk, _ZERO)
+                ):
+                    continue
+                _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _o is None:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                    else:
+                        del store_2_count_by_ss_store_sk[v_ss_store_sk]
+                _g3 = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
+                    v_ss_store_sk
+                )
+                if _g3:
+                    for (
+                        v_ss_customer_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_ticket_number,
+                    ), _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
+                            v_ss_hdemo_sk
+                        )
+                        if _grp is None:
+                            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                v_ss_hdemo_sk
+                            ] = {(v_ss_customer_sk, v_ss_ticket_number): _d2}
+                        else:
+                            _o = _grp.get((v_ss_customer_sk, v_ss_ticket_number))
+                            if _o is None:
+                                _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                else:
+                                    del _grp[(v_ss_customer_sk, v_ss_ticket_number)]
+                                    if not _grp:
+                                        del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                            v_ss_hdemo_sk
+                                        ]
+                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                            v_ss_hdemo_sk
+                        )
+                        if _w4 is not None:
+                            _d5 = _d2 * _w4
+                            _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                            if _o is None:
+                                n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                else:
+                                    del n0_root[(v_ss_customer_sk, v_ss_ticket_number)]
+                            if pending is not None:
+                                _k = (v_ss_ticket_number, v_ss_customer_sk)
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_household_demographics(self, rows, mults):
+            """Apply a batch of household_demographics rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.household_demographics_rows
+            sums0 = {}  # atom household_demographics: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 5:
+                    raise ViewError(_arity_message("household_demographics", 5, row))
+                (
+                    v_ss_hdemo_sk,
+                    _,
+                    c_household_demographics_hd_buy_potential,
+                    c_household_demographics_hd_dep_count,
+                    c_household_demographics_hd_vehicle_count,
+                ) = row
+                if v_ss_hdemo_sk is None:
+                    raise _null_error(
+                        "household_demographics", row, ((0, "hd_demo_sk"),)
+                    )
+                keep_household_demographics = (
+                    c_household_demographics_hd_vehicle_count is not None
+                    and c_household_demographics_hd_dep_count is not None
+                    and (c_household_demographics_hd_vehicle_count > 0)
+                    and (
+                        None
+                        if (
+                            _div(
+                                c_household_demographics_hd_dep_count,
+                                c_household_demographics_hd_vehicle_count,
+                            )
+                            if (
+                                c_household_demographics_hd_vehicle_count is not None
+                                and (c_household_demographics_hd_vehicle_count > 0)
+                            )
+                            else None
+                        )
+                        is None
+                        else (
+                            (
+                                _div(
+                                    c_household_demographics_hd_dep_count,
+                                    c_household_demographics_hd_vehicle_count,
+                                )
+                                if (
+                                    c_household_demographics_hd_vehicle_count
+                                    is not None
+                                    and (c_household_demographics_hd_vehicle_count > 0)
+                                )
+                                else None
+                            )
+                            > 1
+                        )
+                    )
+                    and (
+                        (
+                            c_household_demographics_hd_buy_potential is not None
+                            and (c_household_demographics_hd_buy_potential == "Unknown")
+                        )
+                        or (
+                            c_household_demographics_hd_buy_potential is not None
+                            and (c_household_demographics_hd_buy_potential == ">10000")
+                        )
+                    )
+                )
+                if keep_household_demographics:
+                    _p = d
+                    _k = v_ss_hdemo_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("household_demographics", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            household_demographics_count_by_ss_hdemo_sk = (
+                self.household_demographics_count_by_ss_hdemo_sk
+            )
+            n0_root = self.n0_root
+            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk = (
+                self.n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk
+            )
+            # atom household_demographics
+            for _k, _p in sums0.items():
+                v_ss_hdemo_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.household_demographics_count_by_ss_hdemo_sk.get(
+                        v_ss_hdemo_sk, _ZERO
+                    )
+                ):
+                    continue
+                _o = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                if _o is None:
+                    household_demographics_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        household_demographics_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
+                    else:
+                        del household_demographics_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
+                _g3 = n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
+                    v_ss_hdemo_sk
+                )
+                if _g3:
+                    for (v_ss_customer_sk, v_ss_ticket_number), _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                        if _o is None:
+                            n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                            else:
+                                del n0_root[(v_ss_customer_sk, v_ss_ticket_number)]
+                        if pending is not None:
+                            _k = (v_ss_ticket_number, v_ss_customer_sk)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
         def _lookup(self, v_ss_ticket_number, v_ss_customer_sk):
             """The payload of one output tuple, in O(1); None if absent."""
             _m1 = self.n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
@@ -1340,6 +2051,9 @@ class View:
             "store": self._apply_store,
             "household_demographics": self._apply_household_demographics,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "customer": self._batch_customer
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
@@ -1401,6 +2115,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1699,6 +2423,178 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_derived1(sub_row, change)
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 18:
+                raise ViewError(_arity_message("customer", 18, row))
+            v_ss_customer_sk = row[0]
+            v_c_salutation = row[7]
+            v_c_first_name = row[8]
+            v_c_last_name = row[9]
+            v_c_preferred_cust_flag = row[10]
+            if v_ss_customer_sk is None:
+                raise _null_error("customer", row, ((0, "c_customer_sk"),))
+            _p = d
+            _k = (
+                v_ss_customer_sk,
+                v_c_salutation,
+                v_c_first_name,
+                v_c_last_name,
+                v_c_preferred_cust_flag,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_by_ss_customer_sk = self.customer_by_ss_customer_sk
+        customer_count_by_ss_customer_sk = self.customer_count_by_ss_customer_sk
+        dj_count_by_ss_customer_sk = self.dj_count_by_ss_customer_sk
+        n0_root = self.n0_root
+        # atom customer
+        for _k, _p in sums0.items():
+            (
+                v_ss_customer_sk,
+                v_c_salutation,
+                v_c_first_name,
+                v_c_last_name,
+                v_c_preferred_cust_flag,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_by_ss_customer_sk.get(v_ss_customer_sk) or _EMPTY
+                    ).get(
+                        (
+                            v_ss_customer_sk,
+                            v_c_salutation,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                        )
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _grp is None:
+                customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                    (
+                        v_ss_customer_sk,
+                        v_c_salutation,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_ss_customer_sk,
+                        v_c_salutation,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_ss_customer_sk,
+                            v_c_salutation,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_preferred_cust_flag,
+                        )
+                    ] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[
+                            (
+                                v_ss_customer_sk,
+                                v_c_salutation,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_ss_customer_sk,
+                                v_c_salutation,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                            )
+                        ]
+                        if not _grp:
+                            del customer_by_ss_customer_sk[v_ss_customer_sk]
+            _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _o is None:
+                customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    customer_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                else:
+                    del customer_count_by_ss_customer_sk[v_ss_customer_sk]
+            _w1 = dj_count_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_ss_customer_sk)
+                if _o is None:
+                    n0_root[v_ss_customer_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_ss_customer_sk] = _n
+                    else:
+                        del n0_root[v_ss_customer_sk]
+                if pending is not None:
+                    for (
+                        v_ss_ticket_number,
+                        v_ss_customer_sk,
+                        v_cnt,
+                    ), _m3 in self.dj_by_ss_customer_sk[v_ss_customer_sk].items():
+                        _k = (
+                            v_c_last_name,
+                            v_c_first_name,
+                            v_c_salutation,
+                            v_c_preferred_cust_flag,
+                            v_ss_ticket_number,
+                            v_cnt,
+                        )
+                        _v = _p * _m3
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,

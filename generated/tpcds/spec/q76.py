@@ -349,6 +349,11 @@ def _make_derived1():
                         "item": self._apply_item,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "store_sales": self._batch_store_sales,
+                        "item": self._batch_item,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -404,6 +409,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -850,6 +865,512 @@ def _make_derived1():
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_ss_item_sk = row[2]
+                        c_store_sales_ss_store_sk = row[7]
+                        v_ss_ext_sales_price = row[15]
+                        if v_ss_item_sk is None:
+                            raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
+                        keep_store_sales = v_ss_sold_date_sk is not None and (
+                            (c_store_sales_ss_store_sk is None)
+                        )
+                        if keep_store_sales:
+                            _p = d
+                            _k = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+                    n0_root = self.n0_root
+                    n1_by_ss_item_sk = self.n1_by_ss_item_sk
+                    n1_count_by_ss_item_sk = self.n1_count_by_ss_item_sk
+                    store_sales_by_ss_sold_date_sk_ss_item_sk = (
+                        self.store_sales_by_ss_sold_date_sk_ss_item_sk
+                    )
+                    store_sales_ss_item_sk_by_ss_sold_date_sk = (
+                        self.store_sales_ss_item_sk_by_ss_sold_date_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.store_sales_by_ss_sold_date_sk_ss_item_sk.get(
+                                        (v_ss_sold_date_sk, v_ss_item_sk)
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_ss_sold_date_sk,
+                                        v_ss_item_sk,
+                                        v_ss_ext_sales_price,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = store_sales_by_ss_sold_date_sk_ss_item_sk.get(
+                            (v_ss_sold_date_sk, v_ss_item_sk)
+                        )
+                        if _grp is None:
+                            store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                (v_ss_sold_date_sk, v_ss_item_sk)
+                            ] = {
+                                (
+                                    v_ss_sold_date_sk,
+                                    v_ss_item_sk,
+                                    v_ss_ext_sales_price,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ss_sold_date_sk,
+                                        v_ss_item_sk,
+                                        v_ss_ext_sales_price,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_sold_date_sk,
+                                            v_ss_item_sk,
+                                            v_ss_ext_sales_price,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_sold_date_sk,
+                                            v_ss_item_sk,
+                                            v_ss_ext_sales_price,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                            (v_ss_sold_date_sk, v_ss_item_sk)
+                                        ]
+                        _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _grp is None:
+                            store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {v_ss_item_sk: _p}
+                        else:
+                            _o = _grp.get(v_ss_item_sk)
+                            if _o is None:
+                                _grp[v_ss_item_sk] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[v_ss_item_sk] = _n
+                                else:
+                                    del _grp[v_ss_item_sk]
+                                    if not _grp:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                            if _grp is None:
+                                n1_by_ss_item_sk[v_ss_item_sk] = {
+                                    (v_ss_sold_date_sk, v_ss_item_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
+                                if _o is None:
+                                    _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                    else:
+                                        del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                        if not _grp:
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _o is None:
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                else:
+                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
+                            _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w3 is not None:
+                                _d4 = _d2 * _w3
+                                _o = n0_root.get(v_ss_item_sk)
+                                if _o is None:
+                                    n0_root[v_ss_item_sk] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        n0_root[v_ss_item_sk] = _n
+                                    else:
+                                        del n0_root[v_ss_item_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_year,
+                                        v_d_qoy,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_ss_item_sk,
+                                            v_i_category,
+                                        ), _m6 in self.item_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ].items():
+                                            _k = (
+                                                "store",
+                                                "ss_store_sk",
+                                                v_d_year,
+                                                v_d_qoy,
+                                                v_i_category,
+                                                v_ss_ext_sales_price,
+                                            )
+                                            _v = _p * _m5 * _m6
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_item(self, rows, mults):
+                    """Apply a batch of item rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.item_rows
+                    sums0 = {}  # atom item: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 22:
+                            raise ViewError(_arity_message("item", 22, row))
+                        v_ss_item_sk = row[0]
+                        v_i_category = row[12]
+                        if v_ss_item_sk is None:
+                            raise _null_error("item", row, ((0, "i_item_sk"),))
+                        _p = d
+                        _k = (v_ss_item_sk, v_i_category)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("item", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    item_by_ss_item_sk = self.item_by_ss_item_sk
+                    item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+                    n0_root = self.n0_root
+                    n1_count_by_ss_item_sk = self.n1_count_by_ss_item_sk
+                    # atom item
+                    for _k, _p in sums0.items():
+                        v_ss_item_sk, v_i_category = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY
+                                ).get((v_ss_item_sk, v_i_category))
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = item_by_ss_item_sk.get(v_ss_item_sk)
+                        if _grp is None:
+                            item_by_ss_item_sk[v_ss_item_sk] = {
+                                (v_ss_item_sk, v_i_category): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ss_item_sk, v_i_category))
+                            if _o is None:
+                                _grp[(v_ss_item_sk, v_i_category)] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[(v_ss_item_sk, v_i_category)] = _n
+                                else:
+                                    del _grp[(v_ss_item_sk, v_i_category)]
+                                    if not _grp:
+                                        del item_by_ss_item_sk[v_ss_item_sk]
+                        _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _o is None:
+                            item_count_by_ss_item_sk[v_ss_item_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                item_count_by_ss_item_sk[v_ss_item_sk] = _n
+                            else:
+                                del item_count_by_ss_item_sk[v_ss_item_sk]
+                        _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_ss_item_sk)
+                            if _o is None:
+                                n0_root[v_ss_item_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_ss_item_sk] = _n
+                                else:
+                                    del n0_root[v_ss_item_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_ss_item_sk,
+                                ), _m3 in self.n1_by_ss_item_sk[v_ss_item_sk].items():
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_ss_item_sk,
+                                        v_ss_ext_sales_price,
+                                    ), _m4 in self.store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                        (v_ss_sold_date_sk, v_ss_item_sk)
+                                    ].items():
+                                        for (
+                                            v_ss_sold_date_sk,
+                                            v_d_year,
+                                            v_d_qoy,
+                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ].items():
+                                            _k = (
+                                                "store",
+                                                "ss_store_sk",
+                                                v_d_year,
+                                                v_d_qoy,
+                                                v_i_category,
+                                                v_ss_ext_sales_price,
+                                            )
+                                            _v = _p * _m4 * _m5
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        v_d_qoy = row[10]
+                        if v_ss_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = d
+                        _k = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    item_count_by_ss_item_sk = self.item_count_by_ss_item_sk
+                    n0_root = self.n0_root
+                    n1_by_ss_item_sk = self.n1_by_ss_item_sk
+                    n1_count_by_ss_item_sk = self.n1_count_by_ss_item_sk
+                    store_sales_ss_item_sk_by_ss_sold_date_sk = (
+                        self.store_sales_ss_item_sk_by_ss_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_d_year, v_d_qoy = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
+                                    if not _grp:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _g3:
+                            for v_ss_item_sk, _w1 in _g3.items():
+                                _d2 = _p * _w1
+                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                if _grp is None:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
+                                    if _o is None:
+                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
+                                    else:
+                                        _n = _o + _d2
+                                        if _n:
+                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                        else:
+                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                            if not _grp:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d2 * _w4
+                                    _o = n0_root.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_item_sk] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            n0_root[v_ss_item_sk] = _n
+                                        else:
+                                            del n0_root[v_ss_item_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_ss_sold_date_sk,
+                                            v_ss_item_sk,
+                                            v_ss_ext_sales_price,
+                                        ), _m6 in self.store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                            (v_ss_sold_date_sk, v_ss_item_sk)
+                                        ].items():
+                                            for (
+                                                v_ss_item_sk,
+                                                v_i_category,
+                                            ), _m7 in self.item_by_ss_item_sk[
+                                                v_ss_item_sk
+                                            ].items():
+                                                _k = (
+                                                    "store",
+                                                    "ss_store_sk",
+                                                    v_d_year,
+                                                    v_d_qoy,
+                                                    v_i_category,
+                                                    v_ss_ext_sales_price,
+                                                )
+                                                _v = _p * _m6 * _m7
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
                 def _lookup(
                     self,
                     v_d_year,
@@ -1222,6 +1743,11 @@ def _make_derived1():
                         "item": self._apply_item,
                         "date_dim": self._apply_date_dim,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "web_sales": self._batch_web_sales,
+                        "item": self._batch_item,
+                        "date_dim": self._batch_date_dim,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -1277,6 +1803,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -1720,6 +2256,512 @@ def _make_derived1():
                                             _v = _p * _m6 * _m7
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_web_sales(self, rows, mults):
+                    """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.web_sales_rows
+                    sums0 = {}  # atom web_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("web_sales", 34, row))
+                        v_ws_sold_date_sk = row[0]
+                        v_ws_item_sk = row[3]
+                        c_web_sales_ws_ship_customer_sk = row[8]
+                        v_ws_ext_sales_price = row[23]
+                        if v_ws_item_sk is None:
+                            raise _null_error("web_sales", row, ((3, "ws_item_sk"),))
+                        keep_web_sales = v_ws_sold_date_sk is not None and (
+                            (c_web_sales_ws_ship_customer_sk is None)
+                        )
+                        if keep_web_sales:
+                            _p = d
+                            _k = (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("web_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    date_dim_count_by_ws_sold_date_sk = (
+                        self.date_dim_count_by_ws_sold_date_sk
+                    )
+                    item_count_by_ws_item_sk = self.item_count_by_ws_item_sk
+                    n0_root = self.n0_root
+                    n1_by_ws_item_sk = self.n1_by_ws_item_sk
+                    n1_count_by_ws_item_sk = self.n1_count_by_ws_item_sk
+                    web_sales_by_ws_sold_date_sk_ws_item_sk = (
+                        self.web_sales_by_ws_sold_date_sk_ws_item_sk
+                    )
+                    web_sales_ws_item_sk_by_ws_sold_date_sk = (
+                        self.web_sales_ws_item_sk_by_ws_sold_date_sk
+                    )
+                    # atom web_sales
+                    for _k, _p in sums0.items():
+                        v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.web_sales_by_ws_sold_date_sk_ws_item_sk.get(
+                                        (v_ws_sold_date_sk, v_ws_item_sk)
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_item_sk,
+                                        v_ws_ext_sales_price,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(
+                            (v_ws_sold_date_sk, v_ws_item_sk)
+                        )
+                        if _grp is None:
+                            web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                (v_ws_sold_date_sk, v_ws_item_sk)
+                            ] = {
+                                (
+                                    v_ws_sold_date_sk,
+                                    v_ws_item_sk,
+                                    v_ws_ext_sales_price,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ws_sold_date_sk,
+                                        v_ws_item_sk,
+                                        v_ws_ext_sales_price,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_item_sk,
+                                            v_ws_ext_sales_price,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ws_sold_date_sk,
+                                            v_ws_item_sk,
+                                            v_ws_ext_sales_price,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                            (v_ws_sold_date_sk, v_ws_item_sk)
+                                        ]
+                        _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
+                            v_ws_sold_date_sk
+                        )
+                        if _grp is None:
+                            web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {v_ws_item_sk: _p}
+                        else:
+                            _o = _grp.get(v_ws_item_sk)
+                            if _o is None:
+                                _grp[v_ws_item_sk] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[v_ws_item_sk] = _n
+                                else:
+                                    del _grp[v_ws_item_sk]
+                                    if not _grp:
+                                        del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _grp = n1_by_ws_item_sk.get(v_ws_item_sk)
+                            if _grp is None:
+                                n1_by_ws_item_sk[v_ws_item_sk] = {
+                                    (v_ws_sold_date_sk, v_ws_item_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_ws_sold_date_sk, v_ws_item_sk))
+                                if _o is None:
+                                    _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _n
+                                    else:
+                                        del _grp[(v_ws_sold_date_sk, v_ws_item_sk)]
+                                        if not _grp:
+                                            del n1_by_ws_item_sk[v_ws_item_sk]
+                            _o = n1_count_by_ws_item_sk.get(v_ws_item_sk)
+                            if _o is None:
+                                n1_count_by_ws_item_sk[v_ws_item_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_count_by_ws_item_sk[v_ws_item_sk] = _n
+                                else:
+                                    del n1_count_by_ws_item_sk[v_ws_item_sk]
+                            _w3 = item_count_by_ws_item_sk.get(v_ws_item_sk)
+                            if _w3 is not None:
+                                _d4 = _d2 * _w3
+                                _o = n0_root.get(v_ws_item_sk)
+                                if _o is None:
+                                    n0_root[v_ws_item_sk] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        n0_root[v_ws_item_sk] = _n
+                                    else:
+                                        del n0_root[v_ws_item_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ws_sold_date_sk,
+                                        v_d_year,
+                                        v_d_qoy,
+                                    ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_ws_item_sk,
+                                            v_i_category,
+                                        ), _m6 in self.item_by_ws_item_sk[
+                                            v_ws_item_sk
+                                        ].items():
+                                            _k = (
+                                                "web",
+                                                "ws_ship_customer_sk",
+                                                v_d_year,
+                                                v_d_qoy,
+                                                v_i_category,
+                                                v_ws_ext_sales_price,
+                                            )
+                                            _v = _p * _m5 * _m6
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_item(self, rows, mults):
+                    """Apply a batch of item rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.item_rows
+                    sums0 = {}  # atom item: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 22:
+                            raise ViewError(_arity_message("item", 22, row))
+                        v_ws_item_sk = row[0]
+                        v_i_category = row[12]
+                        if v_ws_item_sk is None:
+                            raise _null_error("item", row, ((0, "i_item_sk"),))
+                        _p = d
+                        _k = (v_ws_item_sk, v_i_category)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("item", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    item_by_ws_item_sk = self.item_by_ws_item_sk
+                    item_count_by_ws_item_sk = self.item_count_by_ws_item_sk
+                    n0_root = self.n0_root
+                    n1_count_by_ws_item_sk = self.n1_count_by_ws_item_sk
+                    # atom item
+                    for _k, _p in sums0.items():
+                        v_ws_item_sk, v_i_category = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.item_by_ws_item_sk.get(v_ws_item_sk) or _EMPTY
+                                ).get((v_ws_item_sk, v_i_category))
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = item_by_ws_item_sk.get(v_ws_item_sk)
+                        if _grp is None:
+                            item_by_ws_item_sk[v_ws_item_sk] = {
+                                (v_ws_item_sk, v_i_category): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ws_item_sk, v_i_category))
+                            if _o is None:
+                                _grp[(v_ws_item_sk, v_i_category)] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[(v_ws_item_sk, v_i_category)] = _n
+                                else:
+                                    del _grp[(v_ws_item_sk, v_i_category)]
+                                    if not _grp:
+                                        del item_by_ws_item_sk[v_ws_item_sk]
+                        _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
+                        if _o is None:
+                            item_count_by_ws_item_sk[v_ws_item_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                item_count_by_ws_item_sk[v_ws_item_sk] = _n
+                            else:
+                                del item_count_by_ws_item_sk[v_ws_item_sk]
+                        _w1 = n1_count_by_ws_item_sk.get(v_ws_item_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_ws_item_sk)
+                            if _o is None:
+                                n0_root[v_ws_item_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_ws_item_sk] = _n
+                                else:
+                                    del n0_root[v_ws_item_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_ws_item_sk,
+                                ), _m3 in self.n1_by_ws_item_sk[v_ws_item_sk].items():
+                                    for (
+                                        v_ws_sold_date_sk,
+                                        v_ws_item_sk,
+                                        v_ws_ext_sales_price,
+                                    ), _m4 in self.web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                        (v_ws_sold_date_sk, v_ws_item_sk)
+                                    ].items():
+                                        for (
+                                            v_ws_sold_date_sk,
+                                            v_d_year,
+                                            v_d_qoy,
+                                        ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ].items():
+                                            _k = (
+                                                "web",
+                                                "ws_ship_customer_sk",
+                                                v_d_year,
+                                                v_d_qoy,
+                                                v_i_category,
+                                                v_ws_ext_sales_price,
+                                            )
+                                            _v = _p * _m4 * _m5
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ws_sold_date_sk = row[0]
+                        v_d_year = row[6]
+                        v_d_qoy = row[10]
+                        if v_ws_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        _p = d
+                        _k = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                    date_dim_count_by_ws_sold_date_sk = (
+                        self.date_dim_count_by_ws_sold_date_sk
+                    )
+                    item_count_by_ws_item_sk = self.item_count_by_ws_item_sk
+                    n0_root = self.n0_root
+                    n1_by_ws_item_sk = self.n1_by_ws_item_sk
+                    n1_count_by_ws_item_sk = self.n1_count_by_ws_item_sk
+                    web_sales_ws_item_sk_by_ws_sold_date_sk = (
+                        self.web_sales_ws_item_sk_by_ws_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ws_sold_date_sk, v_d_year, v_d_qoy = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_ws_sold_date_sk.get(
+                                        v_ws_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                            if _o is None:
+                                _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                                else:
+                                    del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
+                                    if not _grp:
+                                        del date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
+                            v_ws_sold_date_sk
+                        )
+                        if _g3:
+                            for v_ws_item_sk, _w1 in _g3.items():
+                                _d2 = _p * _w1
+                                _grp = n1_by_ws_item_sk.get(v_ws_item_sk)
+                                if _grp is None:
+                                    n1_by_ws_item_sk[v_ws_item_sk] = {
+                                        (v_ws_sold_date_sk, v_ws_item_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_ws_sold_date_sk, v_ws_item_sk))
+                                    if _o is None:
+                                        _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _d2
+                                    else:
+                                        _n = _o + _d2
+                                        if _n:
+                                            _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _n
+                                        else:
+                                            del _grp[(v_ws_sold_date_sk, v_ws_item_sk)]
+                                            if not _grp:
+                                                del n1_by_ws_item_sk[v_ws_item_sk]
+                                _o = n1_count_by_ws_item_sk.get(v_ws_item_sk)
+                                if _o is None:
+                                    n1_count_by_ws_item_sk[v_ws_item_sk] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n1_count_by_ws_item_sk[v_ws_item_sk] = _n
+                                    else:
+                                        del n1_count_by_ws_item_sk[v_ws_item_sk]
+                                _w4 = item_count_by_ws_item_sk.get(v_ws_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d2 * _w4
+                                    _o = n0_root.get(v_ws_item_sk)
+                                    if _o is None:
+                                        n0_root[v_ws_item_sk] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            n0_root[v_ws_item_sk] = _n
+                                        else:
+                                            del n0_root[v_ws_item_sk]
+                                    if pending is not None:
+                                        for (
+                                            v_ws_sold_date_sk,
+                                            v_ws_item_sk,
+                                            v_ws_ext_sales_price,
+                                        ), _m6 in self.web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                            (v_ws_sold_date_sk, v_ws_item_sk)
+                                        ].items():
+                                            for (
+                                                v_ws_item_sk,
+                                                v_i_category,
+                                            ), _m7 in self.item_by_ws_item_sk[
+                                                v_ws_item_sk
+                                            ].items():
+                                                _k = (
+                                                    "web",
+                                                    "ws_ship_customer_sk",
+                                                    v_d_year,
+                                                    v_d_qoy,
+                                                    v_i_category,
+                                                    v_ws_ext_sales_price,
+                                                )
+                                                _v = _p * _m6 * _m7
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
 
                 def _lookup(
                     self,
@@ -2165,6 +3207,11 @@ def _make_derived1():
                     "item": self._apply_item,
                     "date_dim": self._apply_date_dim,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "catalog_sales": self._batch_catalog_sales,
+                    "item": self._batch_item,
+                    "date_dim": self._batch_date_dim,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -2218,6 +3265,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -2650,6 +3707,492 @@ def _make_derived1():
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
+            def _batch_catalog_sales(self, rows, mults):
+                """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.catalog_sales_rows
+                sums0 = {}  # atom catalog_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("catalog_sales", 34, row))
+                    v_cs_sold_date_sk = row[0]
+                    c_catalog_sales_cs_ship_addr_sk = row[10]
+                    v_cs_item_sk = row[15]
+                    v_cs_ext_sales_price = row[23]
+                    if v_cs_item_sk is None:
+                        raise _null_error("catalog_sales", row, ((15, "cs_item_sk"),))
+                    keep_catalog_sales = v_cs_sold_date_sk is not None and (
+                        (c_catalog_sales_cs_ship_addr_sk is None)
+                    )
+                    if keep_catalog_sales:
+                        _p = d
+                        _k = (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("catalog_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                catalog_sales_by_cs_sold_date_sk_cs_item_sk = (
+                    self.catalog_sales_by_cs_sold_date_sk_cs_item_sk
+                )
+                catalog_sales_cs_item_sk_by_cs_sold_date_sk = (
+                    self.catalog_sales_cs_item_sk_by_cs_sold_date_sk
+                )
+                date_dim_count_by_cs_sold_date_sk = (
+                    self.date_dim_count_by_cs_sold_date_sk
+                )
+                item_count_by_cs_item_sk = self.item_count_by_cs_item_sk
+                n0_root = self.n0_root
+                n1_by_cs_item_sk = self.n1_by_cs_item_sk
+                n1_count_by_cs_item_sk = self.n1_count_by_cs_item_sk
+                # atom catalog_sales
+                for _k, _p in sums0.items():
+                    v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(
+                                    (v_cs_sold_date_sk, v_cs_item_sk)
+                                )
+                                or _EMPTY
+                            ).get(
+                                (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                            )
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(
+                        (v_cs_sold_date_sk, v_cs_item_sk)
+                    )
+                    if _grp is None:
+                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                            (v_cs_sold_date_sk, v_cs_item_sk)
+                        ] = {
+                            (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_item_sk,
+                                        v_cs_ext_sales_price,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_item_sk,
+                                        v_cs_ext_sales_price,
+                                    )
+                                ]
+                                if not _grp:
+                                    del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                        (v_cs_sold_date_sk, v_cs_item_sk)
+                                    ]
+                    _grp = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
+                        v_cs_sold_date_sk
+                    )
+                    if _grp is None:
+                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = {v_cs_item_sk: _p}
+                    else:
+                        _o = _grp.get(v_cs_item_sk)
+                        if _o is None:
+                            _grp[v_cs_item_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[v_cs_item_sk] = _n
+                            else:
+                                del _grp[v_cs_item_sk]
+                                if not _grp:
+                                    del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _grp = n1_by_cs_item_sk.get(v_cs_item_sk)
+                        if _grp is None:
+                            n1_by_cs_item_sk[v_cs_item_sk] = {
+                                (v_cs_sold_date_sk, v_cs_item_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_cs_sold_date_sk, v_cs_item_sk))
+                            if _o is None:
+                                _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _n
+                                else:
+                                    del _grp[(v_cs_sold_date_sk, v_cs_item_sk)]
+                                    if not _grp:
+                                        del n1_by_cs_item_sk[v_cs_item_sk]
+                        _o = n1_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _o is None:
+                            n1_count_by_cs_item_sk[v_cs_item_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n1_count_by_cs_item_sk[v_cs_item_sk] = _n
+                            else:
+                                del n1_count_by_cs_item_sk[v_cs_item_sk]
+                        _w3 = item_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _w3 is not None:
+                            _d4 = _d2 * _w3
+                            _o = n0_root.get(v_cs_item_sk)
+                            if _o is None:
+                                n0_root[v_cs_item_sk] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    n0_root[v_cs_item_sk] = _n
+                                else:
+                                    del n0_root[v_cs_item_sk]
+                            if pending is not None:
+                                for (
+                                    v_cs_sold_date_sk,
+                                    v_d_year,
+                                    v_d_qoy,
+                                ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_cs_item_sk,
+                                        v_i_category,
+                                    ), _m6 in self.item_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ].items():
+                                        _k = (
+                                            "catalog",
+                                            "cs_ship_addr_sk",
+                                            v_d_year,
+                                            v_d_qoy,
+                                            v_i_category,
+                                            v_cs_ext_sales_price,
+                                        )
+                                        _v = _p * _m5 * _m6
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_item(self, rows, mults):
+                """Apply a batch of item rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.item_rows
+                sums0 = {}  # atom item: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 22:
+                        raise ViewError(_arity_message("item", 22, row))
+                    v_cs_item_sk = row[0]
+                    v_i_category = row[12]
+                    if v_cs_item_sk is None:
+                        raise _null_error("item", row, ((0, "i_item_sk"),))
+                    _p = d
+                    _k = (v_cs_item_sk, v_i_category)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("item", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                item_by_cs_item_sk = self.item_by_cs_item_sk
+                item_count_by_cs_item_sk = self.item_count_by_cs_item_sk
+                n0_root = self.n0_root
+                n1_count_by_cs_item_sk = self.n1_count_by_cs_item_sk
+                # atom item
+                for _k, _p in sums0.items():
+                    v_cs_item_sk, v_i_category = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (self.item_by_cs_item_sk.get(v_cs_item_sk) or _EMPTY).get(
+                                (v_cs_item_sk, v_i_category)
+                            )
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = item_by_cs_item_sk.get(v_cs_item_sk)
+                    if _grp is None:
+                        item_by_cs_item_sk[v_cs_item_sk] = {
+                            (v_cs_item_sk, v_i_category): _p
+                        }
+                    else:
+                        _o = _grp.get((v_cs_item_sk, v_i_category))
+                        if _o is None:
+                            _grp[(v_cs_item_sk, v_i_category)] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[(v_cs_item_sk, v_i_category)] = _n
+                            else:
+                                del _grp[(v_cs_item_sk, v_i_category)]
+                                if not _grp:
+                                    del item_by_cs_item_sk[v_cs_item_sk]
+                    _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
+                    if _o is None:
+                        item_count_by_cs_item_sk[v_cs_item_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            item_count_by_cs_item_sk[v_cs_item_sk] = _n
+                        else:
+                            del item_count_by_cs_item_sk[v_cs_item_sk]
+                    _w1 = n1_count_by_cs_item_sk.get(v_cs_item_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_cs_item_sk)
+                        if _o is None:
+                            n0_root[v_cs_item_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_cs_item_sk] = _n
+                            else:
+                                del n0_root[v_cs_item_sk]
+                        if pending is not None:
+                            for (
+                                v_cs_sold_date_sk,
+                                v_cs_item_sk,
+                            ), _m3 in self.n1_by_cs_item_sk[v_cs_item_sk].items():
+                                for (
+                                    v_cs_sold_date_sk,
+                                    v_cs_item_sk,
+                                    v_cs_ext_sales_price,
+                                ), _m4 in self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                    (v_cs_sold_date_sk, v_cs_item_sk)
+                                ].items():
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_year,
+                                        v_d_qoy,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            "catalog",
+                                            "cs_ship_addr_sk",
+                                            v_d_year,
+                                            v_d_qoy,
+                                            v_i_category,
+                                            v_cs_ext_sales_price,
+                                        )
+                                        _v = _p * _m4 * _m5
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_cs_sold_date_sk = row[0]
+                    v_d_year = row[6]
+                    v_d_qoy = row[10]
+                    if v_cs_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    _p = d
+                    _k = (v_cs_sold_date_sk, v_d_year, v_d_qoy)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                catalog_sales_cs_item_sk_by_cs_sold_date_sk = (
+                    self.catalog_sales_cs_item_sk_by_cs_sold_date_sk
+                )
+                date_dim_by_cs_sold_date_sk = self.date_dim_by_cs_sold_date_sk
+                date_dim_count_by_cs_sold_date_sk = (
+                    self.date_dim_count_by_cs_sold_date_sk
+                )
+                item_count_by_cs_item_sk = self.item_count_by_cs_item_sk
+                n0_root = self.n0_root
+                n1_by_cs_item_sk = self.n1_by_cs_item_sk
+                n1_count_by_cs_item_sk = self.n1_count_by_cs_item_sk
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_cs_sold_date_sk, v_d_year, v_d_qoy = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_cs_sold_date_sk, v_d_year, v_d_qoy))
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                            (v_cs_sold_date_sk, v_d_year, v_d_qoy): _p
+                        }
+                    else:
+                        _o = _grp.get((v_cs_sold_date_sk, v_d_year, v_d_qoy))
+                        if _o is None:
+                            _grp[(v_cs_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[(v_cs_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                            else:
+                                del _grp[(v_cs_sold_date_sk, v_d_year, v_d_qoy)]
+                                if not _grp:
+                                    del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                    _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                    _g3 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
+                        v_cs_sold_date_sk
+                    )
+                    if _g3:
+                        for v_cs_item_sk, _w1 in _g3.items():
+                            _d2 = _p * _w1
+                            _grp = n1_by_cs_item_sk.get(v_cs_item_sk)
+                            if _grp is None:
+                                n1_by_cs_item_sk[v_cs_item_sk] = {
+                                    (v_cs_sold_date_sk, v_cs_item_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_cs_sold_date_sk, v_cs_item_sk))
+                                if _o is None:
+                                    _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _n
+                                    else:
+                                        del _grp[(v_cs_sold_date_sk, v_cs_item_sk)]
+                                        if not _grp:
+                                            del n1_by_cs_item_sk[v_cs_item_sk]
+                            _o = n1_count_by_cs_item_sk.get(v_cs_item_sk)
+                            if _o is None:
+                                n1_count_by_cs_item_sk[v_cs_item_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_count_by_cs_item_sk[v_cs_item_sk] = _n
+                                else:
+                                    del n1_count_by_cs_item_sk[v_cs_item_sk]
+                            _w4 = item_count_by_cs_item_sk.get(v_cs_item_sk)
+                            if _w4 is not None:
+                                _d5 = _d2 * _w4
+                                _o = n0_root.get(v_cs_item_sk)
+                                if _o is None:
+                                    n0_root[v_cs_item_sk] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n0_root[v_cs_item_sk] = _n
+                                    else:
+                                        del n0_root[v_cs_item_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_cs_item_sk,
+                                        v_cs_ext_sales_price,
+                                    ), _m6 in self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                        (v_cs_sold_date_sk, v_cs_item_sk)
+                                    ].items():
+                                        for (
+                                            v_cs_item_sk,
+                                            v_i_category,
+                                        ), _m7 in self.item_by_cs_item_sk[
+                                            v_cs_item_sk
+                                        ].items():
+                                            _k = (
+                                                "catalog",
+                                                "cs_ship_addr_sk",
+                                                v_d_year,
+                                                v_d_qoy,
+                                                v_i_category,
+                                                v_cs_ext_sales_price,
+                                            )
+                                            _v = _p * _m6 * _m7
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
             def _lookup(
                 self,
                 v_d_year,
@@ -3078,6 +4621,7 @@ class View:
             "web_sales": self._apply_web_sales,
             "catalog_sales": self._apply_catalog_sales,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -3136,6 +4680,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

@@ -361,6 +361,11 @@ def _make_derived1():
                 "date_dim": self._apply_date_dim,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "catalog_returns": self._batch_catalog_returns,
+                "date_dim": self._batch_date_dim,
+                "customer_address": self._batch_customer_address,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -415,6 +420,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -844,6 +859,508 @@ def _make_derived1():
                             else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                         )
 
+        def _batch_catalog_returns(self, rows, mults):
+            """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.catalog_returns_rows
+            sums0 = {}  # atom catalog_returns: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 27:
+                    raise ViewError(_arity_message("catalog_returns", 27, row))
+                v_cr_returned_date_sk = row[0]
+                v_cr_returning_customer_sk = row[7]
+                v_cr_returning_addr_sk = row[10]
+                c_catalog_returns_cr_return_amt_inc_tax = row[20]
+                keep_catalog_returns = (
+                    v_cr_returned_date_sk is not None
+                    and v_cr_returning_addr_sk is not None
+                )
+                if keep_catalog_returns:
+                    _p = (
+                        d,
+                        (
+                            d
+                            if c_catalog_returns_cr_return_amt_inc_tax is not None
+                            else 0
+                        ),
+                        (
+                            d * round(c_catalog_returns_cr_return_amt_inc_tax * 100)
+                            if c_catalog_returns_cr_return_amt_inc_tax is not None
+                            else 0
+                        ),
+                    )
+                    _k = (
+                        v_cr_returned_date_sk,
+                        v_cr_returning_customer_sk,
+                        v_cr_returning_addr_sk,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("catalog_returns", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk = (
+                self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk
+            )
+            customer_address_count_by_cr_returning_addr_sk = (
+                self.customer_address_count_by_cr_returning_addr_sk
+            )
+            date_dim_count_by_cr_returned_date_sk = (
+                self.date_dim_count_by_cr_returned_date_sk
+            )
+            n0_root = self.n0_root
+            n1_by_cr_returning_addr_sk = self.n1_by_cr_returning_addr_sk
+            n1_count_by_cr_returning_addr_sk = self.n1_count_by_cr_returning_addr_sk
+            # atom catalog_returns
+            for _k, _p in sums0.items():
+                (
+                    v_cr_returned_date_sk,
+                    v_cr_returning_customer_sk,
+                    v_cr_returning_addr_sk,
+                ) = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
+                                v_cr_returned_date_sk
+                            )
+                            or _EMPTY
+                        ).get((v_cr_returning_customer_sk, v_cr_returning_addr_sk))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
+                    v_cr_returned_date_sk
+                )
+                if _grp is None:
+                    catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                        v_cr_returned_date_sk
+                    ] = {
+                        (v_cr_returning_customer_sk, v_cr_returning_addr_sk): _p
+                    }
+                else:
+                    _o = _grp.get((v_cr_returning_customer_sk, v_cr_returning_addr_sk))
+                    if _o is None:
+                        _grp[(v_cr_returning_customer_sk, v_cr_returning_addr_sk)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[
+                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            ] = _n
+                        else:
+                            del _grp[
+                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            ]
+                            if not _grp:
+                                del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                    v_cr_returned_date_sk
+                                ]
+                _w1 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+                    if _grp is None:
+                        n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            ] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[
+                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                                ]
+                                if not _grp:
+                                    del n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ]
+                    _o = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+                    if _o is None:
+                        n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                _n
+                            )
+                        else:
+                            del n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk]
+                    _w3 = customer_address_count_by_cr_returning_addr_sk.get(
+                        v_cr_returning_addr_sk
+                    )
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _o = n0_root.get(v_cr_returning_addr_sk)
+                        if _o is None:
+                            n0_root[v_cr_returning_addr_sk] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n0_root[v_cr_returning_addr_sk] = _n
+                            else:
+                                del n0_root[v_cr_returning_addr_sk]
+                        if pending is not None:
+                            for (
+                                v_cr_returning_addr_sk,
+                                v_ca_state,
+                            ), _m5 in self.customer_address_by_cr_returning_addr_sk[
+                                v_cr_returning_addr_sk
+                            ].items():
+                                _k = (v_cr_returning_customer_sk, v_ca_state)
+                                _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_cr_returned_date_sk = row[0]
+                c_date_dim_d_year = row[6]
+                if v_cr_returned_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = c_date_dim_d_year is not None and (
+                    c_date_dim_d_year == 2000
+                )
+                if keep_date_dim:
+                    _p = (d, d, d)
+                    _k = v_cr_returned_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk = (
+                self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk
+            )
+            customer_address_count_by_cr_returning_addr_sk = (
+                self.customer_address_count_by_cr_returning_addr_sk
+            )
+            date_dim_count_by_cr_returned_date_sk = (
+                self.date_dim_count_by_cr_returned_date_sk
+            )
+            n0_root = self.n0_root
+            n1_by_cr_returning_addr_sk = self.n1_by_cr_returning_addr_sk
+            n1_count_by_cr_returning_addr_sk = self.n1_count_by_cr_returning_addr_sk
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_cr_returned_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_cr_returned_date_sk.get(
+                        v_cr_returned_date_sk, _ZERO
+                    )[0]
+                ):
+                    continue
+                _o = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
+                if _o is None:
+                    date_dim_count_by_cr_returned_date_sk[v_cr_returned_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_cr_returned_date_sk[v_cr_returned_date_sk] = (
+                            _n
+                        )
+                    else:
+                        del date_dim_count_by_cr_returned_date_sk[v_cr_returned_date_sk]
+                _g3 = catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
+                    v_cr_returned_date_sk
+                )
+                if _g3:
+                    for (
+                        v_cr_returning_customer_sk,
+                        v_cr_returning_addr_sk,
+                    ), _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+                        if _grp is None:
+                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                                (
+                                    v_cr_returning_customer_sk,
+                                    v_cr_returning_addr_sk,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                                ] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_cr_returning_addr_sk,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_cr_returning_addr_sk,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n1_by_cr_returning_addr_sk[
+                                            v_cr_returning_addr_sk
+                                        ]
+                        _o = n1_count_by_cr_returning_addr_sk.get(
+                            v_cr_returning_addr_sk
+                        )
+                        if _o is None:
+                            n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                _d2
+                            )
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ] = _n
+                            else:
+                                del n1_count_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ]
+                        _w4 = customer_address_count_by_cr_returning_addr_sk.get(
+                            v_cr_returning_addr_sk
+                        )
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _o = n0_root.get(v_cr_returning_addr_sk)
+                            if _o is None:
+                                n0_root[v_cr_returning_addr_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n0_root[v_cr_returning_addr_sk] = _n
+                                else:
+                                    del n0_root[v_cr_returning_addr_sk]
+                            if pending is not None:
+                                for (
+                                    v_cr_returning_addr_sk,
+                                    v_ca_state,
+                                ), _m6 in self.customer_address_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ].items():
+                                    _k = (v_cr_returning_customer_sk, v_ca_state)
+                                    _v = (
+                                        _d2[0] * _m6[0],
+                                        _d2[1] * _m6[1],
+                                        _d2[2] * _m6[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+        def _batch_customer_address(self, rows, mults):
+            """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_address_rows
+            sums0 = {}  # atom customer_address: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 13:
+                    raise ViewError(_arity_message("customer_address", 13, row))
+                v_cr_returning_addr_sk = row[0]
+                v_ca_state = row[8]
+                if v_cr_returning_addr_sk is None:
+                    raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+                _p = (d, d, d)
+                _k = (v_cr_returning_addr_sk, v_ca_state)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer_address", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_address_by_cr_returning_addr_sk = (
+                self.customer_address_by_cr_returning_addr_sk
+            )
+            customer_address_count_by_cr_returning_addr_sk = (
+                self.customer_address_count_by_cr_returning_addr_sk
+            )
+            n0_root = self.n0_root
+            n1_count_by_cr_returning_addr_sk = self.n1_count_by_cr_returning_addr_sk
+            # atom customer_address
+            for _k, _p in sums0.items():
+                v_cr_returning_addr_sk, v_ca_state = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_address_by_cr_returning_addr_sk.get(
+                                v_cr_returning_addr_sk
+                            )
+                            or _EMPTY
+                        ).get((v_cr_returning_addr_sk, v_ca_state))
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = customer_address_by_cr_returning_addr_sk.get(
+                    v_cr_returning_addr_sk
+                )
+                if _grp is None:
+                    customer_address_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                        (v_cr_returning_addr_sk, v_ca_state): _p
+                    }
+                else:
+                    _o = _grp.get((v_cr_returning_addr_sk, v_ca_state))
+                    if _o is None:
+                        _grp[(v_cr_returning_addr_sk, v_ca_state)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[(v_cr_returning_addr_sk, v_ca_state)] = _n
+                        else:
+                            del _grp[(v_cr_returning_addr_sk, v_ca_state)]
+                            if not _grp:
+                                del customer_address_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ]
+                _o = customer_address_count_by_cr_returning_addr_sk.get(
+                    v_cr_returning_addr_sk
+                )
+                if _o is None:
+                    customer_address_count_by_cr_returning_addr_sk[
+                        v_cr_returning_addr_sk
+                    ] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_count_by_cr_returning_addr_sk[
+                            v_cr_returning_addr_sk
+                        ] = _n
+                    else:
+                        del customer_address_count_by_cr_returning_addr_sk[
+                            v_cr_returning_addr_sk
+                        ]
+                _w1 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_cr_returning_addr_sk)
+                    if _o is None:
+                        n0_root[v_cr_returning_addr_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_cr_returning_addr_sk] = _n
+                        else:
+                            del n0_root[v_cr_returning_addr_sk]
+                    if pending is not None:
+                        for (
+                            v_cr_returning_customer_sk,
+                            v_cr_returning_addr_sk,
+                        ), _m3 in self.n1_by_cr_returning_addr_sk[
+                            v_cr_returning_addr_sk
+                        ].items():
+                            _k = (v_cr_returning_customer_sk, v_ca_state)
+                            _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
         def _lookup(
             self, v_cr_returning_customer_sk, v_ca_state, v_cr_returning_addr_sk
         ):
@@ -1258,6 +1775,11 @@ def _make_scalar_2():
                     "date_dim": self._apply_date_dim,
                     "customer_address": self._apply_customer_address,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "catalog_returns": self._batch_catalog_returns,
+                    "date_dim": self._batch_date_dim,
+                    "customer_address": self._batch_customer_address,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -1312,6 +1834,16 @@ def _make_scalar_2():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -1805,6 +2337,564 @@ def _make_scalar_2():
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
 
+            def _batch_catalog_returns(self, rows, mults):
+                """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.catalog_returns_rows
+                sums0 = {}  # atom catalog_returns: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 27:
+                        raise ViewError(_arity_message("catalog_returns", 27, row))
+                    v_cr_returned_date_sk = row[0]
+                    v_cr_returning_customer_sk = row[7]
+                    v_cr_returning_addr_sk = row[10]
+                    c_catalog_returns_cr_return_amt_inc_tax = row[20]
+                    keep_catalog_returns = (
+                        v_cr_returned_date_sk is not None
+                        and v_cr_returning_addr_sk is not None
+                    )
+                    if keep_catalog_returns:
+                        _p = (
+                            d,
+                            (
+                                d
+                                if c_catalog_returns_cr_return_amt_inc_tax is not None
+                                else 0
+                            ),
+                            (
+                                d * round(c_catalog_returns_cr_return_amt_inc_tax * 100)
+                                if c_catalog_returns_cr_return_amt_inc_tax is not None
+                                else 0
+                            ),
+                        )
+                        _k = (
+                            v_cr_returned_date_sk,
+                            v_cr_returning_customer_sk,
+                            v_cr_returning_addr_sk,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("catalog_returns", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk = (
+                    self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk
+                )
+                customer_address_count_by_cr_returning_addr_sk = (
+                    self.customer_address_count_by_cr_returning_addr_sk
+                )
+                date_dim_count_by_cr_returned_date_sk = (
+                    self.date_dim_count_by_cr_returned_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_cr_returning_addr_sk = self.n1_by_cr_returning_addr_sk
+                n1_count_by_cr_returning_addr_sk = self.n1_count_by_cr_returning_addr_sk
+                # atom catalog_returns
+                for _k, _p in sums0.items():
+                    (
+                        v_cr_returned_date_sk,
+                        v_cr_returning_customer_sk,
+                        v_cr_returning_addr_sk,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
+                                    v_cr_returned_date_sk
+                                )
+                                or _EMPTY
+                            ).get((v_cr_returning_customer_sk, v_cr_returning_addr_sk))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
+                        v_cr_returned_date_sk
+                    )
+                    if _grp is None:
+                        catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                            v_cr_returned_date_sk
+                        ] = {
+                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            ] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[
+                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                                ]
+                                if not _grp:
+                                    del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                        v_cr_returned_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_cr_returned_date_sk.get(
+                        v_cr_returned_date_sk
+                    )
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _grp = n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+                        if _grp is None:
+                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                                (
+                                    v_cr_returning_customer_sk,
+                                    v_cr_returning_addr_sk,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                                ] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_cr_returning_addr_sk,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_cr_returning_addr_sk,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n1_by_cr_returning_addr_sk[
+                                            v_cr_returning_addr_sk
+                                        ]
+                        _o = n1_count_by_cr_returning_addr_sk.get(
+                            v_cr_returning_addr_sk
+                        )
+                        if _o is None:
+                            n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                _d2
+                            )
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n1_count_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ] = _n
+                            else:
+                                del n1_count_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ]
+                        _w3 = customer_address_count_by_cr_returning_addr_sk.get(
+                            v_cr_returning_addr_sk
+                        )
+                        if _w3 is not None:
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_cr_returning_addr_sk)
+                            if _o is None:
+                                n0_root[v_cr_returning_addr_sk] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_cr_returning_addr_sk] = _n
+                                else:
+                                    del n0_root[v_cr_returning_addr_sk]
+                            if pending is not None:
+                                for (
+                                    v_cr_returning_addr_sk,
+                                    v_ca_state,
+                                ), _m5 in self.customer_address_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ].items():
+                                    _k = (v_cr_returning_customer_sk, v_ca_state)
+                                    _v = (
+                                        _d2[0] * _m5[0],
+                                        _d2[1] * _m5[1],
+                                        _d2[2] * _m5[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_cr_returned_date_sk = row[0]
+                    c_date_dim_d_year = row[6]
+                    if v_cr_returned_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    keep_date_dim = c_date_dim_d_year is not None and (
+                        c_date_dim_d_year == 2000
+                    )
+                    if keep_date_dim:
+                        _p = (d, d, d)
+                        _k = v_cr_returned_date_sk
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk = (
+                    self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk
+                )
+                customer_address_count_by_cr_returning_addr_sk = (
+                    self.customer_address_count_by_cr_returning_addr_sk
+                )
+                date_dim_count_by_cr_returned_date_sk = (
+                    self.date_dim_count_by_cr_returned_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_cr_returning_addr_sk = self.n1_by_cr_returning_addr_sk
+                n1_count_by_cr_returning_addr_sk = self.n1_count_by_cr_returning_addr_sk
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_cr_returned_date_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.date_dim_count_by_cr_returned_date_sk.get(
+                            v_cr_returned_date_sk, _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _o = date_dim_count_by_cr_returned_date_sk.get(
+                        v_cr_returned_date_sk
+                    )
+                    if _o is None:
+                        date_dim_count_by_cr_returned_date_sk[v_cr_returned_date_sk] = (
+                            _p
+                        )
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_count_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ] = _n
+                        else:
+                            del date_dim_count_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ]
+                    _g3 = catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
+                        v_cr_returned_date_sk
+                    )
+                    if _g3:
+                        for (
+                            v_cr_returning_customer_sk,
+                            v_cr_returning_addr_sk,
+                        ), _w1 in _g3.items():
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _grp = n1_by_cr_returning_addr_sk.get(
+                                v_cr_returning_addr_sk
+                            )
+                            if _grp is None:
+                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                                    (
+                                        v_cr_returning_customer_sk,
+                                        v_cr_returning_addr_sk,
+                                    ): _d2
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_cr_returning_addr_sk,
+                                        )
+                                    ] = _d2
+                                else:
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[
+                                            (
+                                                v_cr_returning_customer_sk,
+                                                v_cr_returning_addr_sk,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_cr_returning_customer_sk,
+                                                v_cr_returning_addr_sk,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n1_by_cr_returning_addr_sk[
+                                                v_cr_returning_addr_sk
+                                            ]
+                            _o = n1_count_by_cr_returning_addr_sk.get(
+                                v_cr_returning_addr_sk
+                            )
+                            if _o is None:
+                                n1_count_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_count_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ] = _n
+                                else:
+                                    del n1_count_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ]
+                            _w4 = customer_address_count_by_cr_returning_addr_sk.get(
+                                v_cr_returning_addr_sk
+                            )
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d2[0] * _w4[0],
+                                    _d2[1] * _w4[1],
+                                    _d2[2] * _w4[2],
+                                )
+                                _o = n0_root.get(v_cr_returning_addr_sk)
+                                if _o is None:
+                                    n0_root[v_cr_returning_addr_sk] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_cr_returning_addr_sk] = _n
+                                    else:
+                                        del n0_root[v_cr_returning_addr_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cr_returning_addr_sk,
+                                        v_ca_state,
+                                    ), _m6 in self.customer_address_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ].items():
+                                        _k = (v_cr_returning_customer_sk, v_ca_state)
+                                        _v = (
+                                            _d2[0] * _m6[0],
+                                            _d2[1] * _m6[1],
+                                            _d2[2] * _m6[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+            def _batch_customer_address(self, rows, mults):
+                """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_address_rows
+                sums0 = {}  # atom customer_address: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 13:
+                        raise ViewError(_arity_message("customer_address", 13, row))
+                    v_cr_returning_addr_sk = row[0]
+                    v_ca_state = row[8]
+                    if v_cr_returning_addr_sk is None:
+                        raise _null_error(
+                            "customer_address", row, ((0, "ca_address_sk"),)
+                        )
+                    _p = (d, d, d)
+                    _k = (v_cr_returning_addr_sk, v_ca_state)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer_address", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_address_by_cr_returning_addr_sk = (
+                    self.customer_address_by_cr_returning_addr_sk
+                )
+                customer_address_count_by_cr_returning_addr_sk = (
+                    self.customer_address_count_by_cr_returning_addr_sk
+                )
+                n0_root = self.n0_root
+                n1_count_by_cr_returning_addr_sk = self.n1_count_by_cr_returning_addr_sk
+                # atom customer_address
+                for _k, _p in sums0.items():
+                    v_cr_returning_addr_sk, v_ca_state = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_address_by_cr_returning_addr_sk.get(
+                                    v_cr_returning_addr_sk
+                                )
+                                or _EMPTY
+                            ).get((v_cr_returning_addr_sk, v_ca_state))
+                            or _ZERO
+                        )[0]
+                    ):
+                        continue
+                    _grp = customer_address_by_cr_returning_addr_sk.get(
+                        v_cr_returning_addr_sk
+                    )
+                    if _grp is None:
+                        customer_address_by_cr_returning_addr_sk[
+                            v_cr_returning_addr_sk
+                        ] = {(v_cr_returning_addr_sk, v_ca_state): _p}
+                    else:
+                        _o = _grp.get((v_cr_returning_addr_sk, v_ca_state))
+                        if _o is None:
+                            _grp[(v_cr_returning_addr_sk, v_ca_state)] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[(v_cr_returning_addr_sk, v_ca_state)] = _n
+                            else:
+                                del _grp[(v_cr_returning_addr_sk, v_ca_state)]
+                                if not _grp:
+                                    del customer_address_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ]
+                    _o = customer_address_count_by_cr_returning_addr_sk.get(
+                        v_cr_returning_addr_sk
+                    )
+                    if _o is None:
+                        customer_address_count_by_cr_returning_addr_sk[
+                            v_cr_returning_addr_sk
+                        ] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_count_by_cr_returning_addr_sk[
+                                v_cr_returning_addr_sk
+                            ] = _n
+                        else:
+                            del customer_address_count_by_cr_returning_addr_sk[
+                                v_cr_returning_addr_sk
+                            ]
+                    _w1 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_cr_returning_addr_sk)
+                        if _o is None:
+                            n0_root[v_cr_returning_addr_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_cr_returning_addr_sk] = _n
+                            else:
+                                del n0_root[v_cr_returning_addr_sk]
+                        if pending is not None:
+                            for (
+                                v_cr_returning_customer_sk,
+                                v_cr_returning_addr_sk,
+                            ), _m3 in self.n1_by_cr_returning_addr_sk[
+                                v_cr_returning_addr_sk
+                            ].items():
+                                _k = (v_cr_returning_customer_sk, v_ca_state)
+                                _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
             def _lookup(
                 self, v_cr_returning_customer_sk, v_ca_state, v_cr_returning_addr_sk
             ):
@@ -2097,6 +3187,7 @@ def _make_scalar_2():
                 "date_dim": self._apply_date_dim,
                 "customer_address": self._apply_customer_address,
             }
+            self._batchers = {}  # update() of several rows: summed per key first
             self.sub_derived1 = _derived1__view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -2153,6 +3244,16 @@ def _make_scalar_2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -2569,6 +3670,9 @@ class View:
             "catalog_returns": self._apply_catalog_returns,
             "date_dim": self._apply_date_dim,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "customer": self._batch_customer
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_scalar_2 = _scalar_2_view(push=True)  # a subquery's inner view
         self.scalar_2_result = (
@@ -2638,6 +3742,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -3321,6 +4435,275 @@ class View:
         sub._flush()
         if sub._changes:
             self._on_scalar_2(sub._changes)
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 18:
+                raise ViewError(_arity_message("customer", 18, row))
+            v_ctr_customer_sk = row[0]
+            v_c_customer_id = row[1]
+            v_ca_address_sk = row[4]
+            v_c_salutation = row[7]
+            v_c_first_name = row[8]
+            v_c_last_name = row[9]
+            if v_ctr_customer_sk is None or v_c_customer_id is None:
+                raise _null_error(
+                    "customer", row, ((0, "c_customer_sk"), (1, "c_customer_id"))
+                )
+            keep_customer = v_ca_address_sk is not None
+            if keep_customer:
+                _p = d
+                _k = (
+                    v_ctr_customer_sk,
+                    v_c_customer_id,
+                    v_ca_address_sk,
+                    v_c_salutation,
+                    v_c_first_name,
+                    v_c_last_name,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        ctr1_count_by_ctr_customer_sk = self.ctr1_count_by_ctr_customer_sk
+        customer_address_count_by_ca_address_sk = (
+            self.customer_address_count_by_ca_address_sk
+        )
+        customer_by_ctr_customer_sk_ca_address_sk = (
+            self.customer_by_ctr_customer_sk_ca_address_sk
+        )
+        customer_ca_address_sk_by_ctr_customer_sk = (
+            self.customer_ca_address_sk_by_ctr_customer_sk
+        )
+        n0_root = self.n0_root
+        n1_by_ca_address_sk = self.n1_by_ca_address_sk
+        n1_count_by_ca_address_sk = self.n1_count_by_ca_address_sk
+        # atom customer
+        for _k, _p in sums0.items():
+            (
+                v_ctr_customer_sk,
+                v_c_customer_id,
+                v_ca_address_sk,
+                v_c_salutation,
+                v_c_first_name,
+                v_c_last_name,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_by_ctr_customer_sk_ca_address_sk.get(
+                            (v_ctr_customer_sk, v_ca_address_sk)
+                        )
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_ctr_customer_sk,
+                            v_c_customer_id,
+                            v_ca_address_sk,
+                            v_c_salutation,
+                            v_c_first_name,
+                            v_c_last_name,
+                        )
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = customer_by_ctr_customer_sk_ca_address_sk.get(
+                (v_ctr_customer_sk, v_ca_address_sk)
+            )
+            if _grp is None:
+                customer_by_ctr_customer_sk_ca_address_sk[
+                    (v_ctr_customer_sk, v_ca_address_sk)
+                ] = {
+                    (
+                        v_ctr_customer_sk,
+                        v_c_customer_id,
+                        v_ca_address_sk,
+                        v_c_salutation,
+                        v_c_first_name,
+                        v_c_last_name,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_ctr_customer_sk,
+                        v_c_customer_id,
+                        v_ca_address_sk,
+                        v_c_salutation,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_ctr_customer_sk,
+                            v_c_customer_id,
+                            v_ca_address_sk,
+                            v_c_salutation,
+                            v_c_first_name,
+                            v_c_last_name,
+                        )
+                    ] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[
+                            (
+                                v_ctr_customer_sk,
+                                v_c_customer_id,
+                                v_ca_address_sk,
+                                v_c_salutation,
+                                v_c_first_name,
+                                v_c_last_name,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_ctr_customer_sk,
+                                v_c_customer_id,
+                                v_ca_address_sk,
+                                v_c_salutation,
+                                v_c_first_name,
+                                v_c_last_name,
+                            )
+                        ]
+                        if not _grp:
+                            del customer_by_ctr_customer_sk_ca_address_sk[
+                                (v_ctr_customer_sk, v_ca_address_sk)
+                            ]
+            _grp = customer_ca_address_sk_by_ctr_customer_sk.get(v_ctr_customer_sk)
+            if _grp is None:
+                customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                    v_ca_address_sk: _p
+                }
+            else:
+                _o = _grp.get(v_ca_address_sk)
+                if _o is None:
+                    _grp[v_ca_address_sk] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[v_ca_address_sk] = _n
+                    else:
+                        del _grp[v_ca_address_sk]
+                        if not _grp:
+                            del customer_ca_address_sk_by_ctr_customer_sk[
+                                v_ctr_customer_sk
+                            ]
+            _w1 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n1_by_ca_address_sk.get(v_ca_address_sk)
+                if _grp is None:
+                    n1_by_ca_address_sk[v_ca_address_sk] = {
+                        (v_ctr_customer_sk, v_ca_address_sk): _d2
+                    }
+                else:
+                    _o = _grp.get((v_ctr_customer_sk, v_ca_address_sk))
+                    if _o is None:
+                        _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _n
+                        else:
+                            del _grp[(v_ctr_customer_sk, v_ca_address_sk)]
+                            if not _grp:
+                                del n1_by_ca_address_sk[v_ca_address_sk]
+                _o = n1_count_by_ca_address_sk.get(v_ca_address_sk)
+                if _o is None:
+                    n1_count_by_ca_address_sk[v_ca_address_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n1_count_by_ca_address_sk[v_ca_address_sk] = _n
+                    else:
+                        del n1_count_by_ca_address_sk[v_ca_address_sk]
+                _w3 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_ca_address_sk)
+                    if _o is None:
+                        n0_root[v_ca_address_sk] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_ca_address_sk] = _n
+                        else:
+                            del n0_root[v_ca_address_sk]
+                    if pending is not None:
+                        for (
+                            v_ctr_customer_sk,
+                            v_ctr_total_return,
+                        ), _m5 in self.ctr1_by_ctr_customer_sk[
+                            v_ctr_customer_sk
+                        ].items():
+                            for (
+                                v_ca_address_sk,
+                                v_ca_street_number,
+                                v_ca_street_name,
+                                v_ca_street_type,
+                                v_ca_suite_number,
+                                v_ca_city,
+                                v_ca_county,
+                                v_ca_state,
+                                v_ca_zip,
+                                v_ca_country,
+                                v_ca_gmt_offset,
+                                v_ca_location_type,
+                            ), _m6 in self.customer_address_by_ca_address_sk[
+                                v_ca_address_sk
+                            ].items():
+                                _k = (
+                                    v_c_customer_id,
+                                    v_c_salutation,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_ca_street_number,
+                                    v_ca_street_name,
+                                    v_ca_street_type,
+                                    v_ca_suite_number,
+                                    v_ca_city,
+                                    v_ca_county,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                    v_ca_country,
+                                    v_ca_gmt_offset,
+                                    v_ca_location_type,
+                                    v_ctr_total_return,
+                                )
+                                _v = _p * _m5 * _m6
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
 
     def _rows_of_ctr1(self, row, d):
         """Apply `d` copies of `row` to atom ctr1 alone (its relation's

@@ -371,6 +371,9 @@ def _make_derived1():
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_root = {}  # root date_dim: its tuples
                     self._appliers = {"date_dim": self._apply_date_dim}
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "date_dim": self._batch_date_dim
+                    }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -422,6 +425,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -499,6 +512,75 @@ def _make_derived1():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
+                        _o = date_dim_root.get(v_d_week_seq)
+                        if _o is None:
+                            date_dim_root[v_d_week_seq] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_root[v_d_week_seq] = _n
+                            else:
+                                del date_dim_root[v_d_week_seq]
+                        if pending is not None:
+                            _k = (v_d_week_seq,)
+                            _v = _p
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        c_date_dim_d_date = row[2]
+                        v_d_week_seq = row[4]
+                        keep_date_dim = c_date_dim_d_date is not None and (
+                            c_date_dim_d_date
+                            in (
+                                datetime.date(2000, 6, 30),
+                                datetime.date(2000, 9, 27),
+                                datetime.date(2000, 11, 17),
+                            )
+                        )
+                        if keep_date_dim:
+                            _p = d
+                            _k = v_d_week_seq
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    date_dim_root = self.date_dim_root
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_d_week_seq = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not self.date_dim_root.get(v_d_week_seq, _ZERO)
+                        ):
+                            continue
                         _o = date_dim_root.get(v_d_week_seq)
                         if _o is None:
                             date_dim_root[v_d_week_seq] = _p
@@ -691,6 +773,7 @@ def _make_derived1():
                     {}
                 )  # in1: total multiplicity by what it shares with its sibling
                 self._appliers = {"date_dim": self._apply_date_dim}
+                self._batchers = {}  # update() of several rows: summed per key first
                 self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
@@ -746,6 +829,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -1157,6 +1250,10 @@ def _make_derived1():
                 "item": self._apply_item,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "store_returns": self._batch_store_returns,
+                "item": self._batch_item,
+            }
             self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -1213,6 +1310,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1650,6 +1757,232 @@ def _make_derived1():
             for sub_row, change in sub._changes:
                 self._apply_in_1(sub_row, change)
 
+        def _batch_store_returns(self, rows, mults):
+            """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.store_returns_rows
+            sums0 = {}  # atom store_returns: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 20:
+                    raise ViewError(_arity_message("store_returns", 20, row))
+                v_sr_returned_date_sk = row[0]
+                v_sr_item_sk = row[2]
+                c_store_returns_sr_return_quantity = row[10]
+                if v_sr_item_sk is None:
+                    raise _null_error("store_returns", row, ((2, "sr_item_sk"),))
+                keep_store_returns = v_sr_returned_date_sk is not None
+                if keep_store_returns:
+                    _p = (
+                        d,
+                        (d if c_store_returns_sr_return_quantity is not None else 0),
+                        (
+                            d * round(c_store_returns_sr_return_quantity)
+                            if c_store_returns_sr_return_quantity is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_sr_returned_date_sk, v_sr_item_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("store_returns", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            item_i_item_id_by_sr_item_sk = self.item_i_item_id_by_sr_item_sk
+            n0_root = self.n0_root
+            n3_count_by_sr_item_sk = self.n3_count_by_sr_item_sk
+            n5_count_by_sr_returned_date_sk = self.n5_count_by_sr_returned_date_sk
+            store_returns_sr_item_sk_by_sr_returned_date_sk = (
+                self.store_returns_sr_item_sk_by_sr_returned_date_sk
+            )
+            # atom store_returns
+            for _k, _p in sums0.items():
+                v_sr_returned_date_sk, v_sr_item_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.store_returns_sr_item_sk_by_sr_returned_date_sk.get(
+                                v_sr_returned_date_sk
+                            )
+                            or _EMPTY
+                        ).get(v_sr_item_sk)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = store_returns_sr_item_sk_by_sr_returned_date_sk.get(
+                    v_sr_returned_date_sk
+                )
+                if _grp is None:
+                    store_returns_sr_item_sk_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {v_sr_item_sk: _p}
+                else:
+                    _o = _grp.get(v_sr_item_sk)
+                    if _o is None:
+                        _grp[v_sr_item_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_sr_item_sk] = _n
+                        else:
+                            del _grp[v_sr_item_sk]
+                            if not _grp:
+                                del store_returns_sr_item_sk_by_sr_returned_date_sk[
+                                    v_sr_returned_date_sk
+                                ]
+                _w1 = n5_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n3_count_by_sr_item_sk.get(v_sr_item_sk)
+                    if _o is None:
+                        n3_count_by_sr_item_sk[v_sr_item_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n3_count_by_sr_item_sk[v_sr_item_sk] = _n
+                        else:
+                            del n3_count_by_sr_item_sk[v_sr_item_sk]
+                    _g5 = item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
+                    if _g5:
+                        for v_i_item_id, _w3 in _g5.items():
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_i_item_id)
+                            if _o is None:
+                                n0_root[v_i_item_id] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_i_item_id] = _n
+                                else:
+                                    del n0_root[v_i_item_id]
+                            if pending is not None:
+                                _k = (v_i_item_id,)
+                                _v = _d4
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+        def _batch_item(self, rows, mults):
+            """Apply a batch of item rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.item_rows
+            sums0 = {}  # atom item: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 22:
+                    raise ViewError(_arity_message("item", 22, row))
+                v_sr_item_sk = row[0]
+                v_i_item_id = row[1]
+                if v_sr_item_sk is None or v_i_item_id is None:
+                    raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+                _p = (d, d, d)
+                _k = (v_sr_item_sk, v_i_item_id)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("item", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            item_i_item_id_by_sr_item_sk = self.item_i_item_id_by_sr_item_sk
+            n0_root = self.n0_root
+            n3_count_by_sr_item_sk = self.n3_count_by_sr_item_sk
+            # atom item
+            for _k, _p in sums0.items():
+                v_sr_item_sk, v_i_item_id = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
+                            or _EMPTY
+                        ).get(v_i_item_id)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
+                if _grp is None:
+                    item_i_item_id_by_sr_item_sk[v_sr_item_sk] = {v_i_item_id: _p}
+                else:
+                    _o = _grp.get(v_i_item_id)
+                    if _o is None:
+                        _grp[v_i_item_id] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_i_item_id] = _n
+                        else:
+                            del _grp[v_i_item_id]
+                            if not _grp:
+                                del item_i_item_id_by_sr_item_sk[v_sr_item_sk]
+                _w1 = n3_count_by_sr_item_sk.get(v_sr_item_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_i_item_id)
+                    if _o is None:
+                        n0_root[v_i_item_id] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_i_item_id] = _n
+                        else:
+                            del n0_root[v_i_item_id]
+                    if pending is not None:
+                        _k = (v_i_item_id,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                        )
+
         def _lookup(self, v_i_item_id):
             """The payload of one output tuple, in O(1); None if absent."""
             _m1 = self.n0_root.get(v_i_item_id)
@@ -1987,6 +2320,9 @@ def _make_derived2():
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_root = {}  # root date_dim: its tuples
                     self._appliers = {"date_dim": self._apply_date_dim}
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "date_dim": self._batch_date_dim
+                    }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -2038,6 +2374,16 @@ def _make_derived2():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -2115,6 +2461,75 @@ def _make_derived2():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
+                        _o = date_dim_root.get(v_d_week_seq)
+                        if _o is None:
+                            date_dim_root[v_d_week_seq] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_root[v_d_week_seq] = _n
+                            else:
+                                del date_dim_root[v_d_week_seq]
+                        if pending is not None:
+                            _k = (v_d_week_seq,)
+                            _v = _p
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        c_date_dim_d_date = row[2]
+                        v_d_week_seq = row[4]
+                        keep_date_dim = c_date_dim_d_date is not None and (
+                            c_date_dim_d_date
+                            in (
+                                datetime.date(2000, 6, 30),
+                                datetime.date(2000, 9, 27),
+                                datetime.date(2000, 11, 17),
+                            )
+                        )
+                        if keep_date_dim:
+                            _p = d
+                            _k = v_d_week_seq
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    date_dim_root = self.date_dim_root
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_d_week_seq = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not self.date_dim_root.get(v_d_week_seq, _ZERO)
+                        ):
+                            continue
                         _o = date_dim_root.get(v_d_week_seq)
                         if _o is None:
                             date_dim_root[v_d_week_seq] = _p
@@ -2307,6 +2722,7 @@ def _make_derived2():
                     {}
                 )  # in1: total multiplicity by what it shares with its sibling
                 self._appliers = {"date_dim": self._apply_date_dim}
+                self._batchers = {}  # update() of several rows: summed per key first
                 self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
@@ -2362,6 +2778,16 @@ def _make_derived2():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -2780,6 +3206,10 @@ def _make_derived2():
                 "item": self._apply_item,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "catalog_returns": self._batch_catalog_returns,
+                "item": self._batch_item,
+            }
             self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -2836,6 +3266,16 @@ def _make_derived2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -3273,6 +3713,232 @@ def _make_derived2():
             for sub_row, change in sub._changes:
                 self._apply_in_1(sub_row, change)
 
+        def _batch_catalog_returns(self, rows, mults):
+            """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.catalog_returns_rows
+            sums0 = {}  # atom catalog_returns: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 27:
+                    raise ViewError(_arity_message("catalog_returns", 27, row))
+                v_cr_returned_date_sk = row[0]
+                v_cr_item_sk = row[2]
+                c_catalog_returns_cr_return_quantity = row[17]
+                if v_cr_item_sk is None:
+                    raise _null_error("catalog_returns", row, ((2, "cr_item_sk"),))
+                keep_catalog_returns = v_cr_returned_date_sk is not None
+                if keep_catalog_returns:
+                    _p = (
+                        d,
+                        (d if c_catalog_returns_cr_return_quantity is not None else 0),
+                        (
+                            d * round(c_catalog_returns_cr_return_quantity)
+                            if c_catalog_returns_cr_return_quantity is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_cr_returned_date_sk, v_cr_item_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("catalog_returns", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            catalog_returns_cr_item_sk_by_cr_returned_date_sk = (
+                self.catalog_returns_cr_item_sk_by_cr_returned_date_sk
+            )
+            item_i_item_id_by_cr_item_sk = self.item_i_item_id_by_cr_item_sk
+            n0_root = self.n0_root
+            n3_count_by_cr_item_sk = self.n3_count_by_cr_item_sk
+            n5_count_by_cr_returned_date_sk = self.n5_count_by_cr_returned_date_sk
+            # atom catalog_returns
+            for _k, _p in sums0.items():
+                v_cr_returned_date_sk, v_cr_item_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.catalog_returns_cr_item_sk_by_cr_returned_date_sk.get(
+                                v_cr_returned_date_sk
+                            )
+                            or _EMPTY
+                        ).get(v_cr_item_sk)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = catalog_returns_cr_item_sk_by_cr_returned_date_sk.get(
+                    v_cr_returned_date_sk
+                )
+                if _grp is None:
+                    catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                        v_cr_returned_date_sk
+                    ] = {v_cr_item_sk: _p}
+                else:
+                    _o = _grp.get(v_cr_item_sk)
+                    if _o is None:
+                        _grp[v_cr_item_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_cr_item_sk] = _n
+                        else:
+                            del _grp[v_cr_item_sk]
+                            if not _grp:
+                                del catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                                    v_cr_returned_date_sk
+                                ]
+                _w1 = n5_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n3_count_by_cr_item_sk.get(v_cr_item_sk)
+                    if _o is None:
+                        n3_count_by_cr_item_sk[v_cr_item_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n3_count_by_cr_item_sk[v_cr_item_sk] = _n
+                        else:
+                            del n3_count_by_cr_item_sk[v_cr_item_sk]
+                    _g5 = item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
+                    if _g5:
+                        for v_i_item_id, _w3 in _g5.items():
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_i_item_id)
+                            if _o is None:
+                                n0_root[v_i_item_id] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_i_item_id] = _n
+                                else:
+                                    del n0_root[v_i_item_id]
+                            if pending is not None:
+                                _k = (v_i_item_id,)
+                                _v = _d4
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+        def _batch_item(self, rows, mults):
+            """Apply a batch of item rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.item_rows
+            sums0 = {}  # atom item: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 22:
+                    raise ViewError(_arity_message("item", 22, row))
+                v_cr_item_sk = row[0]
+                v_i_item_id = row[1]
+                if v_cr_item_sk is None or v_i_item_id is None:
+                    raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+                _p = (d, d, d)
+                _k = (v_cr_item_sk, v_i_item_id)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("item", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            item_i_item_id_by_cr_item_sk = self.item_i_item_id_by_cr_item_sk
+            n0_root = self.n0_root
+            n3_count_by_cr_item_sk = self.n3_count_by_cr_item_sk
+            # atom item
+            for _k, _p in sums0.items():
+                v_cr_item_sk, v_i_item_id = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
+                            or _EMPTY
+                        ).get(v_i_item_id)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
+                if _grp is None:
+                    item_i_item_id_by_cr_item_sk[v_cr_item_sk] = {v_i_item_id: _p}
+                else:
+                    _o = _grp.get(v_i_item_id)
+                    if _o is None:
+                        _grp[v_i_item_id] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_i_item_id] = _n
+                        else:
+                            del _grp[v_i_item_id]
+                            if not _grp:
+                                del item_i_item_id_by_cr_item_sk[v_cr_item_sk]
+                _w1 = n3_count_by_cr_item_sk.get(v_cr_item_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_i_item_id)
+                    if _o is None:
+                        n0_root[v_i_item_id] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_i_item_id] = _n
+                        else:
+                            del n0_root[v_i_item_id]
+                    if pending is not None:
+                        _k = (v_i_item_id,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                        )
+
         def _lookup(self, v_i_item_id):
             """The payload of one output tuple, in O(1); None if absent."""
             _m1 = self.n0_root.get(v_i_item_id)
@@ -3610,6 +4276,9 @@ def _make_derived3():
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_root = {}  # root date_dim: its tuples
                     self._appliers = {"date_dim": self._apply_date_dim}
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "date_dim": self._batch_date_dim
+                    }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -3661,6 +4330,16 @@ def _make_derived3():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -3738,6 +4417,75 @@ def _make_derived3():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
+                        _o = date_dim_root.get(v_d_week_seq)
+                        if _o is None:
+                            date_dim_root[v_d_week_seq] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_root[v_d_week_seq] = _n
+                            else:
+                                del date_dim_root[v_d_week_seq]
+                        if pending is not None:
+                            _k = (v_d_week_seq,)
+                            _v = _p
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        c_date_dim_d_date = row[2]
+                        v_d_week_seq = row[4]
+                        keep_date_dim = c_date_dim_d_date is not None and (
+                            c_date_dim_d_date
+                            in (
+                                datetime.date(2000, 6, 30),
+                                datetime.date(2000, 9, 27),
+                                datetime.date(2000, 11, 17),
+                            )
+                        )
+                        if keep_date_dim:
+                            _p = d
+                            _k = v_d_week_seq
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    date_dim_root = self.date_dim_root
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_d_week_seq = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not self.date_dim_root.get(v_d_week_seq, _ZERO)
+                        ):
+                            continue
                         _o = date_dim_root.get(v_d_week_seq)
                         if _o is None:
                             date_dim_root[v_d_week_seq] = _p
@@ -3930,6 +4678,7 @@ def _make_derived3():
                     {}
                 )  # in1: total multiplicity by what it shares with its sibling
                 self._appliers = {"date_dim": self._apply_date_dim}
+                self._batchers = {}  # update() of several rows: summed per key first
                 self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
@@ -3985,6 +4734,16 @@ def _make_derived3():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -4400,6 +5159,10 @@ def _make_derived3():
                 "item": self._apply_item,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "web_returns": self._batch_web_returns,
+                "item": self._batch_item,
+            }
             self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -4456,6 +5219,16 @@ def _make_derived3():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -4893,6 +5666,232 @@ def _make_derived3():
             for sub_row, change in sub._changes:
                 self._apply_in_1(sub_row, change)
 
+        def _batch_web_returns(self, rows, mults):
+            """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.web_returns_rows
+            sums0 = {}  # atom web_returns: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 24:
+                    raise ViewError(_arity_message("web_returns", 24, row))
+                v_wr_returned_date_sk = row[0]
+                v_wr_item_sk = row[2]
+                c_web_returns_wr_return_quantity = row[14]
+                if v_wr_item_sk is None:
+                    raise _null_error("web_returns", row, ((2, "wr_item_sk"),))
+                keep_web_returns = v_wr_returned_date_sk is not None
+                if keep_web_returns:
+                    _p = (
+                        d,
+                        (d if c_web_returns_wr_return_quantity is not None else 0),
+                        (
+                            d * round(c_web_returns_wr_return_quantity)
+                            if c_web_returns_wr_return_quantity is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_wr_returned_date_sk, v_wr_item_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("web_returns", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            item_i_item_id_by_wr_item_sk = self.item_i_item_id_by_wr_item_sk
+            n0_root = self.n0_root
+            n3_count_by_wr_item_sk = self.n3_count_by_wr_item_sk
+            n5_count_by_wr_returned_date_sk = self.n5_count_by_wr_returned_date_sk
+            web_returns_wr_item_sk_by_wr_returned_date_sk = (
+                self.web_returns_wr_item_sk_by_wr_returned_date_sk
+            )
+            # atom web_returns
+            for _k, _p in sums0.items():
+                v_wr_returned_date_sk, v_wr_item_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.web_returns_wr_item_sk_by_wr_returned_date_sk.get(
+                                v_wr_returned_date_sk
+                            )
+                            or _EMPTY
+                        ).get(v_wr_item_sk)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = web_returns_wr_item_sk_by_wr_returned_date_sk.get(
+                    v_wr_returned_date_sk
+                )
+                if _grp is None:
+                    web_returns_wr_item_sk_by_wr_returned_date_sk[
+                        v_wr_returned_date_sk
+                    ] = {v_wr_item_sk: _p}
+                else:
+                    _o = _grp.get(v_wr_item_sk)
+                    if _o is None:
+                        _grp[v_wr_item_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_wr_item_sk] = _n
+                        else:
+                            del _grp[v_wr_item_sk]
+                            if not _grp:
+                                del web_returns_wr_item_sk_by_wr_returned_date_sk[
+                                    v_wr_returned_date_sk
+                                ]
+                _w1 = n5_count_by_wr_returned_date_sk.get(v_wr_returned_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n3_count_by_wr_item_sk.get(v_wr_item_sk)
+                    if _o is None:
+                        n3_count_by_wr_item_sk[v_wr_item_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n3_count_by_wr_item_sk[v_wr_item_sk] = _n
+                        else:
+                            del n3_count_by_wr_item_sk[v_wr_item_sk]
+                    _g5 = item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
+                    if _g5:
+                        for v_i_item_id, _w3 in _g5.items():
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            _o = n0_root.get(v_i_item_id)
+                            if _o is None:
+                                n0_root[v_i_item_id] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n0_root[v_i_item_id] = _n
+                                else:
+                                    del n0_root[v_i_item_id]
+                            if pending is not None:
+                                _k = (v_i_item_id,)
+                                _v = _d4
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
+
+        def _batch_item(self, rows, mults):
+            """Apply a batch of item rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.item_rows
+            sums0 = {}  # atom item: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 22:
+                    raise ViewError(_arity_message("item", 22, row))
+                v_wr_item_sk = row[0]
+                v_i_item_id = row[1]
+                if v_wr_item_sk is None or v_i_item_id is None:
+                    raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+                _p = (d, d, d)
+                _k = (v_wr_item_sk, v_i_item_id)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("item", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            item_i_item_id_by_wr_item_sk = self.item_i_item_id_by_wr_item_sk
+            n0_root = self.n0_root
+            n3_count_by_wr_item_sk = self.n3_count_by_wr_item_sk
+            # atom item
+            for _k, _p in sums0.items():
+                v_wr_item_sk, v_i_item_id = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
+                            or _EMPTY
+                        ).get(v_i_item_id)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
+                if _grp is None:
+                    item_i_item_id_by_wr_item_sk[v_wr_item_sk] = {v_i_item_id: _p}
+                else:
+                    _o = _grp.get(v_i_item_id)
+                    if _o is None:
+                        _grp[v_i_item_id] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_i_item_id] = _n
+                        else:
+                            del _grp[v_i_item_id]
+                            if not _grp:
+                                del item_i_item_id_by_wr_item_sk[v_wr_item_sk]
+                _w1 = n3_count_by_wr_item_sk.get(v_wr_item_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_i_item_id)
+                    if _o is None:
+                        n0_root[v_i_item_id] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_i_item_id] = _n
+                        else:
+                            del n0_root[v_i_item_id]
+                    if pending is not None:
+                        _k = (v_i_item_id,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                        )
+
         def _lookup(self, v_i_item_id):
             """The payload of one output tuple, in O(1); None if absent."""
             _m1 = self.n0_root.get(v_i_item_id)
@@ -5236,6 +6235,7 @@ class View:
             "catalog_returns": self._apply_catalog_returns,
             "web_returns": self._apply_web_returns,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
         self.sub_derived3 = _derived3_view(push=True)  # a subquery's inner view
@@ -5301,6 +6301,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

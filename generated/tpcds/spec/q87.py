@@ -241,6 +241,11 @@ def _make_derived1():
                         "date_dim": self._apply_date_dim,
                         "customer": self._apply_customer,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "store_sales": self._batch_store_sales,
+                        "date_dim": self._batch_date_dim,
+                        "customer": self._batch_customer,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -296,6 +301,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -712,6 +727,480 @@ def _make_derived1():
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_ss_customer_sk = row[3]
+                        keep_store_sales = (
+                            v_ss_sold_date_sk is not None
+                            and v_ss_customer_sk is not None
+                        )
+                        if keep_store_sales:
+                            _p = d
+                            _k = (v_ss_sold_date_sk, v_ss_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_ss_customer_sk = (
+                        self.customer_count_by_ss_customer_sk
+                    )
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_ss_customer_sk = self.n1_by_ss_customer_sk
+                    n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
+                    store_sales = self.store_sales
+                    store_sales_ss_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_ss_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_ss_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not self.store_sales.get(
+                                (v_ss_sold_date_sk, v_ss_customer_sk), _ZERO
+                            )
+                        ):
+                            continue
+                        _o = store_sales.get((v_ss_sold_date_sk, v_ss_customer_sk))
+                        if _o is None:
+                            store_sales[(v_ss_sold_date_sk, v_ss_customer_sk)] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                store_sales[(v_ss_sold_date_sk, v_ss_customer_sk)] = _n
+                            else:
+                                del store_sales[(v_ss_sold_date_sk, v_ss_customer_sk)]
+                        _grp = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _grp is None:
+                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {v_ss_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_ss_customer_sk)
+                            if _o is None:
+                                _grp[v_ss_customer_sk] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[v_ss_customer_sk] = _n
+                                else:
+                                    del _grp[v_ss_customer_sk]
+                                    if not _grp:
+                                        del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _grp is None:
+                                n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                                    (v_ss_sold_date_sk, v_ss_customer_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get((v_ss_sold_date_sk, v_ss_customer_sk))
+                                if _o is None:
+                                    _grp[(v_ss_sold_date_sk, v_ss_customer_sk)] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[(v_ss_sold_date_sk, v_ss_customer_sk)] = _n
+                                    else:
+                                        del _grp[(v_ss_sold_date_sk, v_ss_customer_sk)]
+                                        if not _grp:
+                                            del n1_by_ss_customer_sk[v_ss_customer_sk]
+                            _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _o is None:
+                                n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                                else:
+                                    del n1_count_by_ss_customer_sk[v_ss_customer_sk]
+                            _w3 = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w3 is not None:
+                                _d4 = _d2 * _w3
+                                _o = n0_root.get(v_ss_customer_sk)
+                                if _o is None:
+                                    n0_root[v_ss_customer_sk] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        n0_root[v_ss_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_ss_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_date,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_ss_customer_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                        ), _m6 in self.customer_by_ss_customer_sk[
+                                            v_ss_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_last_name,
+                                                v_c_first_name,
+                                                v_d_date,
+                                            )
+                                            _v = _p * _m5 * _m6
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_ss_sold_date_sk = row[0]
+                        v_d_date = row[2]
+                        c_date_dim_d_month_seq = row[3]
+                        if v_ss_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        keep_date_dim = (
+                            c_date_dim_d_month_seq is not None
+                            and (c_date_dim_d_month_seq >= 1200)
+                            and (c_date_dim_d_month_seq <= 1211)
+                        )
+                        if keep_date_dim:
+                            _p = d
+                            _k = (v_ss_sold_date_sk, v_d_date)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_count_by_ss_customer_sk = (
+                        self.customer_count_by_ss_customer_sk
+                    )
+                    date_dim_by_ss_sold_date_sk = self.date_dim_by_ss_sold_date_sk
+                    date_dim_count_by_ss_sold_date_sk = (
+                        self.date_dim_count_by_ss_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_ss_customer_sk = self.n1_by_ss_customer_sk
+                    n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
+                    store_sales_ss_customer_sk_by_ss_sold_date_sk = (
+                        self.store_sales_ss_customer_sk_by_ss_sold_date_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_ss_sold_date_sk, v_d_date = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ss_sold_date_sk, v_d_date))
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                (v_ss_sold_date_sk, v_d_date): _p
+                            }
+                        else:
+                            _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                            if _o is None:
+                                _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                else:
+                                    del _grp[(v_ss_sold_date_sk, v_d_date)]
+                                    if not _grp:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        _g3 = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        if _g3:
+                            for v_ss_customer_sk, _w1 in _g3.items():
+                                _d2 = _p * _w1
+                                _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _grp is None:
+                                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                                        (v_ss_sold_date_sk, v_ss_customer_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_customer_sk))
+                                    if _o is None:
+                                        _grp[(v_ss_sold_date_sk, v_ss_customer_sk)] = (
+                                            _d2
+                                        )
+                                    else:
+                                        _n = _o + _d2
+                                        if _n:
+                                            _grp[
+                                                (v_ss_sold_date_sk, v_ss_customer_sk)
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (v_ss_sold_date_sk, v_ss_customer_sk)
+                                            ]
+                                            if not _grp:
+                                                del n1_by_ss_customer_sk[
+                                                    v_ss_customer_sk
+                                                ]
+                                _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _o is None:
+                                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n1_count_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            _n
+                                        )
+                                    else:
+                                        del n1_count_by_ss_customer_sk[v_ss_customer_sk]
+                                _w4 = customer_count_by_ss_customer_sk.get(
+                                    v_ss_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = _d2 * _w4
+                                    _o = n0_root.get(v_ss_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_customer_sk] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            n0_root[v_ss_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_ss_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.store_sales[
+                                            (v_ss_sold_date_sk, v_ss_customer_sk)
+                                        ]
+                                        for (
+                                            v_ss_customer_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                        ), _m7 in self.customer_by_ss_customer_sk[
+                                            v_ss_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_last_name,
+                                                v_c_first_name,
+                                                v_d_date,
+                                            )
+                                            _v = _p * _m6 * _m7
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_ss_customer_sk = row[0]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        if v_ss_customer_sk is None:
+                            raise _null_error("customer", row, ((0, "c_customer_sk"),))
+                        _p = d
+                        _k = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_ss_customer_sk = self.customer_by_ss_customer_sk
+                    customer_count_by_ss_customer_sk = (
+                        self.customer_count_by_ss_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_ss_customer_sk = self.n1_count_by_ss_customer_sk
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        v_ss_customer_sk, v_c_first_name, v_c_last_name = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_ss_customer_sk.get(
+                                        v_ss_customer_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_ss_customer_sk, v_c_first_name, v_c_last_name))
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _grp is None:
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                                (v_ss_customer_sk, v_c_first_name, v_c_last_name): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_ss_customer_sk, v_c_first_name, v_c_last_name)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_ss_customer_sk, v_c_first_name, v_c_last_name)
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_customer_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_ss_customer_sk[v_ss_customer_sk]
+                        _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _o is None:
+                            customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                customer_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                            else:
+                                del customer_count_by_ss_customer_sk[v_ss_customer_sk]
+                        _w1 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_ss_customer_sk)
+                            if _o is None:
+                                n0_root[v_ss_customer_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_ss_customer_sk] = _n
+                                else:
+                                    del n0_root[v_ss_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ss_sold_date_sk,
+                                    v_ss_customer_sk,
+                                ), _m3 in self.n1_by_ss_customer_sk[
+                                    v_ss_customer_sk
+                                ].items():
+                                    _m4 = self.store_sales[
+                                        (v_ss_sold_date_sk, v_ss_customer_sk)
+                                    ]
+                                    for (
+                                        v_ss_sold_date_sk,
+                                        v_d_date,
+                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ].items():
+                                        _k = (v_c_last_name, v_c_first_name, v_d_date)
+                                        _v = _p * _m4 * _m5
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
                 def _lookup(
                     self,
                     v_c_last_name,
@@ -1062,6 +1551,11 @@ def _make_derived1():
                         "date_dim": self._apply_date_dim,
                         "customer": self._apply_customer,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "catalog_sales": self._batch_catalog_sales,
+                        "date_dim": self._batch_date_dim,
+                        "customer": self._batch_customer,
+                    }
                     self._on_delta = on_delta
                     # Not free-connex: the projected result, maintained from the deltas
                     # of the widened query (memory proportional to the result).
@@ -1117,6 +1611,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -1608,6 +2112,558 @@ def _make_derived1():
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
+                def _batch_catalog_sales(self, rows, mults):
+                    """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.catalog_sales_rows
+                    sums0 = {}  # atom catalog_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 34:
+                            raise ViewError(_arity_message("catalog_sales", 34, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_cs_bill_customer_sk = row[3]
+                        keep_catalog_sales = (
+                            v_cs_sold_date_sk is not None
+                            and v_cs_bill_customer_sk is not None
+                        )
+                        if keep_catalog_sales:
+                            _p = d
+                            _k = (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("catalog_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales = self.catalog_sales
+                    catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_cs_bill_customer_sk = (
+                        self.customer_count_by_cs_bill_customer_sk
+                    )
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_cs_bill_customer_sk = self.n1_by_cs_bill_customer_sk
+                    n1_count_by_cs_bill_customer_sk = (
+                        self.n1_count_by_cs_bill_customer_sk
+                    )
+                    # atom catalog_sales
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_cs_bill_customer_sk = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not self.catalog_sales.get(
+                                (v_cs_sold_date_sk, v_cs_bill_customer_sk), _ZERO
+                            )
+                        ):
+                            continue
+                        _o = catalog_sales.get(
+                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                        )
+                        if _o is None:
+                            catalog_sales[
+                                (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales[
+                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                ] = _n
+                            else:
+                                del catalog_sales[
+                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                ]
+                        _grp = catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _grp is None:
+                            catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {v_cs_bill_customer_sk: _p}
+                        else:
+                            _o = _grp.get(v_cs_bill_customer_sk)
+                            if _o is None:
+                                _grp[v_cs_bill_customer_sk] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[v_cs_bill_customer_sk] = _n
+                                else:
+                                    del _grp[v_cs_bill_customer_sk]
+                                    if not _grp:
+                                        del catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _grp = n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                            if _grp is None:
+                                n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                )
+                                if _o is None:
+                                    _grp[(v_cs_sold_date_sk, v_cs_bill_customer_sk)] = (
+                                        _d2
+                                    )
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[
+                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                        ]
+                                        if not _grp:
+                                            del n1_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
+                                            ]
+                            _o = n1_count_by_cs_bill_customer_sk.get(
+                                v_cs_bill_customer_sk
+                            )
+                            if _o is None:
+                                n1_count_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_count_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ] = _n
+                                else:
+                                    del n1_count_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ]
+                            _w3 = customer_count_by_cs_bill_customer_sk.get(
+                                v_cs_bill_customer_sk
+                            )
+                            if _w3 is not None:
+                                _d4 = _d2 * _w3
+                                _o = n0_root.get(v_cs_bill_customer_sk)
+                                if _o is None:
+                                    n0_root[v_cs_bill_customer_sk] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        n0_root[v_cs_bill_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_cs_bill_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_date,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_cs_bill_customer_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                        ), _m6 in self.customer_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_last_name,
+                                                v_c_first_name,
+                                                v_d_date,
+                                            )
+                                            _v = _p * _m5 * _m6
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_date_dim(self, rows, mults):
+                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.date_dim_rows
+                    sums0 = {}  # atom date_dim: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 28:
+                            raise ViewError(_arity_message("date_dim", 28, row))
+                        v_cs_sold_date_sk = row[0]
+                        v_d_date = row[2]
+                        c_date_dim_d_month_seq = row[3]
+                        if v_cs_sold_date_sk is None:
+                            raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                        keep_date_dim = (
+                            c_date_dim_d_month_seq is not None
+                            and (c_date_dim_d_month_seq >= 1200)
+                            and (c_date_dim_d_month_seq <= 1211)
+                        )
+                        if keep_date_dim:
+                            _p = d
+                            _k = (v_cs_sold_date_sk, v_d_date)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("date_dim", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk = (
+                        self.catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk
+                    )
+                    customer_count_by_cs_bill_customer_sk = (
+                        self.customer_count_by_cs_bill_customer_sk
+                    )
+                    date_dim_by_cs_sold_date_sk = self.date_dim_by_cs_sold_date_sk
+                    date_dim_count_by_cs_sold_date_sk = (
+                        self.date_dim_count_by_cs_sold_date_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_by_cs_bill_customer_sk = self.n1_by_cs_bill_customer_sk
+                    n1_count_by_cs_bill_customer_sk = (
+                        self.n1_count_by_cs_bill_customer_sk
+                    )
+                    # atom date_dim
+                    for _k, _p in sums0.items():
+                        v_cs_sold_date_sk, v_d_date = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.date_dim_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    )
+                                    or _EMPTY
+                                ).get((v_cs_sold_date_sk, v_d_date))
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _grp is None:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                (v_cs_sold_date_sk, v_d_date): _p
+                            }
+                        else:
+                            _o = _grp.get((v_cs_sold_date_sk, v_d_date))
+                            if _o is None:
+                                _grp[(v_cs_sold_date_sk, v_d_date)] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[(v_cs_sold_date_sk, v_d_date)] = _n
+                                else:
+                                    del _grp[(v_cs_sold_date_sk, v_d_date)]
+                                    if not _grp:
+                                        del date_dim_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                        _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _o is None:
+                            date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _n
+                                )
+                            else:
+                                del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        _g3 = catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        )
+                        if _g3:
+                            for v_cs_bill_customer_sk, _w1 in _g3.items():
+                                _d2 = _p * _w1
+                                _grp = n1_by_cs_bill_customer_sk.get(
+                                    v_cs_bill_customer_sk
+                                )
+                                if _grp is None:
+                                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                        (v_cs_sold_date_sk, v_cs_bill_customer_sk): _d2
+                                    }
+                                else:
+                                    _o = _grp.get(
+                                        (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                    )
+                                    if _o is None:
+                                        _grp[
+                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                        ] = _d2
+                                    else:
+                                        _n = _o + _d2
+                                        if _n:
+                                            _grp[
+                                                (
+                                                    v_cs_sold_date_sk,
+                                                    v_cs_bill_customer_sk,
+                                                )
+                                            ] = _n
+                                        else:
+                                            del _grp[
+                                                (
+                                                    v_cs_sold_date_sk,
+                                                    v_cs_bill_customer_sk,
+                                                )
+                                            ]
+                                            if not _grp:
+                                                del n1_by_cs_bill_customer_sk[
+                                                    v_cs_bill_customer_sk
+                                                ]
+                                _o = n1_count_by_cs_bill_customer_sk.get(
+                                    v_cs_bill_customer_sk
+                                )
+                                if _o is None:
+                                    n1_count_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n1_count_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ] = _n
+                                    else:
+                                        del n1_count_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                _w4 = customer_count_by_cs_bill_customer_sk.get(
+                                    v_cs_bill_customer_sk
+                                )
+                                if _w4 is not None:
+                                    _d5 = _d2 * _w4
+                                    _o = n0_root.get(v_cs_bill_customer_sk)
+                                    if _o is None:
+                                        n0_root[v_cs_bill_customer_sk] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            n0_root[v_cs_bill_customer_sk] = _n
+                                        else:
+                                            del n0_root[v_cs_bill_customer_sk]
+                                    if pending is not None:
+                                        _m6 = self.catalog_sales[
+                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                        ]
+                                        for (
+                                            v_cs_bill_customer_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                        ), _m7 in self.customer_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ].items():
+                                            _k = (
+                                                v_c_last_name,
+                                                v_c_first_name,
+                                                v_d_date,
+                                            )
+                                            _v = _p * _m6 * _m7
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_customer(self, rows, mults):
+                    """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_rows
+                    sums0 = {}  # atom customer: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 18:
+                            raise ViewError(_arity_message("customer", 18, row))
+                        v_cs_bill_customer_sk = row[0]
+                        v_c_first_name = row[8]
+                        v_c_last_name = row[9]
+                        if v_cs_bill_customer_sk is None:
+                            raise _null_error("customer", row, ((0, "c_customer_sk"),))
+                        _p = d
+                        _k = (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_by_cs_bill_customer_sk = (
+                        self.customer_by_cs_bill_customer_sk
+                    )
+                    customer_count_by_cs_bill_customer_sk = (
+                        self.customer_count_by_cs_bill_customer_sk
+                    )
+                    n0_root = self.n0_root
+                    n1_count_by_cs_bill_customer_sk = (
+                        self.n1_count_by_cs_bill_customer_sk
+                    )
+                    # atom customer
+                    for _k, _p in sums0.items():
+                        v_cs_bill_customer_sk, v_c_first_name, v_c_last_name = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.customer_by_cs_bill_customer_sk.get(
+                                        v_cs_bill_customer_sk
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_cs_bill_customer_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = customer_by_cs_bill_customer_sk.get(
+                            v_cs_bill_customer_sk
+                        )
+                        if _grp is None:
+                            customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                (
+                                    v_cs_bill_customer_sk,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_cs_bill_customer_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_cs_bill_customer_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_cs_bill_customer_sk,
+                                            v_c_first_name,
+                                            v_c_last_name,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del customer_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                        _o = customer_count_by_cs_bill_customer_sk.get(
+                            v_cs_bill_customer_sk
+                        )
+                        if _o is None:
+                            customer_count_by_cs_bill_customer_sk[
+                                v_cs_bill_customer_sk
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                customer_count_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ] = _n
+                            else:
+                                del customer_count_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ]
+                        _w1 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get(v_cs_bill_customer_sk)
+                            if _o is None:
+                                n0_root[v_cs_bill_customer_sk] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[v_cs_bill_customer_sk] = _n
+                                else:
+                                    del n0_root[v_cs_bill_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_cs_sold_date_sk,
+                                    v_cs_bill_customer_sk,
+                                ), _m3 in self.n1_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ].items():
+                                    _m4 = self.catalog_sales[
+                                        (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                    ]
+                                    for (
+                                        v_cs_sold_date_sk,
+                                        v_d_date,
+                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ].items():
+                                        _k = (v_c_last_name, v_c_first_name, v_d_date)
+                                        _v = _p * _m4 * _m5
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
                 def _lookup(
                     self,
                     v_c_last_name,
@@ -2052,6 +3108,11 @@ def _make_derived1():
                     "date_dim": self._apply_date_dim,
                     "customer": self._apply_customer,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "web_sales": self._batch_web_sales,
+                    "date_dim": self._batch_date_dim,
+                    "customer": self._batch_customer,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -2105,6 +3166,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -2530,6 +3601,496 @@ def _make_derived1():
                                 _v = _p * _m4 * _m5
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_web_sales(self, rows, mults):
+                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.web_sales_rows
+                sums0 = {}  # atom web_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("web_sales", 34, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_ws_bill_customer_sk = row[4]
+                    keep_web_sales = (
+                        v_ws_sold_date_sk is not None
+                        and v_ws_bill_customer_sk is not None
+                    )
+                    if keep_web_sales:
+                        _p = d
+                        _k = (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("web_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_ws_bill_customer_sk = (
+                    self.customer_count_by_ws_bill_customer_sk
+                )
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_ws_bill_customer_sk = self.n1_by_ws_bill_customer_sk
+                n1_count_by_ws_bill_customer_sk = self.n1_count_by_ws_bill_customer_sk
+                web_sales = self.web_sales
+                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk
+                )
+                # atom web_sales
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_ws_bill_customer_sk = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not self.web_sales.get(
+                            (v_ws_sold_date_sk, v_ws_bill_customer_sk), _ZERO
+                        )
+                    ):
+                        continue
+                    _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_customer_sk))
+                    if _o is None:
+                        web_sales[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            web_sales[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = _n
+                        else:
+                            del web_sales[(v_ws_sold_date_sk, v_ws_bill_customer_sk)]
+                    _grp = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _grp is None:
+                        web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {v_ws_bill_customer_sk: _p}
+                    else:
+                        _o = _grp.get(v_ws_bill_customer_sk)
+                        if _o is None:
+                            _grp[v_ws_bill_customer_sk] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[v_ws_bill_customer_sk] = _n
+                            else:
+                                del _grp[v_ws_bill_customer_sk]
+                                if not _grp:
+                                    del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _grp = n1_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
+                        if _grp is None:
+                            n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                                (v_ws_sold_date_sk, v_ws_bill_customer_sk): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_customer_sk))
+                            if _o is None:
+                                _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = (
+                                        _n
+                                    )
+                                else:
+                                    del _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)]
+                                    if not _grp:
+                                        del n1_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ]
+                        _o = n1_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
+                        if _o is None:
+                            n1_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n1_count_by_ws_bill_customer_sk[
+                                    v_ws_bill_customer_sk
+                                ] = _n
+                            else:
+                                del n1_count_by_ws_bill_customer_sk[
+                                    v_ws_bill_customer_sk
+                                ]
+                        _w3 = customer_count_by_ws_bill_customer_sk.get(
+                            v_ws_bill_customer_sk
+                        )
+                        if _w3 is not None:
+                            _d4 = _d2 * _w3
+                            _o = n0_root.get(v_ws_bill_customer_sk)
+                            if _o is None:
+                                n0_root[v_ws_bill_customer_sk] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    n0_root[v_ws_bill_customer_sk] = _n
+                                else:
+                                    del n0_root[v_ws_bill_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_date,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    for (
+                                        v_ws_bill_customer_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                    ), _m6 in self.customer_by_ws_bill_customer_sk[
+                                        v_ws_bill_customer_sk
+                                    ].items():
+                                        _k = (v_c_last_name, v_c_first_name, v_d_date)
+                                        _v = _p * _m5 * _m6
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_date_dim(self, rows, mults):
+                """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.date_dim_rows
+                sums0 = {}  # atom date_dim: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 28:
+                        raise ViewError(_arity_message("date_dim", 28, row))
+                    v_ws_sold_date_sk = row[0]
+                    v_d_date = row[2]
+                    c_date_dim_d_month_seq = row[3]
+                    if v_ws_sold_date_sk is None:
+                        raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                    keep_date_dim = (
+                        c_date_dim_d_month_seq is not None
+                        and (c_date_dim_d_month_seq >= 1200)
+                        and (c_date_dim_d_month_seq <= 1211)
+                    )
+                    if keep_date_dim:
+                        _p = d
+                        _k = (v_ws_sold_date_sk, v_d_date)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("date_dim", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_count_by_ws_bill_customer_sk = (
+                    self.customer_count_by_ws_bill_customer_sk
+                )
+                date_dim_by_ws_sold_date_sk = self.date_dim_by_ws_sold_date_sk
+                date_dim_count_by_ws_sold_date_sk = (
+                    self.date_dim_count_by_ws_sold_date_sk
+                )
+                n0_root = self.n0_root
+                n1_by_ws_bill_customer_sk = self.n1_by_ws_bill_customer_sk
+                n1_count_by_ws_bill_customer_sk = self.n1_count_by_ws_bill_customer_sk
+                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = (
+                    self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk
+                )
+                # atom date_dim
+                for _k, _p in sums0.items():
+                    v_ws_sold_date_sk, v_d_date = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                                or _EMPTY
+                            ).get((v_ws_sold_date_sk, v_d_date))
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _grp is None:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            (v_ws_sold_date_sk, v_d_date): _p
+                        }
+                    else:
+                        _o = _grp.get((v_ws_sold_date_sk, v_d_date))
+                        if _o is None:
+                            _grp[(v_ws_sold_date_sk, v_d_date)] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[(v_ws_sold_date_sk, v_d_date)] = _n
+                            else:
+                                del _grp[(v_ws_sold_date_sk, v_d_date)]
+                                if not _grp:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _o is None:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                        else:
+                            del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    _g3 = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    )
+                    if _g3:
+                        for v_ws_bill_customer_sk, _w1 in _g3.items():
+                            _d2 = _p * _w1
+                            _grp = n1_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
+                            if _grp is None:
+                                n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                                    (v_ws_sold_date_sk, v_ws_bill_customer_sk): _d2
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                                )
+                                if _o is None:
+                                    _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = (
+                                        _d2
+                                    )
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        _grp[
+                                            (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                                        ]
+                                        if not _grp:
+                                            del n1_by_ws_bill_customer_sk[
+                                                v_ws_bill_customer_sk
+                                            ]
+                            _o = n1_count_by_ws_bill_customer_sk.get(
+                                v_ws_bill_customer_sk
+                            )
+                            if _o is None:
+                                n1_count_by_ws_bill_customer_sk[
+                                    v_ws_bill_customer_sk
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_count_by_ws_bill_customer_sk[
+                                        v_ws_bill_customer_sk
+                                    ] = _n
+                                else:
+                                    del n1_count_by_ws_bill_customer_sk[
+                                        v_ws_bill_customer_sk
+                                    ]
+                            _w4 = customer_count_by_ws_bill_customer_sk.get(
+                                v_ws_bill_customer_sk
+                            )
+                            if _w4 is not None:
+                                _d5 = _d2 * _w4
+                                _o = n0_root.get(v_ws_bill_customer_sk)
+                                if _o is None:
+                                    n0_root[v_ws_bill_customer_sk] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n0_root[v_ws_bill_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_ws_bill_customer_sk]
+                                if pending is not None:
+                                    _m6 = self.web_sales[
+                                        (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                                    ]
+                                    for (
+                                        v_ws_bill_customer_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                    ), _m7 in self.customer_by_ws_bill_customer_sk[
+                                        v_ws_bill_customer_sk
+                                    ].items():
+                                        _k = (v_c_last_name, v_c_first_name, v_d_date)
+                                        _v = _p * _m6 * _m7
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 18:
+                        raise ViewError(_arity_message("customer", 18, row))
+                    v_ws_bill_customer_sk = row[0]
+                    v_c_first_name = row[8]
+                    v_c_last_name = row[9]
+                    if v_ws_bill_customer_sk is None:
+                        raise _null_error("customer", row, ((0, "c_customer_sk"),))
+                    _p = d
+                    _k = (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_by_ws_bill_customer_sk = self.customer_by_ws_bill_customer_sk
+                customer_count_by_ws_bill_customer_sk = (
+                    self.customer_count_by_ws_bill_customer_sk
+                )
+                n0_root = self.n0_root
+                n1_count_by_ws_bill_customer_sk = self.n1_count_by_ws_bill_customer_sk
+                # atom customer
+                for _k, _p in sums0.items():
+                    v_ws_bill_customer_sk, v_c_first_name, v_c_last_name = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.customer_by_ws_bill_customer_sk.get(
+                                    v_ws_bill_customer_sk
+                                )
+                                or _EMPTY
+                            ).get(
+                                (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
+                            )
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = customer_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
+                    if _grp is None:
+                        customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                            (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (
+                                        v_ws_bill_customer_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_ws_bill_customer_sk,
+                                        v_c_first_name,
+                                        v_c_last_name,
+                                    )
+                                ]
+                                if not _grp:
+                                    del customer_by_ws_bill_customer_sk[
+                                        v_ws_bill_customer_sk
+                                    ]
+                    _o = customer_count_by_ws_bill_customer_sk.get(
+                        v_ws_bill_customer_sk
+                    )
+                    if _o is None:
+                        customer_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                            _p
+                        )
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            customer_count_by_ws_bill_customer_sk[
+                                v_ws_bill_customer_sk
+                            ] = _n
+                        else:
+                            del customer_count_by_ws_bill_customer_sk[
+                                v_ws_bill_customer_sk
+                            ]
+                    _w1 = n1_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get(v_ws_bill_customer_sk)
+                        if _o is None:
+                            n0_root[v_ws_bill_customer_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[v_ws_bill_customer_sk] = _n
+                            else:
+                                del n0_root[v_ws_bill_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_ws_sold_date_sk,
+                                v_ws_bill_customer_sk,
+                            ), _m3 in self.n1_by_ws_bill_customer_sk[
+                                v_ws_bill_customer_sk
+                            ].items():
+                                _m4 = self.web_sales[
+                                    (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                                ]
+                                for (
+                                    v_ws_sold_date_sk,
+                                    v_d_date,
+                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ].items():
+                                    _k = (v_c_last_name, v_c_first_name, v_d_date)
+                                    _v = _p * _m4 * _m5
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
 
             def _lookup(
                 self,
@@ -2959,6 +4520,7 @@ class View:
             "catalog_sales": self._apply_catalog_sales,
             "web_sales": self._apply_web_sales,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
@@ -3022,6 +4584,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

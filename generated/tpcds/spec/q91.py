@@ -407,6 +407,15 @@ class View:
             "customer_demographics": self._apply_customer_demographics,
             "household_demographics": self._apply_household_demographics,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "call_center": self._batch_call_center,
+            "catalog_returns": self._batch_catalog_returns,
+            "date_dim": self._batch_date_dim,
+            "customer": self._batch_customer,
+            "customer_address": self._batch_customer_address,
+            "customer_demographics": self._batch_customer_demographics,
+            "household_demographics": self._batch_household_demographics,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -463,6 +472,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1896,6 +1915,1924 @@ class View:
             del store[row]
         # atom household_demographics
         if keep_household_demographics:
+            _o = household_demographics_count_by_c_current_hdemo_sk.get(
+                v_c_current_hdemo_sk
+            )
+            if _o is None:
+                household_demographics_count_by_c_current_hdemo_sk[
+                    v_c_current_hdemo_sk
+                ] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    household_demographics_count_by_c_current_hdemo_sk[
+                        v_c_current_hdemo_sk
+                    ] = _n
+                else:
+                    del household_demographics_count_by_c_current_hdemo_sk[
+                        v_c_current_hdemo_sk
+                    ]
+            _g3 = customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk.get(
+                v_c_current_hdemo_sk
+            )
+            if _g3:
+                for (
+                    v_cr_returning_customer_sk,
+                    v_c_current_cdemo_sk,
+                    v_c_current_addr_sk,
+                ), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk.get(
+                        v_c_current_addr_sk
+                    )
+                    if _grp is None:
+                        n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {
+                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                        )
+                        if _o is None:
+                            _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = (
+                                _d2
+                            )
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                ]
+                                if not _grp:
+                                    del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                    _w4 = customer_address_count_by_c_current_addr_sk.get(
+                        v_c_current_addr_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                        if _o is None:
+                            n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n8[
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                ] = _n
+                            else:
+                                del n8[
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                ]
+                        _grp = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
+                            v_c_current_cdemo_sk
+                        )
+                        if _grp is None:
+                            n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = {v_cr_returning_customer_sk: _d5}
+                        else:
+                            _o = _grp.get(v_cr_returning_customer_sk)
+                            if _o is None:
+                                _grp[v_cr_returning_customer_sk] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    _grp[v_cr_returning_customer_sk] = _n
+                                else:
+                                    del _grp[v_cr_returning_customer_sk]
+                                    if not _grp:
+                                        del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ]
+                        _w6 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                            v_c_current_cdemo_sk
+                        )
+                        if _w6 is not None:
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _grp = n7_by_cr_returning_customer_sk.get(
+                                v_cr_returning_customer_sk
+                            )
+                            if _grp is None:
+                                n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = {
+                                    (
+                                        v_cr_returning_customer_sk,
+                                        v_c_current_cdemo_sk,
+                                    ): _d7
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_c_current_cdemo_sk,
+                                        )
+                                    ] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[
+                                            (
+                                                v_cr_returning_customer_sk,
+                                                v_c_current_cdemo_sk,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_cr_returning_customer_sk,
+                                                v_c_current_cdemo_sk,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n7_by_cr_returning_customer_sk[
+                                                v_cr_returning_customer_sk
+                                            ]
+                            _o = n7_count_by_cr_returning_customer_sk.get(
+                                v_cr_returning_customer_sk
+                            )
+                            if _o is None:
+                                n7_count_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n7_count_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ] = _n
+                                else:
+                                    del n7_count_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ]
+                            _w8 = n1_count_by_cr_returning_customer_sk.get(
+                                v_cr_returning_customer_sk
+                            )
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                )
+                                _o = n0_root.get(v_cr_returning_customer_sk)
+                                if _o is None:
+                                    n0_root[v_cr_returning_customer_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[v_cr_returning_customer_sk] = _n
+                                    else:
+                                        del n0_root[v_cr_returning_customer_sk]
+                                if pending is not None:
+                                    for (
+                                        v_cc_call_center_sk,
+                                        v_cr_returning_customer_sk,
+                                    ), _m10 in self.n1_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ].items():
+                                        _m11 = self.n2[
+                                            (
+                                                v_cc_call_center_sk,
+                                                v_cr_returning_customer_sk,
+                                            )
+                                        ]
+                                        for (
+                                            v_cc_call_center_sk,
+                                            v_cc_call_center_id,
+                                            v_cc_name,
+                                            v_cc_manager,
+                                        ), _m12 in self.call_center_by_cc_call_center_sk[
+                                            v_cc_call_center_sk
+                                        ].items():
+                                            for (
+                                                v_c_current_cdemo_sk,
+                                                v_cd_marital_status,
+                                                v_cd_education_status,
+                                            ), _m13 in self.customer_demographics_by_c_current_cdemo_sk[
+                                                v_c_current_cdemo_sk
+                                            ].items():
+                                                _k = (
+                                                    v_cc_call_center_id,
+                                                    v_cc_name,
+                                                    v_cc_manager,
+                                                    v_cd_marital_status,
+                                                    v_cd_education_status,
+                                                )
+                                                _v = (
+                                                    _d5[0]
+                                                    * _m11[0]
+                                                    * _m12[0]
+                                                    * _m13[0],
+                                                    _d5[1]
+                                                    * _m11[1]
+                                                    * _m12[1]
+                                                    * _m13[1],
+                                                    _d5[2]
+                                                    * _m11[2]
+                                                    * _m12[2]
+                                                    * _m13[2],
+                                                )
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v
+                                                    if _o is None
+                                                    else (
+                                                        _o[0] + _v[0],
+                                                        _o[1] + _v[1],
+                                                        _o[2] + _v[2],
+                                                    )
+                                                )
+
+    def _batch_call_center(self, rows, mults):
+        """Apply a batch of call_center rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.call_center_rows
+        sums0 = {}  # atom call_center: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 31:
+                raise ViewError(_arity_message("call_center", 31, row))
+            v_cc_call_center_sk = row[0]
+            v_cc_call_center_id = row[1]
+            v_cc_name = row[6]
+            v_cc_manager = row[11]
+            if v_cc_call_center_sk is None or v_cc_call_center_id is None:
+                raise _null_error(
+                    "call_center",
+                    row,
+                    ((0, "cc_call_center_sk"), (1, "cc_call_center_id")),
+                )
+            _p = (d, d, d)
+            _k = (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("call_center", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        call_center_by_cc_call_center_sk = self.call_center_by_cc_call_center_sk
+        call_center_count_by_cc_call_center_sk = (
+            self.call_center_count_by_cc_call_center_sk
+        )
+        n0_root = self.n0_root
+        n1_by_cr_returning_customer_sk = self.n1_by_cr_returning_customer_sk
+        n1_count_by_cr_returning_customer_sk = self.n1_count_by_cr_returning_customer_sk
+        n2_cr_returning_customer_sk_by_cc_call_center_sk = (
+            self.n2_cr_returning_customer_sk_by_cc_call_center_sk
+        )
+        n7_count_by_cr_returning_customer_sk = self.n7_count_by_cr_returning_customer_sk
+        # atom call_center
+        for _k, _p in sums0.items():
+            v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.call_center_by_cc_call_center_sk.get(v_cc_call_center_sk)
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_cc_call_center_sk,
+                            v_cc_call_center_id,
+                            v_cc_name,
+                            v_cc_manager,
+                        )
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = call_center_by_cc_call_center_sk.get(v_cc_call_center_sk)
+            if _grp is None:
+                call_center_by_cc_call_center_sk[v_cc_call_center_sk] = {
+                    (
+                        v_cc_call_center_sk,
+                        v_cc_call_center_id,
+                        v_cc_name,
+                        v_cc_manager,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager)
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_cc_call_center_sk,
+                            v_cc_call_center_id,
+                            v_cc_name,
+                            v_cc_manager,
+                        )
+                    ] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[
+                            (
+                                v_cc_call_center_sk,
+                                v_cc_call_center_id,
+                                v_cc_name,
+                                v_cc_manager,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_cc_call_center_sk,
+                                v_cc_call_center_id,
+                                v_cc_name,
+                                v_cc_manager,
+                            )
+                        ]
+                        if not _grp:
+                            del call_center_by_cc_call_center_sk[v_cc_call_center_sk]
+            _o = call_center_count_by_cc_call_center_sk.get(v_cc_call_center_sk)
+            if _o is None:
+                call_center_count_by_cc_call_center_sk[v_cc_call_center_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    call_center_count_by_cc_call_center_sk[v_cc_call_center_sk] = _n
+                else:
+                    del call_center_count_by_cc_call_center_sk[v_cc_call_center_sk]
+            _g3 = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(
+                v_cc_call_center_sk
+            )
+            if _g3:
+                for v_cr_returning_customer_sk, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n1_by_cr_returning_customer_sk.get(
+                        v_cr_returning_customer_sk
+                    )
+                    if _grp is None:
+                        n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
+                            (v_cc_call_center_sk, v_cr_returning_customer_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                        if _o is None:
+                            _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = (
+                                _d2
+                            )
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[
+                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                                ]
+                                if not _grp:
+                                    del n1_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ]
+                    _o = n1_count_by_cr_returning_customer_sk.get(
+                        v_cr_returning_customer_sk
+                    )
+                    if _o is None:
+                        n1_count_by_cr_returning_customer_sk[
+                            v_cr_returning_customer_sk
+                        ] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n1_count_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = _n
+                        else:
+                            del n1_count_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ]
+                    _w4 = n7_count_by_cr_returning_customer_sk.get(
+                        v_cr_returning_customer_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_cr_returning_customer_sk)
+                        if _o is None:
+                            n0_root[v_cr_returning_customer_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_cr_returning_customer_sk] = _n
+                            else:
+                                del n0_root[v_cr_returning_customer_sk]
+                        if pending is not None:
+                            _m6 = self.n2[
+                                (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                            ]
+                            for (
+                                v_cr_returning_customer_sk,
+                                v_c_current_cdemo_sk,
+                            ), _m7 in self.n7_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ].items():
+                                _m8 = self.n8[
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                ]
+                                for (
+                                    v_c_current_cdemo_sk,
+                                    v_cd_marital_status,
+                                    v_cd_education_status,
+                                ), _m9 in self.customer_demographics_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ].items():
+                                    _k = (
+                                        v_cc_call_center_id,
+                                        v_cc_name,
+                                        v_cc_manager,
+                                        v_cd_marital_status,
+                                        v_cd_education_status,
+                                    )
+                                    _v = (
+                                        _p[0] * _m6[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m6[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m6[2] * _m8[2] * _m9[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+    def _batch_catalog_returns(self, rows, mults):
+        """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.catalog_returns_rows
+        sums0 = {}  # atom catalog_returns: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 27:
+                raise ViewError(_arity_message("catalog_returns", 27, row))
+            v_cr_returned_date_sk = row[0]
+            v_cr_returning_customer_sk = row[7]
+            v_cc_call_center_sk = row[11]
+            c_catalog_returns_cr_net_loss = row[26]
+            keep_catalog_returns = (
+                v_cr_returned_date_sk is not None
+                and v_cr_returning_customer_sk is not None
+                and v_cc_call_center_sk is not None
+            )
+            if keep_catalog_returns:
+                _p = (
+                    d,
+                    (d if c_catalog_returns_cr_net_loss is not None else 0),
+                    (
+                        d * round(c_catalog_returns_cr_net_loss * 100)
+                        if c_catalog_returns_cr_net_loss is not None
+                        else 0
+                    ),
+                )
+                _k = (
+                    v_cr_returned_date_sk,
+                    v_cr_returning_customer_sk,
+                    v_cc_call_center_sk,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("catalog_returns", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        call_center_count_by_cc_call_center_sk = (
+            self.call_center_count_by_cc_call_center_sk
+        )
+        catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk = (
+            self.catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk
+        )
+        date_dim_count_by_cr_returned_date_sk = (
+            self.date_dim_count_by_cr_returned_date_sk
+        )
+        n0_root = self.n0_root
+        n1_by_cr_returning_customer_sk = self.n1_by_cr_returning_customer_sk
+        n1_count_by_cr_returning_customer_sk = self.n1_count_by_cr_returning_customer_sk
+        n2 = self.n2
+        n2_cr_returning_customer_sk_by_cc_call_center_sk = (
+            self.n2_cr_returning_customer_sk_by_cc_call_center_sk
+        )
+        n7_count_by_cr_returning_customer_sk = self.n7_count_by_cr_returning_customer_sk
+        # atom catalog_returns
+        for _k, _p in sums0.items():
+            v_cr_returned_date_sk, v_cr_returning_customer_sk, v_cc_call_center_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk.get(
+                            v_cr_returned_date_sk
+                        )
+                        or _EMPTY
+                    ).get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk.get(
+                v_cr_returned_date_sk
+            )
+            if _grp is None:
+                catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                    v_cr_returned_date_sk
+                ] = {
+                    (v_cc_call_center_sk, v_cr_returning_customer_sk): _p
+                }
+            else:
+                _o = _grp.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                if _o is None:
+                    _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                    else:
+                        del _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
+                        if not _grp:
+                            del catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ]
+            _w1 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n2.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                if _o is None:
+                    n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                    else:
+                        del n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
+                _grp = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(
+                    v_cc_call_center_sk
+                )
+                if _grp is None:
+                    n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                        v_cc_call_center_sk
+                    ] = {v_cr_returning_customer_sk: _d2}
+                else:
+                    _o = _grp.get(v_cr_returning_customer_sk)
+                    if _o is None:
+                        _grp[v_cr_returning_customer_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[v_cr_returning_customer_sk] = _n
+                        else:
+                            del _grp[v_cr_returning_customer_sk]
+                            if not _grp:
+                                del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                    v_cc_call_center_sk
+                                ]
+                _w3 = call_center_count_by_cc_call_center_sk.get(v_cc_call_center_sk)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _grp = n1_by_cr_returning_customer_sk.get(
+                        v_cr_returning_customer_sk
+                    )
+                    if _grp is None:
+                        n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
+                            (v_cc_call_center_sk, v_cr_returning_customer_sk): _d4
+                        }
+                    else:
+                        _o = _grp.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                        if _o is None:
+                            _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = (
+                                _d4
+                            )
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                _grp[
+                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                                ]
+                                if not _grp:
+                                    del n1_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ]
+                    _o = n1_count_by_cr_returning_customer_sk.get(
+                        v_cr_returning_customer_sk
+                    )
+                    if _o is None:
+                        n1_count_by_cr_returning_customer_sk[
+                            v_cr_returning_customer_sk
+                        ] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n1_count_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = _n
+                        else:
+                            del n1_count_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ]
+                    _w5 = n7_count_by_cr_returning_customer_sk.get(
+                        v_cr_returning_customer_sk
+                    )
+                    if _w5 is not None:
+                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                        _o = n0_root.get(v_cr_returning_customer_sk)
+                        if _o is None:
+                            n0_root[v_cr_returning_customer_sk] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n0_root[v_cr_returning_customer_sk] = _n
+                            else:
+                                del n0_root[v_cr_returning_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_cc_call_center_sk,
+                                v_cc_call_center_id,
+                                v_cc_name,
+                                v_cc_manager,
+                            ), _m7 in self.call_center_by_cc_call_center_sk[
+                                v_cc_call_center_sk
+                            ].items():
+                                for (
+                                    v_cr_returning_customer_sk,
+                                    v_c_current_cdemo_sk,
+                                ), _m8 in self.n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ].items():
+                                    _m9 = self.n8[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_c_current_cdemo_sk,
+                                        )
+                                    ]
+                                    for (
+                                        v_c_current_cdemo_sk,
+                                        v_cd_marital_status,
+                                        v_cd_education_status,
+                                    ), _m10 in self.customer_demographics_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ].items():
+                                        _k = (
+                                            v_cc_call_center_id,
+                                            v_cc_name,
+                                            v_cc_manager,
+                                            v_cd_marital_status,
+                                            v_cd_education_status,
+                                        )
+                                        _v = (
+                                            _d2[0] * _m7[0] * _m9[0] * _m10[0],
+                                            _d2[1] * _m7[1] * _m9[1] * _m10[1],
+                                            _d2[2] * _m7[2] * _m9[2] * _m10[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_cr_returned_date_sk = row[0]
+            c_date_dim_d_year = row[6]
+            c_date_dim_d_moy = row[8]
+            if v_cr_returned_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = (
+                c_date_dim_d_year is not None
+                and c_date_dim_d_moy is not None
+                and (c_date_dim_d_year == 1998)
+                and (c_date_dim_d_moy == 11)
+            )
+            if keep_date_dim:
+                _p = (d, d, d)
+                _k = v_cr_returned_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        call_center_count_by_cc_call_center_sk = (
+            self.call_center_count_by_cc_call_center_sk
+        )
+        catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk = (
+            self.catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk
+        )
+        date_dim_count_by_cr_returned_date_sk = (
+            self.date_dim_count_by_cr_returned_date_sk
+        )
+        n0_root = self.n0_root
+        n1_by_cr_returning_customer_sk = self.n1_by_cr_returning_customer_sk
+        n1_count_by_cr_returning_customer_sk = self.n1_count_by_cr_returning_customer_sk
+        n2 = self.n2
+        n2_cr_returning_customer_sk_by_cc_call_center_sk = (
+            self.n2_cr_returning_customer_sk_by_cc_call_center_sk
+        )
+        n7_count_by_cr_returning_customer_sk = self.n7_count_by_cr_returning_customer_sk
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_cr_returned_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.date_dim_count_by_cr_returned_date_sk.get(
+                    v_cr_returned_date_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
+            if _o is None:
+                date_dim_count_by_cr_returned_date_sk[v_cr_returned_date_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    date_dim_count_by_cr_returned_date_sk[v_cr_returned_date_sk] = _n
+                else:
+                    del date_dim_count_by_cr_returned_date_sk[v_cr_returned_date_sk]
+            _g3 = catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk.get(
+                v_cr_returned_date_sk
+            )
+            if _g3:
+                for (
+                    v_cc_call_center_sk,
+                    v_cr_returning_customer_sk,
+                ), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n2.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                    if _o is None:
+                        n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                        else:
+                            del n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
+                    _grp = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(
+                        v_cc_call_center_sk
+                    )
+                    if _grp is None:
+                        n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                            v_cc_call_center_sk
+                        ] = {v_cr_returning_customer_sk: _d2}
+                    else:
+                        _o = _grp.get(v_cr_returning_customer_sk)
+                        if _o is None:
+                            _grp[v_cr_returning_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[v_cr_returning_customer_sk] = _n
+                            else:
+                                del _grp[v_cr_returning_customer_sk]
+                                if not _grp:
+                                    del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                        v_cc_call_center_sk
+                                    ]
+                    _w4 = call_center_count_by_cc_call_center_sk.get(
+                        v_cc_call_center_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _grp = n1_by_cr_returning_customer_sk.get(
+                            v_cr_returning_customer_sk
+                        )
+                        if _grp is None:
+                            n1_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = {(v_cc_call_center_sk, v_cr_returning_customer_sk): _d5}
+                        else:
+                            _o = _grp.get(
+                                (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                                ] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_cc_call_center_sk,
+                                            v_cr_returning_customer_sk,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_cc_call_center_sk,
+                                            v_cr_returning_customer_sk,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n1_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
+                                        ]
+                        _o = n1_count_by_cr_returning_customer_sk.get(
+                            v_cr_returning_customer_sk
+                        )
+                        if _o is None:
+                            n1_count_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n1_count_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = _n
+                            else:
+                                del n1_count_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ]
+                        _w6 = n7_count_by_cr_returning_customer_sk.get(
+                            v_cr_returning_customer_sk
+                        )
+                        if _w6 is not None:
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _o = n0_root.get(v_cr_returning_customer_sk)
+                            if _o is None:
+                                n0_root[v_cr_returning_customer_sk] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n0_root[v_cr_returning_customer_sk] = _n
+                                else:
+                                    del n0_root[v_cr_returning_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_cc_call_center_sk,
+                                    v_cc_call_center_id,
+                                    v_cc_name,
+                                    v_cc_manager,
+                                ), _m8 in self.call_center_by_cc_call_center_sk[
+                                    v_cc_call_center_sk
+                                ].items():
+                                    for (
+                                        v_cr_returning_customer_sk,
+                                        v_c_current_cdemo_sk,
+                                    ), _m9 in self.n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ].items():
+                                        _m10 = self.n8[
+                                            (
+                                                v_cr_returning_customer_sk,
+                                                v_c_current_cdemo_sk,
+                                            )
+                                        ]
+                                        for (
+                                            v_c_current_cdemo_sk,
+                                            v_cd_marital_status,
+                                            v_cd_education_status,
+                                        ), _m11 in self.customer_demographics_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ].items():
+                                            _k = (
+                                                v_cc_call_center_id,
+                                                v_cc_name,
+                                                v_cc_manager,
+                                                v_cd_marital_status,
+                                                v_cd_education_status,
+                                            )
+                                            _v = (
+                                                _d2[0] * _m8[0] * _m10[0] * _m11[0],
+                                                _d2[1] * _m8[1] * _m10[1] * _m11[1],
+                                                _d2[2] * _m8[2] * _m10[2] * _m11[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 18:
+                raise ViewError(_arity_message("customer", 18, row))
+            v_cr_returning_customer_sk = row[0]
+            v_c_current_cdemo_sk = row[2]
+            v_c_current_hdemo_sk = row[3]
+            v_c_current_addr_sk = row[4]
+            if v_cr_returning_customer_sk is None:
+                raise _null_error("customer", row, ((0, "c_customer_sk"),))
+            keep_customer = (
+                v_c_current_cdemo_sk is not None
+                and v_c_current_hdemo_sk is not None
+                and v_c_current_addr_sk is not None
+            )
+            if keep_customer:
+                _p = (d, d, d)
+                _k = (
+                    v_cr_returning_customer_sk,
+                    v_c_current_cdemo_sk,
+                    v_c_current_hdemo_sk,
+                    v_c_current_addr_sk,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_count_by_c_current_addr_sk = (
+            self.customer_address_count_by_c_current_addr_sk
+        )
+        customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk = (
+            self.customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk
+        )
+        customer_demographics_count_by_c_current_cdemo_sk = (
+            self.customer_demographics_count_by_c_current_cdemo_sk
+        )
+        household_demographics_count_by_c_current_hdemo_sk = (
+            self.household_demographics_count_by_c_current_hdemo_sk
+        )
+        n0_root = self.n0_root
+        n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk = (
+            self.n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk
+        )
+        n1_count_by_cr_returning_customer_sk = self.n1_count_by_cr_returning_customer_sk
+        n7_by_cr_returning_customer_sk = self.n7_by_cr_returning_customer_sk
+        n7_count_by_cr_returning_customer_sk = self.n7_count_by_cr_returning_customer_sk
+        n8 = self.n8
+        n8_cr_returning_customer_sk_by_c_current_cdemo_sk = (
+            self.n8_cr_returning_customer_sk_by_c_current_cdemo_sk
+        )
+        # atom customer
+        for _k, _p in sums0.items():
+            (
+                v_cr_returning_customer_sk,
+                v_c_current_cdemo_sk,
+                v_c_current_hdemo_sk,
+                v_c_current_addr_sk,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk.get(
+                            v_c_current_hdemo_sk
+                        )
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_cr_returning_customer_sk,
+                            v_c_current_cdemo_sk,
+                            v_c_current_addr_sk,
+                        )
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk.get(
+                v_c_current_hdemo_sk
+            )
+            if _grp is None:
+                customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                    v_c_current_hdemo_sk
+                ] = {
+                    (
+                        v_cr_returning_customer_sk,
+                        v_c_current_cdemo_sk,
+                        v_c_current_addr_sk,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_cr_returning_customer_sk,
+                        v_c_current_cdemo_sk,
+                        v_c_current_addr_sk,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_cr_returning_customer_sk,
+                            v_c_current_cdemo_sk,
+                            v_c_current_addr_sk,
+                        )
+                    ] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[
+                            (
+                                v_cr_returning_customer_sk,
+                                v_c_current_cdemo_sk,
+                                v_c_current_addr_sk,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_cr_returning_customer_sk,
+                                v_c_current_cdemo_sk,
+                                v_c_current_addr_sk,
+                            )
+                        ]
+                        if not _grp:
+                            del customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                                v_c_current_hdemo_sk
+                            ]
+            _w1 = household_demographics_count_by_c_current_hdemo_sk.get(
+                v_c_current_hdemo_sk
+            )
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _grp is None:
+                    n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                        v_c_current_addr_sk
+                    ] = {
+                        (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d2
+                    }
+                else:
+                    _o = _grp.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                    if _o is None:
+                        _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = (
+                                _n
+                            )
+                        else:
+                            del _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)]
+                            if not _grp:
+                                del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                _w3 = customer_address_count_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk
+                )
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                    if _o is None:
+                        n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _n
+                        else:
+                            del n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)]
+                    _grp = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
+                        v_c_current_cdemo_sk
+                    )
+                    if _grp is None:
+                        n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = {v_cr_returning_customer_sk: _d4}
+                    else:
+                        _o = _grp.get(v_cr_returning_customer_sk)
+                        if _o is None:
+                            _grp[v_cr_returning_customer_sk] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                _grp[v_cr_returning_customer_sk] = _n
+                            else:
+                                del _grp[v_cr_returning_customer_sk]
+                                if not _grp:
+                                    del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                    _w5 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                        v_c_current_cdemo_sk
+                    )
+                    if _w5 is not None:
+                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                        _grp = n7_by_cr_returning_customer_sk.get(
+                            v_cr_returning_customer_sk
+                        )
+                        if _grp is None:
+                            n7_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = {
+                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d6
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                ] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_c_current_cdemo_sk,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_c_current_cdemo_sk,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n7_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
+                                        ]
+                        _o = n7_count_by_cr_returning_customer_sk.get(
+                            v_cr_returning_customer_sk
+                        )
+                        if _o is None:
+                            n7_count_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n7_count_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = _n
+                            else:
+                                del n7_count_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ]
+                        _w7 = n1_count_by_cr_returning_customer_sk.get(
+                            v_cr_returning_customer_sk
+                        )
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                            _o = n0_root.get(v_cr_returning_customer_sk)
+                            if _o is None:
+                                n0_root[v_cr_returning_customer_sk] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    n0_root[v_cr_returning_customer_sk] = _n
+                                else:
+                                    del n0_root[v_cr_returning_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_cc_call_center_sk,
+                                    v_cr_returning_customer_sk,
+                                ), _m9 in self.n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ].items():
+                                    _m10 = self.n2[
+                                        (
+                                            v_cc_call_center_sk,
+                                            v_cr_returning_customer_sk,
+                                        )
+                                    ]
+                                    for (
+                                        v_cc_call_center_sk,
+                                        v_cc_call_center_id,
+                                        v_cc_name,
+                                        v_cc_manager,
+                                    ), _m11 in self.call_center_by_cc_call_center_sk[
+                                        v_cc_call_center_sk
+                                    ].items():
+                                        for (
+                                            v_c_current_cdemo_sk,
+                                            v_cd_marital_status,
+                                            v_cd_education_status,
+                                        ), _m12 in self.customer_demographics_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ].items():
+                                            _k = (
+                                                v_cc_call_center_id,
+                                                v_cc_name,
+                                                v_cc_manager,
+                                                v_cd_marital_status,
+                                                v_cd_education_status,
+                                            )
+                                            _v = (
+                                                _d4[0] * _m10[0] * _m11[0] * _m12[0],
+                                                _d4[1] * _m10[1] * _m11[1] * _m12[1],
+                                                _d4[2] * _m10[2] * _m11[2] * _m12[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+    def _batch_customer_address(self, rows, mults):
+        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_address_rows
+        sums0 = {}  # atom customer_address: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 13:
+                raise ViewError(_arity_message("customer_address", 13, row))
+            v_c_current_addr_sk = row[0]
+            c_customer_address_ca_gmt_offset = row[11]
+            if v_c_current_addr_sk is None:
+                raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+            keep_customer_address = c_customer_address_ca_gmt_offset is not None and (
+                c_customer_address_ca_gmt_offset == -7
+            )
+            if keep_customer_address:
+                _p = (d, d, d)
+                _k = v_c_current_addr_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_address", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_count_by_c_current_addr_sk = (
+            self.customer_address_count_by_c_current_addr_sk
+        )
+        customer_demographics_count_by_c_current_cdemo_sk = (
+            self.customer_demographics_count_by_c_current_cdemo_sk
+        )
+        n0_root = self.n0_root
+        n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk = (
+            self.n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk
+        )
+        n1_count_by_cr_returning_customer_sk = self.n1_count_by_cr_returning_customer_sk
+        n7_by_cr_returning_customer_sk = self.n7_by_cr_returning_customer_sk
+        n7_count_by_cr_returning_customer_sk = self.n7_count_by_cr_returning_customer_sk
+        n8 = self.n8
+        n8_cr_returning_customer_sk_by_c_current_cdemo_sk = (
+            self.n8_cr_returning_customer_sk_by_c_current_cdemo_sk
+        )
+        # atom customer_address
+        for _k, _p in sums0.items():
+            v_c_current_addr_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.customer_address_count_by_c_current_addr_sk.get(
+                    v_c_current_addr_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _o is None:
+                customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        _n
+                    )
+                else:
+                    del customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk]
+            _g3 = n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk.get(
+                v_c_current_addr_sk
+            )
+            if _g3:
+                for (
+                    v_cr_returning_customer_sk,
+                    v_c_current_cdemo_sk,
+                ), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                    if _o is None:
+                        n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _n
+                        else:
+                            del n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)]
+                    _grp = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
+                        v_c_current_cdemo_sk
+                    )
+                    if _grp is None:
+                        n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = {v_cr_returning_customer_sk: _d2}
+                    else:
+                        _o = _grp.get(v_cr_returning_customer_sk)
+                        if _o is None:
+                            _grp[v_cr_returning_customer_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[v_cr_returning_customer_sk] = _n
+                            else:
+                                del _grp[v_cr_returning_customer_sk]
+                                if not _grp:
+                                    del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                    _w4 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                        v_c_current_cdemo_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _grp = n7_by_cr_returning_customer_sk.get(
+                            v_cr_returning_customer_sk
+                        )
+                        if _grp is None:
+                            n7_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = {
+                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d5
+                            }
+                        else:
+                            _o = _grp.get(
+                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                            )
+                            if _o is None:
+                                _grp[
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                ] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_c_current_cdemo_sk,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_c_current_cdemo_sk,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n7_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
+                                        ]
+                        _o = n7_count_by_cr_returning_customer_sk.get(
+                            v_cr_returning_customer_sk
+                        )
+                        if _o is None:
+                            n7_count_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n7_count_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = _n
+                            else:
+                                del n7_count_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ]
+                        _w6 = n1_count_by_cr_returning_customer_sk.get(
+                            v_cr_returning_customer_sk
+                        )
+                        if _w6 is not None:
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _o = n0_root.get(v_cr_returning_customer_sk)
+                            if _o is None:
+                                n0_root[v_cr_returning_customer_sk] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n0_root[v_cr_returning_customer_sk] = _n
+                                else:
+                                    del n0_root[v_cr_returning_customer_sk]
+                            if pending is not None:
+                                for (
+                                    v_cc_call_center_sk,
+                                    v_cr_returning_customer_sk,
+                                ), _m8 in self.n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ].items():
+                                    _m9 = self.n2[
+                                        (
+                                            v_cc_call_center_sk,
+                                            v_cr_returning_customer_sk,
+                                        )
+                                    ]
+                                    for (
+                                        v_cc_call_center_sk,
+                                        v_cc_call_center_id,
+                                        v_cc_name,
+                                        v_cc_manager,
+                                    ), _m10 in self.call_center_by_cc_call_center_sk[
+                                        v_cc_call_center_sk
+                                    ].items():
+                                        for (
+                                            v_c_current_cdemo_sk,
+                                            v_cd_marital_status,
+                                            v_cd_education_status,
+                                        ), _m11 in self.customer_demographics_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ].items():
+                                            _k = (
+                                                v_cc_call_center_id,
+                                                v_cc_name,
+                                                v_cc_manager,
+                                                v_cd_marital_status,
+                                                v_cd_education_status,
+                                            )
+                                            _v = (
+                                                _d2[0] * _m9[0] * _m10[0] * _m11[0],
+                                                _d2[1] * _m9[1] * _m10[1] * _m11[1],
+                                                _d2[2] * _m9[2] * _m10[2] * _m11[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+    def _batch_customer_demographics(self, rows, mults):
+        """Apply a batch of customer_demographics rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_demographics_rows
+        sums0 = {}  # atom customer_demographics: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("customer_demographics", 9, row))
+            v_c_current_cdemo_sk = row[0]
+            v_cd_marital_status = row[2]
+            v_cd_education_status = row[3]
+            if v_c_current_cdemo_sk is None:
+                raise _null_error("customer_demographics", row, ((0, "cd_demo_sk"),))
+            keep_customer_demographics = (
+                v_cd_marital_status is not None
+                and v_cd_education_status is not None
+                and (v_cd_marital_status == "M")
+                and (v_cd_education_status == "Unknown")
+            ) or (
+                v_cd_marital_status is not None
+                and v_cd_education_status is not None
+                and (v_cd_marital_status == "W")
+                and (v_cd_education_status == "Advanced Degree")
+            )
+            if keep_customer_demographics:
+                _p = (d, d, d)
+                _k = (v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_demographics", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_demographics_by_c_current_cdemo_sk = (
+            self.customer_demographics_by_c_current_cdemo_sk
+        )
+        customer_demographics_count_by_c_current_cdemo_sk = (
+            self.customer_demographics_count_by_c_current_cdemo_sk
+        )
+        n0_root = self.n0_root
+        n1_count_by_cr_returning_customer_sk = self.n1_count_by_cr_returning_customer_sk
+        n7_by_cr_returning_customer_sk = self.n7_by_cr_returning_customer_sk
+        n7_count_by_cr_returning_customer_sk = self.n7_count_by_cr_returning_customer_sk
+        n8_cr_returning_customer_sk_by_c_current_cdemo_sk = (
+            self.n8_cr_returning_customer_sk_by_c_current_cdemo_sk
+        )
+        # atom customer_demographics
+        for _k, _p in sums0.items():
+            v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_demographics_by_c_current_cdemo_sk.get(
+                            v_c_current_cdemo_sk
+                        )
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_c_current_cdemo_sk,
+                            v_cd_marital_status,
+                            v_cd_education_status,
+                        )
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = customer_demographics_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+            if _grp is None:
+                customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = {
+                    (
+                        v_c_current_cdemo_sk,
+                        v_cd_marital_status,
+                        v_cd_education_status,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status)
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_c_current_cdemo_sk,
+                            v_cd_marital_status,
+                            v_cd_education_status,
+                        )
+                    ] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[
+                            (
+                                v_c_current_cdemo_sk,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_c_current_cdemo_sk,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                            )
+                        ]
+                        if not _grp:
+                            del customer_demographics_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ]
+            _o = customer_demographics_count_by_c_current_cdemo_sk.get(
+                v_c_current_cdemo_sk
+            )
+            if _o is None:
+                customer_demographics_count_by_c_current_cdemo_sk[
+                    v_c_current_cdemo_sk
+                ] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_demographics_count_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = _n
+                else:
+                    del customer_demographics_count_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ]
+            _g3 = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
+                v_c_current_cdemo_sk
+            )
+            if _g3:
+                for v_cr_returning_customer_sk, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _grp = n7_by_cr_returning_customer_sk.get(
+                        v_cr_returning_customer_sk
+                    )
+                    if _grp is None:
+                        n7_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
+                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                        )
+                        if _o is None:
+                            _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = (
+                                _d2
+                            )
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                _grp[
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                ]
+                                if not _grp:
+                                    del n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ]
+                    _o = n7_count_by_cr_returning_customer_sk.get(
+                        v_cr_returning_customer_sk
+                    )
+                    if _o is None:
+                        n7_count_by_cr_returning_customer_sk[
+                            v_cr_returning_customer_sk
+                        ] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n7_count_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = _n
+                        else:
+                            del n7_count_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ]
+                    _w4 = n1_count_by_cr_returning_customer_sk.get(
+                        v_cr_returning_customer_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _o = n0_root.get(v_cr_returning_customer_sk)
+                        if _o is None:
+                            n0_root[v_cr_returning_customer_sk] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                n0_root[v_cr_returning_customer_sk] = _n
+                            else:
+                                del n0_root[v_cr_returning_customer_sk]
+                        if pending is not None:
+                            for (
+                                v_cc_call_center_sk,
+                                v_cr_returning_customer_sk,
+                            ), _m6 in self.n1_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ].items():
+                                _m7 = self.n2[
+                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                                ]
+                                for (
+                                    v_cc_call_center_sk,
+                                    v_cc_call_center_id,
+                                    v_cc_name,
+                                    v_cc_manager,
+                                ), _m8 in self.call_center_by_cc_call_center_sk[
+                                    v_cc_call_center_sk
+                                ].items():
+                                    _m9 = self.n8[
+                                        (
+                                            v_cr_returning_customer_sk,
+                                            v_c_current_cdemo_sk,
+                                        )
+                                    ]
+                                    _k = (
+                                        v_cc_call_center_id,
+                                        v_cc_name,
+                                        v_cc_manager,
+                                        v_cd_marital_status,
+                                        v_cd_education_status,
+                                    )
+                                    _v = (
+                                        _p[0] * _m7[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m7[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                    )
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
+
+    def _batch_household_demographics(self, rows, mults):
+        """Apply a batch of household_demographics rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.household_demographics_rows
+        sums0 = {}  # atom household_demographics: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 5:
+                raise ViewError(_arity_message("household_demographics", 5, row))
+            v_c_current_hdemo_sk = row[0]
+            c_household_demographics_hd_buy_potential = row[2]
+            if v_c_current_hdemo_sk is None:
+                raise _null_error("household_demographics", row, ((0, "hd_demo_sk"),))
+            keep_household_demographics = (
+                c_household_demographics_hd_buy_potential is not None
+                and c_household_demographics_hd_buy_potential.startswith("Unknown")
+            )
+            if keep_household_demographics:
+                _p = (d, d, d)
+                _k = v_c_current_hdemo_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("household_demographics", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_address_count_by_c_current_addr_sk = (
+            self.customer_address_count_by_c_current_addr_sk
+        )
+        customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk = (
+            self.customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk
+        )
+        customer_demographics_count_by_c_current_cdemo_sk = (
+            self.customer_demographics_count_by_c_current_cdemo_sk
+        )
+        household_demographics_count_by_c_current_hdemo_sk = (
+            self.household_demographics_count_by_c_current_hdemo_sk
+        )
+        n0_root = self.n0_root
+        n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk = (
+            self.n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk
+        )
+        n1_count_by_cr_returning_customer_sk = self.n1_count_by_cr_returning_customer_sk
+        n7_by_cr_returning_customer_sk = self.n7_by_cr_returning_customer_sk
+        n7_count_by_cr_returning_customer_sk = self.n7_count_by_cr_returning_customer_sk
+        n8 = self.n8
+        n8_cr_returning_customer_sk_by_c_current_cdemo_sk = (
+            self.n8_cr_returning_customer_sk_by_c_current_cdemo_sk
+        )
+        # atom household_demographics
+        for _k, _p in sums0.items():
+            v_c_current_hdemo_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.household_demographics_count_by_c_current_hdemo_sk.get(
+                    v_c_current_hdemo_sk, _ZERO
+                )[0]
+            ):
+                continue
             _o = household_demographics_count_by_c_current_hdemo_sk.get(
                 v_c_current_hdemo_sk
             )

@@ -316,6 +316,10 @@ def _make_scalar_1():
                 "web_sales": self._apply_web_sales,
                 "date_dim": self._apply_date_dim,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "web_sales": self._batch_web_sales,
+                "date_dim": self._batch_date_dim,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -366,6 +370,16 @@ def _make_scalar_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -521,6 +535,216 @@ def _make_scalar_1():
                 del store[row]
             # atom date_dim
             if keep_date_dim:
+                _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _o is None:
+                    date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
+                    else:
+                        del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _g3:
+                    for v_ws_item_sk, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_ws_item_sk)
+                        if _o is None:
+                            n0_root[v_ws_item_sk] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_ws_item_sk] = _n
+                            else:
+                                del n0_root[v_ws_item_sk]
+                        if pending is not None:
+                            _k = (v_ws_item_sk,)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
+
+        def _batch_web_sales(self, rows, mults):
+            """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.web_sales_rows
+            sums0 = {}  # atom web_sales: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 34:
+                    raise ViewError(_arity_message("web_sales", 34, row))
+                v_ws_sold_date_sk = row[0]
+                v_ws_item_sk = row[3]
+                c_web_sales_ws_ext_discount_amt = row[22]
+                if v_ws_item_sk is None:
+                    raise _null_error("web_sales", row, ((3, "ws_item_sk"),))
+                keep_web_sales = v_ws_sold_date_sk is not None
+                if keep_web_sales:
+                    _p = (
+                        d,
+                        (d if c_web_sales_ws_ext_discount_amt is not None else 0),
+                        (
+                            d * round(c_web_sales_ws_ext_discount_amt * 100)
+                            if c_web_sales_ws_ext_discount_amt is not None
+                            else 0
+                        ),
+                    )
+                    _k = (v_ws_sold_date_sk, v_ws_item_sk)
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("web_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            web_sales_ws_item_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_item_sk_by_ws_sold_date_sk
+            )
+            # atom web_sales
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk, v_ws_item_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.web_sales_ws_item_sk_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk
+                            )
+                            or _EMPTY
+                        ).get(v_ws_item_sk)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _grp is None:
+                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        v_ws_item_sk: _p
+                    }
+                else:
+                    _o = _grp.get(v_ws_item_sk)
+                    if _o is None:
+                        _grp[v_ws_item_sk] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            _grp[v_ws_item_sk] = _n
+                        else:
+                            del _grp[v_ws_item_sk]
+                            if not _grp:
+                                del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_ws_item_sk)
+                    if _o is None:
+                        n0_root[v_ws_item_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_ws_item_sk] = _n
+                        else:
+                            del n0_root[v_ws_item_sk]
+                    if pending is not None:
+                        _k = (v_ws_item_sk,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                        )
+
+        def _batch_date_dim(self, rows, mults):
+            """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.date_dim_rows
+            sums0 = {}  # atom date_dim: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 28:
+                    raise ViewError(_arity_message("date_dim", 28, row))
+                v_ws_sold_date_sk = row[0]
+                c_date_dim_d_date = row[2]
+                if v_ws_sold_date_sk is None:
+                    raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+                keep_date_dim = (
+                    c_date_dim_d_date is not None
+                    and (c_date_dim_d_date >= datetime.date(2000, 1, 27))
+                    and (c_date_dim_d_date <= datetime.date(2000, 4, 26))
+                )
+                if keep_date_dim:
+                    _p = (d, d, d)
+                    _k = v_ws_sold_date_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = (
+                        _p
+                        if _o is None
+                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    )
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("date_dim", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
+            n0_root = self.n0_root
+            web_sales_ws_item_sk_by_ws_sold_date_sk = (
+                self.web_sales_ws_item_sk_by_ws_sold_date_sk
+            )
+            # atom date_dim
+            for _k, _p in sums0.items():
+                v_ws_sold_date_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.date_dim_count_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk, _ZERO
+                    )[0]
+                ):
+                    continue
                 _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -820,6 +1044,9 @@ class View:
             "item": self._apply_item,
             "date_dim": self._apply_date_dim,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "item": self._batch_item
+        }
         self.sub_scalar_1 = _scalar_1_view(push=True)  # a subquery's inner view
         self.scalar_1_result = (
             {}
@@ -889,6 +1116,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1188,6 +1425,86 @@ class View:
         sub._flush()
         if sub._changes:
             self._on_scalar_1(sub._changes)
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_ws_item_sk = row[0]
+            c_item_i_manufact_id = row[13]
+            if v_ws_item_sk is None:
+                raise _null_error("item", row, ((0, "i_item_sk"),))
+            keep_item = c_item_i_manufact_id is not None and (
+                c_item_i_manufact_id == 350
+            )
+            if keep_item:
+                _p = (d, d)
+                _k = v_ws_item_sk
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_count_by_ws_item_sk = self.item_count_by_ws_item_sk
+        n0_root = self.n0_root
+        n2_count_by_ws_item_sk = self.n2_count_by_ws_item_sk
+        # atom item
+        for _k, _p in sums0.items():
+            v_ws_item_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.item_count_by_ws_item_sk.get(v_ws_item_sk, _ZERO)[0]
+            ):
+                continue
+            _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
+            if _o is None:
+                item_count_by_ws_item_sk[v_ws_item_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    item_count_by_ws_item_sk[v_ws_item_sk] = _n
+                else:
+                    del item_count_by_ws_item_sk[v_ws_item_sk]
+            _w1 = n2_count_by_ws_item_sk.get(v_ws_item_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _o = n0_root.get(())
+                if _o is None:
+                    n0_root[()] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n0_root[()] = _n
+                    else:
+                        del n0_root[()]
+                if pending is not None:
+                    _k = ()
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
 
     def _rows_of_web_sales(self, row, d):
         """Apply `d` copies of `row` to atom web_sales alone (its relation's

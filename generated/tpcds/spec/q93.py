@@ -341,6 +341,10 @@ def _make_derived1():
                         "store_sales": self._apply_store_sales,
                         "store_returns": self._apply_store_returns,
                     }
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "store_sales": self._batch_store_sales,
+                        "store_returns": self._batch_store_returns,
+                    }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -392,6 +396,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -739,6 +753,408 @@ def _make_derived1():
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
+                def _batch_store_sales(self, rows, mults):
+                    """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_sales_rows
+                    sums0 = {}  # atom store_sales: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 23:
+                            raise ViewError(_arity_message("store_sales", 23, row))
+                        v_ss_item_sk = row[2]
+                        v_ss_customer_sk = row[3]
+                        v_ss_ticket_number = row[9]
+                        v_ss_quantity = row[10]
+                        v_ss_sales_price = row[13]
+                        if v_ss_item_sk is None or v_ss_ticket_number is None:
+                            raise _null_error(
+                                "store_sales",
+                                row,
+                                ((2, "ss_item_sk"), (9, "ss_ticket_number")),
+                            )
+                        _p = d
+                        _k = (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_ticket_number,
+                            v_ss_quantity,
+                            v_ss_sales_price,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_sales", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    n0_root = self.n0_root
+                    store_returns_count_by_ss_item_sk_ss_ticket_number = (
+                        self.store_returns_count_by_ss_item_sk_ss_ticket_number
+                    )
+                    store_sales_by_ss_item_sk_ss_ticket_number = (
+                        self.store_sales_by_ss_item_sk_ss_ticket_number
+                    )
+                    store_sales_count_by_ss_item_sk_ss_ticket_number = (
+                        self.store_sales_count_by_ss_item_sk_ss_ticket_number
+                    )
+                    # atom store_sales
+                    for _k, _p in sums0.items():
+                        (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_ticket_number,
+                            v_ss_quantity,
+                            v_ss_sales_price,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.store_sales_by_ss_item_sk_ss_ticket_number.get(
+                                        (v_ss_item_sk, v_ss_ticket_number)
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_ticket_number,
+                                        v_ss_quantity,
+                                        v_ss_sales_price,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = store_sales_by_ss_item_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_ticket_number)
+                        )
+                        if _grp is None:
+                            store_sales_by_ss_item_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_ticket_number)
+                            ] = {
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_quantity,
+                                    v_ss_sales_price,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_quantity,
+                                    v_ss_sales_price,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_ss_customer_sk,
+                                        v_ss_ticket_number,
+                                        v_ss_quantity,
+                                        v_ss_sales_price,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                            v_ss_quantity,
+                                            v_ss_sales_price,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                            v_ss_quantity,
+                                            v_ss_sales_price,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del store_sales_by_ss_item_sk_ss_ticket_number[
+                                            (v_ss_item_sk, v_ss_ticket_number)
+                                        ]
+                        _o = store_sales_count_by_ss_item_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_ticket_number)
+                        )
+                        if _o is None:
+                            store_sales_count_by_ss_item_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_ticket_number)
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_count_by_ss_item_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_ticket_number)
+                                ] = _n
+                            else:
+                                del store_sales_count_by_ss_item_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_ticket_number)
+                                ]
+                        _w1 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_ticket_number)
+                        )
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get((v_ss_item_sk, v_ss_ticket_number))
+                            if _o is None:
+                                n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _n
+                                else:
+                                    del n0_root[(v_ss_item_sk, v_ss_ticket_number)]
+                            if pending is not None:
+                                for (
+                                    v_ss_item_sk,
+                                    v_sr_reason_sk,
+                                    v_ss_ticket_number,
+                                    v_sr_return_quantity,
+                                ), _m3 in self.store_returns_by_ss_item_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_ticket_number)
+                                ].items():
+                                    _k = (
+                                        v_ss_item_sk,
+                                        v_ss_ticket_number,
+                                        v_ss_customer_sk,
+                                        v_sr_reason_sk,
+                                        v_ss_sales_price,
+                                        v_ss_quantity,
+                                        v_sr_return_quantity,
+                                    )
+                                    _v = _p * _m3
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_store_returns(self, rows, mults):
+                    """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.store_returns_rows
+                    sums0 = {}  # atom store_returns: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 20:
+                            raise ViewError(_arity_message("store_returns", 20, row))
+                        v_ss_item_sk = row[2]
+                        v_sr_reason_sk = row[8]
+                        v_ss_ticket_number = row[9]
+                        v_sr_return_quantity = row[10]
+                        if v_ss_item_sk is None or v_ss_ticket_number is None:
+                            raise _null_error(
+                                "store_returns",
+                                row,
+                                ((2, "sr_item_sk"), (9, "sr_ticket_number")),
+                            )
+                        _p = d
+                        _k = (
+                            v_ss_item_sk,
+                            v_sr_reason_sk,
+                            v_ss_ticket_number,
+                            v_sr_return_quantity,
+                        )
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("store_returns", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    n0_root = self.n0_root
+                    store_returns_by_ss_item_sk_ss_ticket_number = (
+                        self.store_returns_by_ss_item_sk_ss_ticket_number
+                    )
+                    store_returns_count_by_ss_item_sk_ss_ticket_number = (
+                        self.store_returns_count_by_ss_item_sk_ss_ticket_number
+                    )
+                    store_sales_count_by_ss_item_sk_ss_ticket_number = (
+                        self.store_sales_count_by_ss_item_sk_ss_ticket_number
+                    )
+                    # atom store_returns
+                    for _k, _p in sums0.items():
+                        (
+                            v_ss_item_sk,
+                            v_sr_reason_sk,
+                            v_ss_ticket_number,
+                            v_sr_return_quantity,
+                        ) = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not (
+                                (
+                                    self.store_returns_by_ss_item_sk_ss_ticket_number.get(
+                                        (v_ss_item_sk, v_ss_ticket_number)
+                                    )
+                                    or _EMPTY
+                                ).get(
+                                    (
+                                        v_ss_item_sk,
+                                        v_sr_reason_sk,
+                                        v_ss_ticket_number,
+                                        v_sr_return_quantity,
+                                    )
+                                )
+                                or _ZERO
+                            )
+                        ):
+                            continue
+                        _grp = store_returns_by_ss_item_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_ticket_number)
+                        )
+                        if _grp is None:
+                            store_returns_by_ss_item_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_ticket_number)
+                            ] = {
+                                (
+                                    v_ss_item_sk,
+                                    v_sr_reason_sk,
+                                    v_ss_ticket_number,
+                                    v_sr_return_quantity,
+                                ): _p
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_ss_item_sk,
+                                    v_sr_reason_sk,
+                                    v_ss_ticket_number,
+                                    v_sr_return_quantity,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_ss_item_sk,
+                                        v_sr_reason_sk,
+                                        v_ss_ticket_number,
+                                        v_sr_return_quantity,
+                                    )
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_sr_reason_sk,
+                                            v_ss_ticket_number,
+                                            v_sr_return_quantity,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_ss_item_sk,
+                                            v_sr_reason_sk,
+                                            v_ss_ticket_number,
+                                            v_sr_return_quantity,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del store_returns_by_ss_item_sk_ss_ticket_number[
+                                            (v_ss_item_sk, v_ss_ticket_number)
+                                        ]
+                        _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_ticket_number)
+                        )
+                        if _o is None:
+                            store_returns_count_by_ss_item_sk_ss_ticket_number[
+                                (v_ss_item_sk, v_ss_ticket_number)
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                store_returns_count_by_ss_item_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_ticket_number)
+                                ] = _n
+                            else:
+                                del store_returns_count_by_ss_item_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_ticket_number)
+                                ]
+                        _w1 = store_sales_count_by_ss_item_sk_ss_ticket_number.get(
+                            (v_ss_item_sk, v_ss_ticket_number)
+                        )
+                        if _w1 is not None:
+                            _d2 = _p * _w1
+                            _o = n0_root.get((v_ss_item_sk, v_ss_ticket_number))
+                            if _o is None:
+                                n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _n
+                                else:
+                                    del n0_root[(v_ss_item_sk, v_ss_ticket_number)]
+                            if pending is not None:
+                                for (
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_quantity,
+                                    v_ss_sales_price,
+                                ), _m3 in self.store_sales_by_ss_item_sk_ss_ticket_number[
+                                    (v_ss_item_sk, v_ss_ticket_number)
+                                ].items():
+                                    _k = (
+                                        v_ss_item_sk,
+                                        v_ss_ticket_number,
+                                        v_ss_customer_sk,
+                                        v_sr_reason_sk,
+                                        v_ss_sales_price,
+                                        v_ss_quantity,
+                                        v_sr_return_quantity,
+                                    )
+                                    _v = _p * _m3
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
                 def _lookup(
                     self,
                     v_ss_item_sk,
@@ -1077,6 +1493,11 @@ def _make_derived1():
                         self.store_returns_rows = {}  # input rows: row -> multiplicity
                         self.store_returns_root = {}  # root store_returns: its tuples
                         self._appliers = {"store_returns": self._apply_store_returns}
+                        self._batchers = (
+                            {  # update() of several rows: summed per key first
+                                "store_returns": self._batch_store_returns
+                            }
+                        )
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
                         self._changes = []
@@ -1128,6 +1549,18 @@ def _make_derived1():
                             raise ViewError(
                                 f"{len(rows)} rows but {len(mults)} multiplicities"
                             )
+                        batch = self._batchers.get(relation) if len(rows) > 1 else None
+                        if batch is not None:
+                            try:
+                                batch(
+                                    rows, (1,) * len(rows) if mults is None else mults
+                                )
+                            except BaseException:
+                                self._rejected()
+                                raise
+                            if self._pending is not None:
+                                self._flush()
+                            return
                         done = 0
                         try:
                             if mults is None:
@@ -1222,6 +1655,86 @@ def _make_derived1():
                             _v = _p
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
+
+                    def _batch_store_returns(self, rows, mults):
+                        """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.store_returns_rows
+                        sums0 = {}  # atom store_returns: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 20:
+                                raise ViewError(
+                                    _arity_message("store_returns", 20, row)
+                                )
+                            v_sr_item_sk = row[2]
+                            v_sr_ticket_number = row[9]
+                            if v_sr_item_sk is None or v_sr_ticket_number is None:
+                                raise _null_error(
+                                    "store_returns",
+                                    row,
+                                    ((2, "sr_item_sk"), (9, "sr_ticket_number")),
+                                )
+                            _p = d
+                            _k = (v_sr_item_sk, v_sr_ticket_number)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(_absent_message("store_returns", row))
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        store_returns_root = self.store_returns_root
+                        # atom store_returns
+                        for _k, _p in sums0.items():
+                            v_sr_item_sk, v_sr_ticket_number = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p and (
+                                _p == _ZERO
+                                or not self.store_returns_root.get(
+                                    (v_sr_item_sk, v_sr_ticket_number), _ZERO
+                                )
+                            ):
+                                continue
+                            _o = store_returns_root.get(
+                                (v_sr_item_sk, v_sr_ticket_number)
+                            )
+                            if _o is None:
+                                store_returns_root[
+                                    (v_sr_item_sk, v_sr_ticket_number)
+                                ] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    store_returns_root[
+                                        (v_sr_item_sk, v_sr_ticket_number)
+                                    ] = _n
+                                else:
+                                    del store_returns_root[
+                                        (v_sr_item_sk, v_sr_ticket_number)
+                                    ]
+                            if pending is not None:
+                                _k = (v_sr_item_sk, v_sr_ticket_number)
+                                _v = _p
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
 
                     def _lookup(self, v_sr_item_sk, v_sr_ticket_number):
                         """The payload of one output tuple, in O(1); None if absent."""
@@ -1425,6 +1938,9 @@ def _make_derived1():
                         "store_sales": self._apply_store_sales,
                         "store_returns": self._apply_store_returns,
                     }
+                    self._batchers = (
+                        {}  # update() of several rows: summed per key first
+                    )
                     self.sub_exists_1 = _exists_1_view(
                         push=True
                     )  # a subquery's inner view
@@ -1490,6 +2006,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -2070,6 +2596,9 @@ def _make_derived1():
                 "store_sales": self._apply_store_sales,
                 "store_returns": self._apply_store_returns,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "reason": self._batch_reason
+            }
             self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -2125,6 +2654,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -2552,6 +3091,193 @@ def _make_derived1():
             for sub_row, change in sub._changes:
                 self._apply_derived1(sub_row, change)
 
+        def _batch_reason(self, rows, mults):
+            """Apply a batch of reason rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.reason_rows
+            sums0 = {}  # atom reason: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 3:
+                    raise ViewError(_arity_message("reason", 3, row))
+                v_store_returns__sr_reason_sk, _, c_reason_r_reason_desc = row
+                if v_store_returns__sr_reason_sk is None:
+                    raise _null_error("reason", row, ((0, "r_reason_sk"),))
+                keep_reason = c_reason_r_reason_desc is not None and (
+                    c_reason_r_reason_desc == "reason 28"
+                )
+                if keep_reason:
+                    _p = d
+                    _k = v_store_returns__sr_reason_sk
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("reason", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk = (
+                self.oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk
+            )
+            reason_count_by_store_returns__sr_reason_sk = (
+                self.reason_count_by_store_returns__sr_reason_sk
+            )
+            # atom reason
+            for _k, _p in sums0.items():
+                v_store_returns__sr_reason_sk = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.reason_count_by_store_returns__sr_reason_sk.get(
+                        v_store_returns__sr_reason_sk, _ZERO
+                    )
+                ):
+                    continue
+                _o = reason_count_by_store_returns__sr_reason_sk.get(
+                    v_store_returns__sr_reason_sk
+                )
+                if _o is None:
+                    reason_count_by_store_returns__sr_reason_sk[
+                        v_store_returns__sr_reason_sk
+                    ] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        reason_count_by_store_returns__sr_reason_sk[
+                            v_store_returns__sr_reason_sk
+                        ] = _n
+                    else:
+                        del reason_count_by_store_returns__sr_reason_sk[
+                            v_store_returns__sr_reason_sk
+                        ]
+                _g3 = oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk.get(
+                    v_store_returns__sr_reason_sk
+                )
+                if _g3:
+                    for (
+                        v_store_sales__ss_item_sk,
+                        v_store_sales__ss_ticket_number,
+                        v_store_sales__ss_customer_sk,
+                        v_store_sales__ss_sales_price,
+                        v_store_sales__ss_quantity,
+                        v_store_returns__sr_return_quantity,
+                    ), _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _o = n0_root.get(
+                            (
+                                v_store_sales__ss_item_sk,
+                                v_store_sales__ss_ticket_number,
+                                v_store_sales__ss_customer_sk,
+                                v_store_sales__ss_sales_price,
+                                v_store_sales__ss_quantity,
+                                v_store_returns__sr_return_quantity,
+                            )
+                        )
+                        if _o is None:
+                            n0_root[
+                                (
+                                    v_store_sales__ss_item_sk,
+                                    v_store_sales__ss_ticket_number,
+                                    v_store_sales__ss_customer_sk,
+                                    v_store_sales__ss_sales_price,
+                                    v_store_sales__ss_quantity,
+                                    v_store_returns__sr_return_quantity,
+                                )
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[
+                                    (
+                                        v_store_sales__ss_item_sk,
+                                        v_store_sales__ss_ticket_number,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store_sales__ss_sales_price,
+                                        v_store_sales__ss_quantity,
+                                        v_store_returns__sr_return_quantity,
+                                    )
+                                ] = _n
+                            else:
+                                del n0_root[
+                                    (
+                                        v_store_sales__ss_item_sk,
+                                        v_store_sales__ss_ticket_number,
+                                        v_store_sales__ss_customer_sk,
+                                        v_store_sales__ss_sales_price,
+                                        v_store_sales__ss_quantity,
+                                        v_store_returns__sr_return_quantity,
+                                    )
+                                ]
+                        if pending is not None:
+                            _k = (
+                                v_store_sales__ss_item_sk,
+                                v_store_sales__ss_ticket_number,
+                                v_store_sales__ss_customer_sk,
+                                (
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if v_store_sales__ss_quantity is None
+                                            or v_store_returns__sr_return_quantity
+                                            is None
+                                            else (
+                                                v_store_sales__ss_quantity
+                                                - v_store_returns__sr_return_quantity
+                                            )
+                                        )
+                                        is None
+                                        or v_store_sales__ss_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if v_store_sales__ss_quantity is None
+                                                or v_store_returns__sr_return_quantity
+                                                is None
+                                                else (
+                                                    v_store_sales__ss_quantity
+                                                    - v_store_returns__sr_return_quantity
+                                                )
+                                            )
+                                            * v_store_sales__ss_sales_price
+                                        )
+                                    )
+                                    if (
+                                        not (
+                                            v_store_returns__sr_return_quantity is None
+                                        )
+                                    )
+                                    else (
+                                        None
+                                        if v_store_sales__ss_quantity is None
+                                        or v_store_sales__ss_sales_price is None
+                                        else (
+                                            v_store_sales__ss_quantity
+                                            * v_store_sales__ss_sales_price
+                                        )
+                                    )
+                                ),
+                            )
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
         def _lookup(
             self,
             v_store_sales__ss_item_sk,
@@ -2804,6 +3530,7 @@ class View:
             "store_sales": self._apply_store_sales,
             "store_returns": self._apply_store_returns,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -2862,6 +3589,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

@@ -269,6 +269,12 @@ class View:
             "time_dim": self._apply_time_dim,
             "store": self._apply_store,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "store_sales": self._batch_store_sales,
+            "household_demographics": self._batch_household_demographics,
+            "time_dim": self._batch_time_dim,
+            "store": self._batch_store,
+        }
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
         self._push = push or on_delta is not None
@@ -328,6 +334,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -667,6 +683,458 @@ class View:
         # atom store_2
         if keep_store_2:
             _p = d
+            _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _o is None:
+                store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
+                else:
+                    del store_2_count_by_ss_store_sk[v_ss_store_sk]
+            _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _g3:
+                for v_ss_hdemo_sk, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _o is None:
+                        n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
+                        else:
+                            del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
+                    _w4 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(())
+                        if _o is None:
+                            n0_root[()] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[()] = _n
+                            else:
+                                del n0_root[()]
+                        if pending is not None:
+                            _k = ()
+                            _v = _d5
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_store_sales(self, rows, mults):
+        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_sales_rows
+        sums0 = {}  # atom store_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 23:
+                raise ViewError(_arity_message("store_sales", 23, row))
+            v_ss_sold_time_sk = row[1]
+            v_ss_hdemo_sk = row[5]
+            v_ss_store_sk = row[7]
+            keep_store_sales = (
+                v_ss_sold_time_sk is not None
+                and v_ss_hdemo_sk is not None
+                and v_ss_store_sk is not None
+            )
+            if keep_store_sales:
+                _p = d
+                _k = (v_ss_sold_time_sk, v_ss_hdemo_sk, v_ss_store_sk)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        household_demographics_count_by_ss_hdemo_sk = (
+            self.household_demographics_count_by_ss_hdemo_sk
+        )
+        n0_root = self.n0_root
+        n2_count_by_ss_hdemo_sk = self.n2_count_by_ss_hdemo_sk
+        n3_ss_hdemo_sk_by_ss_store_sk = self.n3_ss_hdemo_sk_by_ss_store_sk
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk
+        )
+        time_dim_count_by_ss_sold_time_sk = self.time_dim_count_by_ss_sold_time_sk
+        # atom store_sales
+        for _k, _p in sums0.items():
+            v_ss_sold_time_sk, v_ss_hdemo_sk, v_ss_store_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                            v_ss_sold_time_sk
+                        )
+                        or _EMPTY
+                    ).get((v_ss_hdemo_sk, v_ss_store_sk))
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                v_ss_sold_time_sk
+            )
+            if _grp is None:
+                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                    v_ss_sold_time_sk
+                ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+            else:
+                _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                if _o is None:
+                    _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                    else:
+                        del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
+                        if not _grp:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+            _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
+                if _grp is None:
+                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {v_ss_hdemo_sk: _d2}
+                else:
+                    _o = _grp.get(v_ss_hdemo_sk)
+                    if _o is None:
+                        _grp[v_ss_hdemo_sk] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[v_ss_hdemo_sk] = _n
+                        else:
+                            del _grp[v_ss_hdemo_sk]
+                            if not _grp:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _o is None:
+                        n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
+                        else:
+                            del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
+                    _w5 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w5 is not None:
+                        _d6 = _d4 * _w5
+                        _o = n0_root.get(())
+                        if _o is None:
+                            n0_root[()] = _d6
+                        else:
+                            _n = _o + _d6
+                            if _n:
+                                n0_root[()] = _n
+                            else:
+                                del n0_root[()]
+                        if pending is not None:
+                            _k = ()
+                            _v = _d6
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_household_demographics(self, rows, mults):
+        """Apply a batch of household_demographics rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.household_demographics_rows
+        sums0 = {}  # atom household_demographics: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 5:
+                raise ViewError(_arity_message("household_demographics", 5, row))
+            v_ss_hdemo_sk = row[0]
+            c_household_demographics_hd_dep_count = row[3]
+            if v_ss_hdemo_sk is None:
+                raise _null_error("household_demographics", row, ((0, "hd_demo_sk"),))
+            keep_household_demographics = (
+                c_household_demographics_hd_dep_count is not None
+                and (c_household_demographics_hd_dep_count == 7)
+            )
+            if keep_household_demographics:
+                _p = d
+                _k = v_ss_hdemo_sk
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("household_demographics", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        household_demographics_count_by_ss_hdemo_sk = (
+            self.household_demographics_count_by_ss_hdemo_sk
+        )
+        n0_root = self.n0_root
+        n2_count_by_ss_hdemo_sk = self.n2_count_by_ss_hdemo_sk
+        # atom household_demographics
+        for _k, _p in sums0.items():
+            v_ss_hdemo_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.household_demographics_count_by_ss_hdemo_sk.get(
+                    v_ss_hdemo_sk, _ZERO
+                )
+            ):
+                continue
+            _o = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+            if _o is None:
+                household_demographics_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    household_demographics_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
+                else:
+                    del household_demographics_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
+            _w1 = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(())
+                if _o is None:
+                    n0_root[()] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[()] = _n
+                    else:
+                        del n0_root[()]
+                if pending is not None:
+                    _k = ()
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_time_dim(self, rows, mults):
+        """Apply a batch of time_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.time_dim_rows
+        sums0 = {}  # atom time_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 10:
+                raise ViewError(_arity_message("time_dim", 10, row))
+            v_ss_sold_time_sk = row[0]
+            c_time_dim_t_hour = row[3]
+            c_time_dim_t_minute = row[4]
+            if v_ss_sold_time_sk is None:
+                raise _null_error("time_dim", row, ((0, "t_time_sk"),))
+            keep_time_dim = (
+                c_time_dim_t_hour is not None
+                and c_time_dim_t_minute is not None
+                and (c_time_dim_t_hour == 20)
+                and (c_time_dim_t_minute >= 30)
+            )
+            if keep_time_dim:
+                _p = d
+                _k = v_ss_sold_time_sk
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("time_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        household_demographics_count_by_ss_hdemo_sk = (
+            self.household_demographics_count_by_ss_hdemo_sk
+        )
+        n0_root = self.n0_root
+        n2_count_by_ss_hdemo_sk = self.n2_count_by_ss_hdemo_sk
+        n3_ss_hdemo_sk_by_ss_store_sk = self.n3_ss_hdemo_sk_by_ss_store_sk
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk
+        )
+        time_dim_count_by_ss_sold_time_sk = self.time_dim_count_by_ss_sold_time_sk
+        # atom time_dim
+        for _k, _p in sums0.items():
+            v_ss_sold_time_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.time_dim_count_by_ss_sold_time_sk.get(
+                    v_ss_sold_time_sk, _ZERO
+                )
+            ):
+                continue
+            _o = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+            if _o is None:
+                time_dim_count_by_ss_sold_time_sk[v_ss_sold_time_sk] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    time_dim_count_by_ss_sold_time_sk[v_ss_sold_time_sk] = _n
+                else:
+                    del time_dim_count_by_ss_sold_time_sk[v_ss_sold_time_sk]
+            _g3 = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                v_ss_sold_time_sk
+            )
+            if _g3:
+                for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
+                    if _grp is None:
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                            v_ss_hdemo_sk: _d2
+                        }
+                    else:
+                        _o = _grp.get(v_ss_hdemo_sk)
+                        if _o is None:
+                            _grp[v_ss_hdemo_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[v_ss_hdemo_sk] = _n
+                            else:
+                                del _grp[v_ss_hdemo_sk]
+                                if not _grp:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                        if _o is None:
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
+                            else:
+                                del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
+                            v_ss_hdemo_sk
+                        )
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
+                            _o = n0_root.get(())
+                            if _o is None:
+                                n0_root[()] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[()] = _n
+                                else:
+                                    del n0_root[()]
+                            if pending is not None:
+                                _k = ()
+                                _v = _d7
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_store(self, rows, mults):
+        """Apply a batch of store rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_rows
+        sums0 = {}  # atom store_2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 29:
+                raise ViewError(_arity_message("store", 29, row))
+            v_ss_store_sk = row[0]
+            c_store_s_store_name = row[5]
+            if v_ss_store_sk is None:
+                raise _null_error("store", row, ((0, "s_store_sk"),))
+            keep_store_2 = c_store_s_store_name is not None and (
+                c_store_s_store_name == "ese"
+            )
+            if keep_store_2:
+                _p = d
+                _k = v_ss_store_sk
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        household_demographics_count_by_ss_hdemo_sk = (
+            self.household_demographics_count_by_ss_hdemo_sk
+        )
+        n0_root = self.n0_root
+        n2_count_by_ss_hdemo_sk = self.n2_count_by_ss_hdemo_sk
+        n3_ss_hdemo_sk_by_ss_store_sk = self.n3_ss_hdemo_sk_by_ss_store_sk
+        store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
+        # atom store_2
+        for _k, _p in sums0.items():
+            v_ss_store_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.store_2_count_by_ss_store_sk.get(v_ss_store_sk, _ZERO)
+            ):
+                continue
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p

@@ -283,6 +283,12 @@ class View:
             "lineitem": self._apply_lineitem,
             "nation": self._apply_nation,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "customer": self._batch_customer,
+            "orders": self._batch_orders,
+            "lineitem": self._batch_lineitem,
+            "nation": self._batch_nation,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -339,6 +345,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1086,6 +1102,862 @@ class View:
                     _v = (_p[0] * _m3[0], _p[1] * _m3[1])
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 8:
+                raise ViewError(_arity_message("customer", 8, row))
+            (
+                v_c_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                _,
+                v_c_comment,
+            ) = row
+            if (
+                v_c_custkey is None
+                or v_c_name is None
+                or v_c_address is None
+                or v_c_nationkey is None
+                or v_c_phone is None
+                or v_c_acctbal is None
+                or v_c_comment is None
+            ):
+                raise _null_error(
+                    "customer",
+                    row,
+                    (
+                        (0, "c_custkey"),
+                        (1, "c_name"),
+                        (2, "c_address"),
+                        (3, "c_nationkey"),
+                        (4, "c_phone"),
+                        (5, "c_acctbal"),
+                        (7, "c_comment"),
+                    ),
+                )
+            _p = (d, d)
+            _k = (
+                v_c_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_comment,
+            )
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey = (
+            self.customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey
+        )
+        n0_root = self.n0_root
+        n1_by_c_nationkey = self.n1_by_c_nationkey
+        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
+        n3_count_by_c_custkey = self.n3_count_by_c_custkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        # atom customer
+        for _k, _p in sums0.items():
+            (
+                v_c_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_comment,
+            ) = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey.get(
+                            v_c_custkey
+                        )
+                        or _EMPTY
+                    ).get(
+                        (
+                            v_c_name,
+                            v_c_address,
+                            v_c_nationkey,
+                            v_c_phone,
+                            v_c_acctbal,
+                            v_c_comment,
+                        )
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey.get(
+                v_c_custkey
+            )
+            if _grp is None:
+                customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                    v_c_custkey
+                ] = {
+                    (
+                        v_c_name,
+                        v_c_address,
+                        v_c_nationkey,
+                        v_c_phone,
+                        v_c_acctbal,
+                        v_c_comment,
+                    ): _p
+                }
+            else:
+                _o = _grp.get(
+                    (
+                        v_c_name,
+                        v_c_address,
+                        v_c_nationkey,
+                        v_c_phone,
+                        v_c_acctbal,
+                        v_c_comment,
+                    )
+                )
+                if _o is None:
+                    _grp[
+                        (
+                            v_c_name,
+                            v_c_address,
+                            v_c_nationkey,
+                            v_c_phone,
+                            v_c_acctbal,
+                            v_c_comment,
+                        )
+                    ] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[
+                            (
+                                v_c_name,
+                                v_c_address,
+                                v_c_nationkey,
+                                v_c_phone,
+                                v_c_acctbal,
+                                v_c_comment,
+                            )
+                        ] = _n
+                    else:
+                        del _grp[
+                            (
+                                v_c_name,
+                                v_c_address,
+                                v_c_nationkey,
+                                v_c_phone,
+                                v_c_acctbal,
+                                v_c_comment,
+                            )
+                        ]
+                        if not _grp:
+                            del customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                                v_c_custkey
+                            ]
+            _w1 = n3_count_by_c_custkey.get(v_c_custkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _grp = n1_by_c_nationkey.get(v_c_nationkey)
+                if _grp is None:
+                    n1_by_c_nationkey[v_c_nationkey] = {
+                        (
+                            v_c_custkey,
+                            v_c_name,
+                            v_c_address,
+                            v_c_nationkey,
+                            v_c_phone,
+                            v_c_acctbal,
+                            v_c_comment,
+                        ): _d2
+                    }
+                else:
+                    _o = _grp.get(
+                        (
+                            v_c_custkey,
+                            v_c_name,
+                            v_c_address,
+                            v_c_nationkey,
+                            v_c_phone,
+                            v_c_acctbal,
+                            v_c_comment,
+                        )
+                    )
+                    if _o is None:
+                        _grp[
+                            (
+                                v_c_custkey,
+                                v_c_name,
+                                v_c_address,
+                                v_c_nationkey,
+                                v_c_phone,
+                                v_c_acctbal,
+                                v_c_comment,
+                            )
+                        ] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        if _n[0]:
+                            _grp[
+                                (
+                                    v_c_custkey,
+                                    v_c_name,
+                                    v_c_address,
+                                    v_c_nationkey,
+                                    v_c_phone,
+                                    v_c_acctbal,
+                                    v_c_comment,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_c_custkey,
+                                    v_c_name,
+                                    v_c_address,
+                                    v_c_nationkey,
+                                    v_c_phone,
+                                    v_c_acctbal,
+                                    v_c_comment,
+                                )
+                            ]
+                            if not _grp:
+                                del n1_by_c_nationkey[v_c_nationkey]
+                _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+                if _o is None:
+                    n1_count_by_c_nationkey[v_c_nationkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n1_count_by_c_nationkey[v_c_nationkey] = _n
+                    else:
+                        del n1_count_by_c_nationkey[v_c_nationkey]
+                _w3 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _o = n0_root.get(v_c_nationkey)
+                    if _o is None:
+                        n0_root[v_c_nationkey] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        if _n[0]:
+                            n0_root[v_c_nationkey] = _n
+                        else:
+                            del n0_root[v_c_nationkey]
+                    if pending is not None:
+                        for (
+                            v_c_nationkey,
+                            v_n_name,
+                        ), _m5 in self.nation_by_c_nationkey[v_c_nationkey].items():
+                            _k = (
+                                v_c_custkey,
+                                v_c_name,
+                                v_c_acctbal,
+                                v_c_phone,
+                                v_n_name,
+                                v_c_address,
+                                v_c_comment,
+                            )
+                            _v = (_d2[0] * _m5[0], _d2[1] * _m5[1])
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                            )
+
+    def _batch_orders(self, rows, mults):
+        """Apply a batch of orders rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.orders_rows
+        sums0 = {}  # atom orders: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("orders", 9, row))
+            v_o_orderkey = row[0]
+            v_c_custkey = row[1]
+            c_orders_o_orderdate = row[4]
+            if (
+                v_o_orderkey is None
+                or v_c_custkey is None
+                or c_orders_o_orderdate is None
+            ):
+                raise _null_error(
+                    "orders",
+                    row,
+                    ((0, "o_orderkey"), (1, "o_custkey"), (4, "o_orderdate")),
+                )
+            keep_orders = (c_orders_o_orderdate >= datetime.date(1993, 10, 1)) and (
+                c_orders_o_orderdate < datetime.date(1994, 1, 1)
+            )
+            if keep_orders:
+                _p = (d, d)
+                _k = (v_o_orderkey, v_c_custkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("orders", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey = (
+            self.customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey
+        )
+        lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
+        n0_root = self.n0_root
+        n1_by_c_nationkey = self.n1_by_c_nationkey
+        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
+        n3_count_by_c_custkey = self.n3_count_by_c_custkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        orders_c_custkey_by_o_orderkey = self.orders_c_custkey_by_o_orderkey
+        # atom orders
+        for _k, _p in sums0.items():
+            v_o_orderkey, v_c_custkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.orders_c_custkey_by_o_orderkey.get(v_o_orderkey) or _EMPTY
+                    ).get(v_c_custkey)
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = orders_c_custkey_by_o_orderkey.get(v_o_orderkey)
+            if _grp is None:
+                orders_c_custkey_by_o_orderkey[v_o_orderkey] = {v_c_custkey: _p}
+            else:
+                _o = _grp.get(v_c_custkey)
+                if _o is None:
+                    _grp[v_c_custkey] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[v_c_custkey] = _n
+                    else:
+                        del _grp[v_c_custkey]
+                        if not _grp:
+                            del orders_c_custkey_by_o_orderkey[v_o_orderkey]
+            _w1 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _o = n3_count_by_c_custkey.get(v_c_custkey)
+                if _o is None:
+                    n3_count_by_c_custkey[v_c_custkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n3_count_by_c_custkey[v_c_custkey] = _n
+                    else:
+                        del n3_count_by_c_custkey[v_c_custkey]
+                _g5 = customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey.get(
+                    v_c_custkey
+                )
+                if _g5:
+                    for (
+                        v_c_name,
+                        v_c_address,
+                        v_c_nationkey,
+                        v_c_phone,
+                        v_c_acctbal,
+                        v_c_comment,
+                    ), _w3 in _g5.items():
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                        _grp = n1_by_c_nationkey.get(v_c_nationkey)
+                        if _grp is None:
+                            n1_by_c_nationkey[v_c_nationkey] = {
+                                (
+                                    v_c_custkey,
+                                    v_c_name,
+                                    v_c_address,
+                                    v_c_nationkey,
+                                    v_c_phone,
+                                    v_c_acctbal,
+                                    v_c_comment,
+                                ): _d4
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_c_custkey,
+                                    v_c_name,
+                                    v_c_address,
+                                    v_c_nationkey,
+                                    v_c_phone,
+                                    v_c_acctbal,
+                                    v_c_comment,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_c_custkey,
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_comment,
+                                    )
+                                ] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                                if _n[0]:
+                                    _grp[
+                                        (
+                                            v_c_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_comment,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_c_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_comment,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n1_by_c_nationkey[v_c_nationkey]
+                        _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+                        if _o is None:
+                            n1_count_by_c_nationkey[v_c_nationkey] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                            if _n[0]:
+                                n1_count_by_c_nationkey[v_c_nationkey] = _n
+                            else:
+                                del n1_count_by_c_nationkey[v_c_nationkey]
+                        _w6 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                        if _w6 is not None:
+                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1])
+                            _o = n0_root.get(v_c_nationkey)
+                            if _o is None:
+                                n0_root[v_c_nationkey] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                if _n[0]:
+                                    n0_root[v_c_nationkey] = _n
+                                else:
+                                    del n0_root[v_c_nationkey]
+                            if pending is not None:
+                                for (
+                                    v_c_nationkey,
+                                    v_n_name,
+                                ), _m8 in self.nation_by_c_nationkey[
+                                    v_c_nationkey
+                                ].items():
+                                    _k = (
+                                        v_c_custkey,
+                                        v_c_name,
+                                        v_c_acctbal,
+                                        v_c_phone,
+                                        v_n_name,
+                                        v_c_address,
+                                        v_c_comment,
+                                    )
+                                    _v = (_d4[0] * _m8[0], _d4[1] * _m8[1])
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (_o[0] + _v[0], _o[1] + _v[1])
+                                    )
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.lineitem_rows
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            v_o_orderkey = row[0]
+            c_lineitem_l_extendedprice = row[5]
+            c_lineitem_l_discount = row[6]
+            c_lineitem_l_returnflag = row[8]
+            if (
+                v_o_orderkey is None
+                or c_lineitem_l_extendedprice is None
+                or c_lineitem_l_discount is None
+                or c_lineitem_l_returnflag is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (0, "l_orderkey"),
+                        (5, "l_extendedprice"),
+                        (6, "l_discount"),
+                        (8, "l_returnflag"),
+                    ),
+                )
+            keep_lineitem = c_lineitem_l_returnflag == "R"
+            if keep_lineitem:
+                _p = (
+                    d,
+                    d
+                    * round(
+                        (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
+                        * 10000
+                    ),
+                )
+                _k = v_o_orderkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey = (
+            self.customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey
+        )
+        lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
+        n0_root = self.n0_root
+        n1_by_c_nationkey = self.n1_by_c_nationkey
+        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
+        n3_count_by_c_custkey = self.n3_count_by_c_custkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        orders_c_custkey_by_o_orderkey = self.orders_c_custkey_by_o_orderkey
+        # atom lineitem
+        for _k, _p in sums0.items():
+            v_o_orderkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.lineitem_count_by_o_orderkey.get(v_o_orderkey, _ZERO)[0]
+            ):
+                continue
+            _o = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+            if _o is None:
+                lineitem_count_by_o_orderkey[v_o_orderkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    lineitem_count_by_o_orderkey[v_o_orderkey] = _n
+                else:
+                    del lineitem_count_by_o_orderkey[v_o_orderkey]
+            _g3 = orders_c_custkey_by_o_orderkey.get(v_o_orderkey)
+            if _g3:
+                for v_c_custkey, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _o = n3_count_by_c_custkey.get(v_c_custkey)
+                    if _o is None:
+                        n3_count_by_c_custkey[v_c_custkey] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        if _n[0]:
+                            n3_count_by_c_custkey[v_c_custkey] = _n
+                        else:
+                            del n3_count_by_c_custkey[v_c_custkey]
+                    _g6 = customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey.get(
+                        v_c_custkey
+                    )
+                    if _g6:
+                        for (
+                            v_c_name,
+                            v_c_address,
+                            v_c_nationkey,
+                            v_c_phone,
+                            v_c_acctbal,
+                            v_c_comment,
+                        ), _w4 in _g6.items():
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                            _grp = n1_by_c_nationkey.get(v_c_nationkey)
+                            if _grp is None:
+                                n1_by_c_nationkey[v_c_nationkey] = {
+                                    (
+                                        v_c_custkey,
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_comment,
+                                    ): _d5
+                                }
+                            else:
+                                _o = _grp.get(
+                                    (
+                                        v_c_custkey,
+                                        v_c_name,
+                                        v_c_address,
+                                        v_c_nationkey,
+                                        v_c_phone,
+                                        v_c_acctbal,
+                                        v_c_comment,
+                                    )
+                                )
+                                if _o is None:
+                                    _grp[
+                                        (
+                                            v_c_custkey,
+                                            v_c_name,
+                                            v_c_address,
+                                            v_c_nationkey,
+                                            v_c_phone,
+                                            v_c_acctbal,
+                                            v_c_comment,
+                                        )
+                                    ] = _d5
+                                else:
+                                    _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                    if _n[0]:
+                                        _grp[
+                                            (
+                                                v_c_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_comment,
+                                            )
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (
+                                                v_c_custkey,
+                                                v_c_name,
+                                                v_c_address,
+                                                v_c_nationkey,
+                                                v_c_phone,
+                                                v_c_acctbal,
+                                                v_c_comment,
+                                            )
+                                        ]
+                                        if not _grp:
+                                            del n1_by_c_nationkey[v_c_nationkey]
+                            _o = n1_count_by_c_nationkey.get(v_c_nationkey)
+                            if _o is None:
+                                n1_count_by_c_nationkey[v_c_nationkey] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                if _n[0]:
+                                    n1_count_by_c_nationkey[v_c_nationkey] = _n
+                                else:
+                                    del n1_count_by_c_nationkey[v_c_nationkey]
+                            _w7 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                            if _w7 is not None:
+                                _d8 = (_d5[0] * _w7[0], _d5[1] * _w7[1])
+                                _o = n0_root.get(v_c_nationkey)
+                                if _o is None:
+                                    n0_root[v_c_nationkey] = _d8
+                                else:
+                                    _n = (_o[0] + _d8[0], _o[1] + _d8[1])
+                                    if _n[0]:
+                                        n0_root[v_c_nationkey] = _n
+                                    else:
+                                        del n0_root[v_c_nationkey]
+                                if pending is not None:
+                                    for (
+                                        v_c_nationkey,
+                                        v_n_name,
+                                    ), _m9 in self.nation_by_c_nationkey[
+                                        v_c_nationkey
+                                    ].items():
+                                        _k = (
+                                            v_c_custkey,
+                                            v_c_name,
+                                            v_c_acctbal,
+                                            v_c_phone,
+                                            v_n_name,
+                                            v_c_address,
+                                            v_c_comment,
+                                        )
+                                        _v = (_d5[0] * _m9[0], _d5[1] * _m9[1])
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (_o[0] + _v[0], _o[1] + _v[1])
+                                        )
+
+    def _batch_nation(self, rows, mults):
+        """Apply a batch of nation rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.nation_rows
+        sums0 = {}  # atom nation: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("nation", 4, row))
+            v_c_nationkey = row[0]
+            v_n_name = row[1]
+            if v_c_nationkey is None or v_n_name is None:
+                raise _null_error("nation", row, ((0, "n_nationkey"), (1, "n_name")))
+            _p = (d, d)
+            _k = (v_c_nationkey, v_n_name)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("nation", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_c_nationkey = self.n1_count_by_c_nationkey
+        nation_by_c_nationkey = self.nation_by_c_nationkey
+        nation_count_by_c_nationkey = self.nation_count_by_c_nationkey
+        # atom nation
+        for _k, _p in sums0.items():
+            v_c_nationkey, v_n_name = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.nation_by_c_nationkey.get(v_c_nationkey) or _EMPTY).get(
+                        (v_c_nationkey, v_n_name)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = nation_by_c_nationkey.get(v_c_nationkey)
+            if _grp is None:
+                nation_by_c_nationkey[v_c_nationkey] = {(v_c_nationkey, v_n_name): _p}
+            else:
+                _o = _grp.get((v_c_nationkey, v_n_name))
+                if _o is None:
+                    _grp[(v_c_nationkey, v_n_name)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[(v_c_nationkey, v_n_name)] = _n
+                    else:
+                        del _grp[(v_c_nationkey, v_n_name)]
+                        if not _grp:
+                            del nation_by_c_nationkey[v_c_nationkey]
+            _o = nation_count_by_c_nationkey.get(v_c_nationkey)
+            if _o is None:
+                nation_count_by_c_nationkey[v_c_nationkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    nation_count_by_c_nationkey[v_c_nationkey] = _n
+                else:
+                    del nation_count_by_c_nationkey[v_c_nationkey]
+            _w1 = n1_count_by_c_nationkey.get(v_c_nationkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _o = n0_root.get(v_c_nationkey)
+                if _o is None:
+                    n0_root[v_c_nationkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n0_root[v_c_nationkey] = _n
+                    else:
+                        del n0_root[v_c_nationkey]
+                if pending is not None:
+                    for (
+                        v_c_custkey,
+                        v_c_name,
+                        v_c_address,
+                        v_c_nationkey,
+                        v_c_phone,
+                        v_c_acctbal,
+                        v_c_comment,
+                    ), _m3 in self.n1_by_c_nationkey[v_c_nationkey].items():
+                        _k = (
+                            v_c_custkey,
+                            v_c_name,
+                            v_c_acctbal,
+                            v_c_phone,
+                            v_n_name,
+                            v_c_address,
+                            v_c_comment,
+                        )
+                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
 
     def _lookup(
         self,

@@ -267,6 +267,11 @@ def _make_derived1():
                 "supplier": self._apply_supplier,
                 "nation": self._apply_nation,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "partsupp": self._batch_partsupp,
+                "supplier": self._batch_supplier,
+                "nation": self._batch_nation,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -317,6 +322,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -540,6 +555,328 @@ def _make_derived1():
                 del store[row]
             # atom nation
             if keep_nation:
+                _o = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _o is None:
+                    nation_count_by_s_nationkey[v_s_nationkey] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        nation_count_by_s_nationkey[v_s_nationkey] = _n
+                    else:
+                        del nation_count_by_s_nationkey[v_s_nationkey]
+                _g3 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _g3:
+                    for v_ps_suppkey, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                        _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
+                        if _o is None:
+                            n3_count_by_ps_suppkey[v_ps_suppkey] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            if _n[0]:
+                                n3_count_by_ps_suppkey[v_ps_suppkey] = _n
+                            else:
+                                del n3_count_by_ps_suppkey[v_ps_suppkey]
+                        _g6 = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
+                        if _g6:
+                            for v_ps_partkey, _w4 in _g6.items():
+                                _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                                _o = n0_root.get(v_ps_partkey)
+                                if _o is None:
+                                    n0_root[v_ps_partkey] = _d5
+                                else:
+                                    _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                    if _n[0]:
+                                        n0_root[v_ps_partkey] = _n
+                                    else:
+                                        del n0_root[v_ps_partkey]
+                                if pending is not None:
+                                    _k = (v_ps_partkey,)
+                                    _v = _d5
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (_o[0] + _v[0], _o[1] + _v[1])
+                                    )
+
+        def _batch_partsupp(self, rows, mults):
+            """Apply a batch of partsupp rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.partsupp_rows
+            sums0 = {}  # atom partsupp: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 5:
+                    raise ViewError(_arity_message("partsupp", 5, row))
+                (
+                    v_ps_partkey,
+                    v_ps_suppkey,
+                    c_partsupp_ps_availqty,
+                    c_partsupp_ps_supplycost,
+                    _,
+                ) = row
+                if (
+                    v_ps_partkey is None
+                    or v_ps_suppkey is None
+                    or c_partsupp_ps_availqty is None
+                    or c_partsupp_ps_supplycost is None
+                ):
+                    raise _null_error(
+                        "partsupp",
+                        row,
+                        (
+                            (0, "ps_partkey"),
+                            (1, "ps_suppkey"),
+                            (2, "ps_availqty"),
+                            (3, "ps_supplycost"),
+                        ),
+                    )
+                _p = (
+                    d,
+                    d
+                    * round((c_partsupp_ps_supplycost * c_partsupp_ps_availqty) * 100),
+                )
+                _k = (v_ps_partkey, v_ps_suppkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("partsupp", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n3_count_by_ps_suppkey = self.n3_count_by_ps_suppkey
+            partsupp_ps_partkey_by_ps_suppkey = self.partsupp_ps_partkey_by_ps_suppkey
+            # atom partsupp
+            for _k, _p in sums0.items():
+                v_ps_partkey, v_ps_suppkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
+                            or _EMPTY
+                        ).get(v_ps_partkey)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
+                if _grp is None:
+                    partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = {v_ps_partkey: _p}
+                else:
+                    _o = _grp.get(v_ps_partkey)
+                    if _o is None:
+                        _grp[v_ps_partkey] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1])
+                        if _n[0]:
+                            _grp[v_ps_partkey] = _n
+                        else:
+                            del _grp[v_ps_partkey]
+                            if not _grp:
+                                del partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey]
+                _w1 = n3_count_by_ps_suppkey.get(v_ps_suppkey)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _o = n0_root.get(v_ps_partkey)
+                    if _o is None:
+                        n0_root[v_ps_partkey] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        if _n[0]:
+                            n0_root[v_ps_partkey] = _n
+                        else:
+                            del n0_root[v_ps_partkey]
+                    if pending is not None:
+                        _k = (v_ps_partkey,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
+
+        def _batch_supplier(self, rows, mults):
+            """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.supplier_rows
+            sums0 = {}  # atom supplier: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 7:
+                    raise ViewError(_arity_message("supplier", 7, row))
+                v_ps_suppkey = row[0]
+                v_s_nationkey = row[3]
+                if v_ps_suppkey is None or v_s_nationkey is None:
+                    raise _null_error(
+                        "supplier", row, ((0, "s_suppkey"), (3, "s_nationkey"))
+                    )
+                _p = (d, d)
+                _k = (v_ps_suppkey, v_s_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("supplier", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n3_count_by_ps_suppkey = self.n3_count_by_ps_suppkey
+            nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+            partsupp_ps_partkey_by_ps_suppkey = self.partsupp_ps_partkey_by_ps_suppkey
+            supplier_ps_suppkey_by_s_nationkey = self.supplier_ps_suppkey_by_s_nationkey
+            # atom supplier
+            for _k, _p in sums0.items():
+                v_ps_suppkey, v_s_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                            or _EMPTY
+                        ).get(v_ps_suppkey)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        v_ps_suppkey: _p
+                    }
+                else:
+                    _o = _grp.get(v_ps_suppkey)
+                    if _o is None:
+                        _grp[v_ps_suppkey] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1])
+                        if _n[0]:
+                            _grp[v_ps_suppkey] = _n
+                        else:
+                            del _grp[v_ps_suppkey]
+                            if not _grp:
+                                del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
+                    if _o is None:
+                        n3_count_by_ps_suppkey[v_ps_suppkey] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        if _n[0]:
+                            n3_count_by_ps_suppkey[v_ps_suppkey] = _n
+                        else:
+                            del n3_count_by_ps_suppkey[v_ps_suppkey]
+                    _g5 = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
+                    if _g5:
+                        for v_ps_partkey, _w3 in _g5.items():
+                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                            _o = n0_root.get(v_ps_partkey)
+                            if _o is None:
+                                n0_root[v_ps_partkey] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                                if _n[0]:
+                                    n0_root[v_ps_partkey] = _n
+                                else:
+                                    del n0_root[v_ps_partkey]
+                            if pending is not None:
+                                _k = (v_ps_partkey,)
+                                _v = _d4
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                )
+
+        def _batch_nation(self, rows, mults):
+            """Apply a batch of nation rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.nation_rows
+            sums0 = {}  # atom nation: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 4:
+                    raise ViewError(_arity_message("nation", 4, row))
+                v_s_nationkey = row[0]
+                c_nation_n_name = row[1]
+                if v_s_nationkey is None or c_nation_n_name is None:
+                    raise _null_error(
+                        "nation", row, ((0, "n_nationkey"), (1, "n_name"))
+                    )
+                keep_nation = c_nation_n_name == "GERMANY"
+                if keep_nation:
+                    _p = (d, d)
+                    _k = v_s_nationkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("nation", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n3_count_by_ps_suppkey = self.n3_count_by_ps_suppkey
+            nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+            partsupp_ps_partkey_by_ps_suppkey = self.partsupp_ps_partkey_by_ps_suppkey
+            supplier_ps_suppkey_by_s_nationkey = self.supplier_ps_suppkey_by_s_nationkey
+            # atom nation
+            for _k, _p in sums0.items():
+                v_s_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.nation_count_by_s_nationkey.get(v_s_nationkey, _ZERO)[0]
+                ):
+                    continue
                 _o = nation_count_by_s_nationkey.get(v_s_nationkey)
                 if _o is None:
                     nation_count_by_s_nationkey[v_s_nationkey] = _p
@@ -842,6 +1179,11 @@ def _make_scalar_2():
                 "supplier": self._apply_supplier,
                 "nation": self._apply_nation,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "partsupp": self._batch_partsupp,
+                "supplier": self._batch_supplier,
+                "nation": self._batch_nation,
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -899,6 +1241,16 @@ def _make_scalar_2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1145,6 +1497,302 @@ def _make_scalar_2():
                                     _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
                                 )
 
+        def _batch_partsupp(self, rows, mults):
+            """Apply a batch of partsupp rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.partsupp_rows
+            sums0 = {}  # atom partsupp: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 5:
+                    raise ViewError(_arity_message("partsupp", 5, row))
+                _, v_ps_suppkey, c_partsupp_ps_availqty, c_partsupp_ps_supplycost, _ = (
+                    row
+                )
+                if (
+                    v_ps_suppkey is None
+                    or c_partsupp_ps_availqty is None
+                    or c_partsupp_ps_supplycost is None
+                ):
+                    raise _null_error(
+                        "partsupp",
+                        row,
+                        ((1, "ps_suppkey"), (2, "ps_availqty"), (3, "ps_supplycost")),
+                    )
+                _p = (
+                    d,
+                    d
+                    * round((c_partsupp_ps_supplycost * c_partsupp_ps_availqty) * 100),
+                )
+                _k = v_ps_suppkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("partsupp", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n2_count_by_ps_suppkey = self.n2_count_by_ps_suppkey
+            partsupp_count_by_ps_suppkey = self.partsupp_count_by_ps_suppkey
+            # atom partsupp
+            for _k, _p in sums0.items():
+                v_ps_suppkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.partsupp_count_by_ps_suppkey.get(v_ps_suppkey, _ZERO)[0]
+                ):
+                    continue
+                _o = partsupp_count_by_ps_suppkey.get(v_ps_suppkey)
+                if _o is None:
+                    partsupp_count_by_ps_suppkey[v_ps_suppkey] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        partsupp_count_by_ps_suppkey[v_ps_suppkey] = _n
+                    else:
+                        del partsupp_count_by_ps_suppkey[v_ps_suppkey]
+                _w1 = n2_count_by_ps_suppkey.get(v_ps_suppkey)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _o = n0_root.get(())
+                    if _o is None:
+                        n0_root[()] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        if _n[0]:
+                            n0_root[()] = _n
+                        else:
+                            del n0_root[()]
+                    if pending is not None:
+                        _k = ()
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
+
+        def _batch_supplier(self, rows, mults):
+            """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.supplier_rows
+            sums0 = {}  # atom supplier: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 7:
+                    raise ViewError(_arity_message("supplier", 7, row))
+                v_ps_suppkey = row[0]
+                v_s_nationkey = row[3]
+                if v_ps_suppkey is None or v_s_nationkey is None:
+                    raise _null_error(
+                        "supplier", row, ((0, "s_suppkey"), (3, "s_nationkey"))
+                    )
+                _p = (d, d)
+                _k = (v_ps_suppkey, v_s_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("supplier", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n2_count_by_ps_suppkey = self.n2_count_by_ps_suppkey
+            nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+            partsupp_count_by_ps_suppkey = self.partsupp_count_by_ps_suppkey
+            supplier_ps_suppkey_by_s_nationkey = self.supplier_ps_suppkey_by_s_nationkey
+            # atom supplier
+            for _k, _p in sums0.items():
+                v_ps_suppkey, v_s_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                            or _EMPTY
+                        ).get(v_ps_suppkey)
+                        or _ZERO
+                    )[0]
+                ):
+                    continue
+                _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        v_ps_suppkey: _p
+                    }
+                else:
+                    _o = _grp.get(v_ps_suppkey)
+                    if _o is None:
+                        _grp[v_ps_suppkey] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1])
+                        if _n[0]:
+                            _grp[v_ps_suppkey] = _n
+                        else:
+                            del _grp[v_ps_suppkey]
+                            if not _grp:
+                                del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _w1 is not None:
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _o = n2_count_by_ps_suppkey.get(v_ps_suppkey)
+                    if _o is None:
+                        n2_count_by_ps_suppkey[v_ps_suppkey] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        if _n[0]:
+                            n2_count_by_ps_suppkey[v_ps_suppkey] = _n
+                        else:
+                            del n2_count_by_ps_suppkey[v_ps_suppkey]
+                    _w3 = partsupp_count_by_ps_suppkey.get(v_ps_suppkey)
+                    if _w3 is not None:
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                        _o = n0_root.get(())
+                        if _o is None:
+                            n0_root[()] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                            if _n[0]:
+                                n0_root[()] = _n
+                            else:
+                                del n0_root[()]
+                        if pending is not None:
+                            _k = ()
+                            _v = _d4
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                            )
+
+        def _batch_nation(self, rows, mults):
+            """Apply a batch of nation rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.nation_rows
+            sums0 = {}  # atom nation: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 4:
+                    raise ViewError(_arity_message("nation", 4, row))
+                v_s_nationkey = row[0]
+                c_nation_n_name = row[1]
+                if v_s_nationkey is None or c_nation_n_name is None:
+                    raise _null_error(
+                        "nation", row, ((0, "n_nationkey"), (1, "n_name"))
+                    )
+                keep_nation = c_nation_n_name == "GERMANY"
+                if keep_nation:
+                    _p = (d, d)
+                    _k = v_s_nationkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("nation", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n2_count_by_ps_suppkey = self.n2_count_by_ps_suppkey
+            nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+            partsupp_count_by_ps_suppkey = self.partsupp_count_by_ps_suppkey
+            supplier_ps_suppkey_by_s_nationkey = self.supplier_ps_suppkey_by_s_nationkey
+            # atom nation
+            for _k, _p in sums0.items():
+                v_s_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO
+                    or not self.nation_count_by_s_nationkey.get(v_s_nationkey, _ZERO)[0]
+                ):
+                    continue
+                _o = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _o is None:
+                    nation_count_by_s_nationkey[v_s_nationkey] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        nation_count_by_s_nationkey[v_s_nationkey] = _n
+                    else:
+                        del nation_count_by_s_nationkey[v_s_nationkey]
+                _g3 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _g3:
+                    for v_ps_suppkey, _w1 in _g3.items():
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                        _o = n2_count_by_ps_suppkey.get(v_ps_suppkey)
+                        if _o is None:
+                            n2_count_by_ps_suppkey[v_ps_suppkey] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            if _n[0]:
+                                n2_count_by_ps_suppkey[v_ps_suppkey] = _n
+                            else:
+                                del n2_count_by_ps_suppkey[v_ps_suppkey]
+                        _w4 = partsupp_count_by_ps_suppkey.get(v_ps_suppkey)
+                        if _w4 is not None:
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                            _o = n0_root.get(())
+                            if _o is None:
+                                n0_root[()] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                if _n[0]:
+                                    n0_root[()] = _n
+                                else:
+                                    del n0_root[()]
+                            if pending is not None:
+                                _k = ()
+                                _v = _d5
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                                )
+
         def _lookup(self):
             """The payload of one output tuple, in O(1); None if absent."""
             _m1 = self.n0_root.get(())
@@ -1330,6 +1978,7 @@ class View:
             "supplier": self._apply_supplier,
             "nation": self._apply_nation,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_scalar_2 = _scalar_2_view(push=True)  # a subquery's inner view
         self.scalar_2_result = (
@@ -1395,6 +2044,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

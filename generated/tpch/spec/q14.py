@@ -144,6 +144,10 @@ class View:
             {}
         )  # part: total multiplicity by what it shares with its sibling
         self._appliers = {"lineitem": self._apply_lineitem, "part": self._apply_part}
+        self._batchers = {  # update() of several rows: summed per key first
+            "lineitem": self._batch_lineitem,
+            "part": self._batch_part,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -205,6 +209,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -414,6 +428,234 @@ class View:
                     _v = (_p[0] * _m3[0], _p[1] * _m3[1])
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.lineitem_rows
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            v_l_partkey = row[1]
+            v_l_extendedprice = row[5]
+            v_l_discount = row[6]
+            c_lineitem_l_shipdate = row[10]
+            if (
+                v_l_partkey is None
+                or v_l_extendedprice is None
+                or v_l_discount is None
+                or c_lineitem_l_shipdate is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (1, "l_partkey"),
+                        (5, "l_extendedprice"),
+                        (6, "l_discount"),
+                        (10, "l_shipdate"),
+                    ),
+                )
+            keep_lineitem = (c_lineitem_l_shipdate >= datetime.date(1995, 9, 1)) and (
+                c_lineitem_l_shipdate < datetime.date(1995, 10, 1)
+            )
+            if keep_lineitem:
+                _p = (d, d * round((v_l_extendedprice * (1 - v_l_discount)) * 10000))
+                _k = (v_l_partkey, v_l_extendedprice, v_l_discount)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_by_l_partkey = self.lineitem_by_l_partkey
+        lineitem_count_by_l_partkey = self.lineitem_count_by_l_partkey
+        n0_root = self.n0_root
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        # atom lineitem
+        for _k, _p in sums0.items():
+            v_l_partkey, v_l_extendedprice, v_l_discount = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.lineitem_by_l_partkey.get(v_l_partkey) or _EMPTY).get(
+                        (v_l_partkey, v_l_extendedprice, v_l_discount)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = lineitem_by_l_partkey.get(v_l_partkey)
+            if _grp is None:
+                lineitem_by_l_partkey[v_l_partkey] = {
+                    (v_l_partkey, v_l_extendedprice, v_l_discount): _p
+                }
+            else:
+                _o = _grp.get((v_l_partkey, v_l_extendedprice, v_l_discount))
+                if _o is None:
+                    _grp[(v_l_partkey, v_l_extendedprice, v_l_discount)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[(v_l_partkey, v_l_extendedprice, v_l_discount)] = _n
+                    else:
+                        del _grp[(v_l_partkey, v_l_extendedprice, v_l_discount)]
+                        if not _grp:
+                            del lineitem_by_l_partkey[v_l_partkey]
+            _o = lineitem_count_by_l_partkey.get(v_l_partkey)
+            if _o is None:
+                lineitem_count_by_l_partkey[v_l_partkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    lineitem_count_by_l_partkey[v_l_partkey] = _n
+                else:
+                    del lineitem_count_by_l_partkey[v_l_partkey]
+            _w1 = part_count_by_l_partkey.get(v_l_partkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _o = n0_root.get(v_l_partkey)
+                if _o is None:
+                    n0_root[v_l_partkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n0_root[v_l_partkey] = _n
+                    else:
+                        del n0_root[v_l_partkey]
+                if pending is not None:
+                    for (v_l_partkey, v_p_type), _m3 in self.part_by_l_partkey[
+                        v_l_partkey
+                    ].items():
+                        _k = (v_p_type, v_l_extendedprice, v_l_discount)
+                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
+
+    def _batch_part(self, rows, mults):
+        """Apply a batch of part rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.part_rows
+        sums0 = {}  # atom part: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("part", 9, row))
+            v_l_partkey = row[0]
+            v_p_type = row[4]
+            if v_l_partkey is None or v_p_type is None:
+                raise _null_error("part", row, ((0, "p_partkey"), (4, "p_type")))
+            _p = (d, d)
+            _k = (v_l_partkey, v_p_type)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("part", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_count_by_l_partkey = self.lineitem_count_by_l_partkey
+        n0_root = self.n0_root
+        part_by_l_partkey = self.part_by_l_partkey
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        # atom part
+        for _k, _p in sums0.items():
+            v_l_partkey, v_p_type = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.part_by_l_partkey.get(v_l_partkey) or _EMPTY).get(
+                        (v_l_partkey, v_p_type)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = part_by_l_partkey.get(v_l_partkey)
+            if _grp is None:
+                part_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_p_type): _p}
+            else:
+                _o = _grp.get((v_l_partkey, v_p_type))
+                if _o is None:
+                    _grp[(v_l_partkey, v_p_type)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[(v_l_partkey, v_p_type)] = _n
+                    else:
+                        del _grp[(v_l_partkey, v_p_type)]
+                        if not _grp:
+                            del part_by_l_partkey[v_l_partkey]
+            _o = part_count_by_l_partkey.get(v_l_partkey)
+            if _o is None:
+                part_count_by_l_partkey[v_l_partkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    part_count_by_l_partkey[v_l_partkey] = _n
+                else:
+                    del part_count_by_l_partkey[v_l_partkey]
+            _w1 = lineitem_count_by_l_partkey.get(v_l_partkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _o = n0_root.get(v_l_partkey)
+                if _o is None:
+                    n0_root[v_l_partkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n0_root[v_l_partkey] = _n
+                    else:
+                        del n0_root[v_l_partkey]
+                if pending is not None:
+                    for (
+                        v_l_partkey,
+                        v_l_extendedprice,
+                        v_l_discount,
+                    ), _m3 in self.lineitem_by_l_partkey[v_l_partkey].items():
+                        _k = (v_p_type, v_l_extendedprice, v_l_discount)
+                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
 
     def _lookup(self, v_p_type, v_l_extendedprice, v_l_discount, v_l_partkey):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -219,6 +219,9 @@ def _make_derived1():
             self.lineitem_rows = {}  # input rows: row -> multiplicity
             self.lineitem_root = {}  # root lineitem: its tuples
             self._appliers = {"lineitem": self._apply_lineitem}
+            self._batchers = {  # update() of several rows: summed per key first
+                "lineitem": self._batch_lineitem
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -269,6 +272,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -362,6 +375,94 @@ def _make_derived1():
                 del store[row]
             # atom lineitem
             if keep_lineitem:
+                _o = lineitem_root.get(v_l_suppkey)
+                if _o is None:
+                    lineitem_root[v_l_suppkey] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        lineitem_root[v_l_suppkey] = _n
+                    else:
+                        del lineitem_root[v_l_suppkey]
+                if pending is not None:
+                    _k = (v_l_suppkey,)
+                    _v = _p
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom lineitem: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_suppkey = row[2]
+                c_lineitem_l_extendedprice = row[5]
+                c_lineitem_l_discount = row[6]
+                c_lineitem_l_shipdate = row[10]
+                if (
+                    v_l_suppkey is None
+                    or c_lineitem_l_extendedprice is None
+                    or c_lineitem_l_discount is None
+                    or c_lineitem_l_shipdate is None
+                ):
+                    raise _null_error(
+                        "lineitem",
+                        row,
+                        (
+                            (2, "l_suppkey"),
+                            (5, "l_extendedprice"),
+                            (6, "l_discount"),
+                            (10, "l_shipdate"),
+                        ),
+                    )
+                keep_lineitem = (
+                    c_lineitem_l_shipdate >= datetime.date(1996, 1, 1)
+                ) and (c_lineitem_l_shipdate < datetime.date(1996, 4, 1))
+                if keep_lineitem:
+                    _p = (
+                        d,
+                        d
+                        * round(
+                            (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
+                            * 10000
+                        ),
+                    )
+                    _k = v_l_suppkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_root = self.lineitem_root
+            # atom lineitem
+            for _k, _p in sums0.items():
+                v_l_suppkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO or not self.lineitem_root.get(v_l_suppkey, _ZERO)[0]
+                ):
+                    continue
                 _o = lineitem_root.get(v_l_suppkey)
                 if _o is None:
                     lineitem_root[v_l_suppkey] = _p
@@ -642,6 +743,9 @@ def _make_scalar_2():
                 self.lineitem_rows = {}  # input rows: row -> multiplicity
                 self.lineitem_root = {}  # root lineitem: its tuples
                 self._appliers = {"lineitem": self._apply_lineitem}
+                self._batchers = {  # update() of several rows: summed per key first
+                    "lineitem": self._batch_lineitem
+                }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._reported = {}  # push mode: group key -> the row last reported
@@ -692,6 +796,16 @@ def _make_scalar_2():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -790,6 +904,99 @@ def _make_scalar_2():
                     del store[row]
                 # atom lineitem
                 if keep_lineitem:
+                    _o = lineitem_root.get(v_l_suppkey)
+                    if _o is None:
+                        lineitem_root[v_l_suppkey] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1])
+                        if _n[0]:
+                            lineitem_root[v_l_suppkey] = _n
+                        else:
+                            del lineitem_root[v_l_suppkey]
+                    if pending is not None:
+                        _k = (v_l_suppkey,)
+                        _v = _p
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
+
+            def _batch_lineitem(self, rows, mults):
+                """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.lineitem_rows
+                sums0 = {}  # atom lineitem: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 16:
+                        raise ViewError(_arity_message("lineitem", 16, row))
+                    v_l_suppkey = row[2]
+                    c_lineitem_l_extendedprice = row[5]
+                    c_lineitem_l_discount = row[6]
+                    c_lineitem_l_shipdate = row[10]
+                    if (
+                        v_l_suppkey is None
+                        or c_lineitem_l_extendedprice is None
+                        or c_lineitem_l_discount is None
+                        or c_lineitem_l_shipdate is None
+                    ):
+                        raise _null_error(
+                            "lineitem",
+                            row,
+                            (
+                                (2, "l_suppkey"),
+                                (5, "l_extendedprice"),
+                                (6, "l_discount"),
+                                (10, "l_shipdate"),
+                            ),
+                        )
+                    keep_lineitem = (
+                        c_lineitem_l_shipdate >= datetime.date(1996, 1, 1)
+                    ) and (c_lineitem_l_shipdate < datetime.date(1996, 4, 1))
+                    if keep_lineitem:
+                        _p = (
+                            d,
+                            d
+                            * round(
+                                (
+                                    c_lineitem_l_extendedprice
+                                    * (1 - c_lineitem_l_discount)
+                                )
+                                * 10000
+                            ),
+                        )
+                        _k = v_l_suppkey
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("lineitem", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                lineitem_root = self.lineitem_root
+                # atom lineitem
+                for _k, _p in sums0.items():
+                    v_l_suppkey = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO or not self.lineitem_root.get(v_l_suppkey, _ZERO)[0]
+                    ):
+                        continue
                     _o = lineitem_root.get(v_l_suppkey)
                     if _o is None:
                         lineitem_root[v_l_suppkey] = _p
@@ -979,6 +1186,7 @@ def _make_scalar_2():
             self.derived1__rows = {}  # input rows: row -> multiplicity
             self.revenue0_root = {}  # root revenue0: its tuples
             self._appliers = {"lineitem": self._apply_lineitem}
+            self._batchers = {}  # update() of several rows: summed per key first
             self.sub_derived1 = _derived1__view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
@@ -1046,6 +1254,16 @@ def _make_scalar_2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1365,6 +1583,9 @@ class View:
             "supplier": self._apply_supplier,
             "lineitem": self._apply_lineitem,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "supplier": self._batch_supplier
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_scalar_2 = _scalar_2_view(push=True)  # a subquery's inner view
         self.scalar_2_result = (
@@ -1430,6 +1651,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1693,6 +1924,125 @@ class View:
         sub._flush()
         if sub._changes:
             self._on_scalar_2(sub._changes)
+
+    def _batch_supplier(self, rows, mults):
+        """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.supplier_rows
+        sums0 = {}  # atom supplier: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 7:
+                raise ViewError(_arity_message("supplier", 7, row))
+            v_s_suppkey, v_s_name, v_s_address, _, v_s_phone, _, _ = row
+            if (
+                v_s_suppkey is None
+                or v_s_name is None
+                or v_s_address is None
+                or v_s_phone is None
+            ):
+                raise _null_error(
+                    "supplier",
+                    row,
+                    ((0, "s_suppkey"), (1, "s_name"), (2, "s_address"), (4, "s_phone")),
+                )
+            keep_supplier = True
+            if keep_supplier:
+                _p = d
+                _k = (v_s_suppkey, v_s_name, v_s_address, v_s_phone)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("supplier", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        revenue0_count_by_s_suppkey = self.revenue0_count_by_s_suppkey
+        supplier_by_s_suppkey = self.supplier_by_s_suppkey
+        supplier_count_by_s_suppkey = self.supplier_count_by_s_suppkey
+        # atom supplier
+        for _k, _p in sums0.items():
+            v_s_suppkey, v_s_name, v_s_address, v_s_phone = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.supplier_by_s_suppkey.get(v_s_suppkey) or _EMPTY).get(
+                        (v_s_suppkey, v_s_name, v_s_address, v_s_phone)
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = supplier_by_s_suppkey.get(v_s_suppkey)
+            if _grp is None:
+                supplier_by_s_suppkey[v_s_suppkey] = {
+                    (v_s_suppkey, v_s_name, v_s_address, v_s_phone): _p
+                }
+            else:
+                _o = _grp.get((v_s_suppkey, v_s_name, v_s_address, v_s_phone))
+                if _o is None:
+                    _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _n
+                    else:
+                        del _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)]
+                        if not _grp:
+                            del supplier_by_s_suppkey[v_s_suppkey]
+            _o = supplier_count_by_s_suppkey.get(v_s_suppkey)
+            if _o is None:
+                supplier_count_by_s_suppkey[v_s_suppkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    supplier_count_by_s_suppkey[v_s_suppkey] = _n
+                else:
+                    del supplier_count_by_s_suppkey[v_s_suppkey]
+            _w1 = revenue0_count_by_s_suppkey.get(v_s_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_s_suppkey)
+                if _o is None:
+                    n0_root[v_s_suppkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_s_suppkey] = _n
+                    else:
+                        del n0_root[v_s_suppkey]
+                if pending is not None:
+                    for (
+                        v_s_suppkey,
+                        v_total_revenue,
+                    ), _m3 in self.revenue0_by_s_suppkey[v_s_suppkey].items():
+                        _k = (
+                            v_s_suppkey,
+                            v_s_name,
+                            v_s_address,
+                            v_s_phone,
+                            v_total_revenue,
+                        )
+                        _v = _p * _m3
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
     def _rows_of_revenue0(self, row, d):
         """Apply `d` copies of `row` to atom revenue0 alone (its relation's

@@ -230,6 +230,9 @@ def _make_in_1():
             self.supplier_rows = {}  # input rows: row -> multiplicity
             self.supplier_root = {}  # root supplier: its tuples
             self._appliers = {"supplier": self._apply_supplier}
+            self._batchers = {  # update() of several rows: summed per key first
+                "supplier": self._batch_supplier
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -279,6 +282,16 @@ def _make_in_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -342,6 +355,71 @@ def _make_in_1():
             # atom supplier
             if keep_supplier:
                 _p = d
+                _o = supplier_root.get(v_s_suppkey)
+                if _o is None:
+                    supplier_root[v_s_suppkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        supplier_root[v_s_suppkey] = _n
+                    else:
+                        del supplier_root[v_s_suppkey]
+                if pending is not None:
+                    _k = (v_s_suppkey,)
+                    _v = _p
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_supplier(self, rows, mults):
+            """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.supplier_rows
+            sums0 = {}  # atom supplier: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 7:
+                    raise ViewError(_arity_message("supplier", 7, row))
+                v_s_suppkey = row[0]
+                c_supplier_s_comment = row[6]
+                if v_s_suppkey is None or c_supplier_s_comment is None:
+                    raise _null_error(
+                        "supplier", row, ((0, "s_suppkey"), (6, "s_comment"))
+                    )
+                keep_supplier = _LIKE_0.fullmatch(c_supplier_s_comment) is not None
+                if keep_supplier:
+                    _p = d
+                    _k = v_s_suppkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("supplier", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            supplier_root = self.supplier_root
+            # atom supplier
+            for _k, _p in sums0.items():
+                v_s_suppkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO or not self.supplier_root.get(v_s_suppkey, _ZERO)
+                ):
+                    continue
                 _o = supplier_root.get(v_s_suppkey)
                 if _o is None:
                     supplier_root[v_s_suppkey] = _p
@@ -533,6 +611,9 @@ class View:
             "part": self._apply_part,
             "supplier": self._apply_supplier,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "part": self._batch_part
+        }
         self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
         self.in_1_result = {}  # what a test needs of the result of inner view in_1
         self.partsupp_by_in_1 = {}  # partsupp rows by the key of that test
@@ -597,6 +678,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -834,6 +925,126 @@ class View:
         sub._flush()
         if sub._changes:
             self._on_in_1(sub._changes)
+
+    def _batch_part(self, rows, mults):
+        """Apply a batch of part rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.part_rows
+        sums0 = {}  # atom part: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("part", 9, row))
+            v_ps_partkey = row[0]
+            v_p_brand = row[3]
+            v_p_type = row[4]
+            v_p_size = row[5]
+            if (
+                v_ps_partkey is None
+                or v_p_brand is None
+                or v_p_type is None
+                or v_p_size is None
+            ):
+                raise _null_error(
+                    "part",
+                    row,
+                    ((0, "p_partkey"), (3, "p_brand"), (4, "p_type"), (5, "p_size")),
+                )
+            keep_part = (
+                (v_p_brand != "Brand#45")
+                and (v_p_size in (49, 14, 23, 45, 19, 3, 36, 9))
+                and (not v_p_type.startswith("MEDIUM POLISHED"))
+            )
+            if keep_part:
+                _p = d
+                _k = (v_ps_partkey, v_p_brand, v_p_type, v_p_size)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("part", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        part_by_ps_partkey = self.part_by_ps_partkey
+        part_count_by_ps_partkey = self.part_count_by_ps_partkey
+        partsupp_count_by_ps_partkey = self.partsupp_count_by_ps_partkey
+        # atom part
+        for _k, _p in sums0.items():
+            v_ps_partkey, v_p_brand, v_p_type, v_p_size = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.part_by_ps_partkey.get(v_ps_partkey) or _EMPTY).get(
+                        (v_ps_partkey, v_p_brand, v_p_type, v_p_size)
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = part_by_ps_partkey.get(v_ps_partkey)
+            if _grp is None:
+                part_by_ps_partkey[v_ps_partkey] = {
+                    (v_ps_partkey, v_p_brand, v_p_type, v_p_size): _p
+                }
+            else:
+                _o = _grp.get((v_ps_partkey, v_p_brand, v_p_type, v_p_size))
+                if _o is None:
+                    _grp[(v_ps_partkey, v_p_brand, v_p_type, v_p_size)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_ps_partkey, v_p_brand, v_p_type, v_p_size)] = _n
+                    else:
+                        del _grp[(v_ps_partkey, v_p_brand, v_p_type, v_p_size)]
+                        if not _grp:
+                            del part_by_ps_partkey[v_ps_partkey]
+            _o = part_count_by_ps_partkey.get(v_ps_partkey)
+            if _o is None:
+                part_count_by_ps_partkey[v_ps_partkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    part_count_by_ps_partkey[v_ps_partkey] = _n
+                else:
+                    del part_count_by_ps_partkey[v_ps_partkey]
+            _w1 = partsupp_count_by_ps_partkey.get(v_ps_partkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_ps_partkey)
+                if _o is None:
+                    n0_root[v_ps_partkey] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_ps_partkey] = _n
+                    else:
+                        del n0_root[v_ps_partkey]
+                if pending is not None:
+                    for (
+                        v_ps_partkey,
+                        v_ps_suppkey,
+                    ), _m3 in self.partsupp_by_ps_partkey[v_ps_partkey].items():
+                        _k = (v_p_brand, v_p_type, v_p_size, v_ps_suppkey)
+                        _v = _p * _m3
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
     def _rows_of_partsupp(self, row, d):
         """Apply `d` copies of `row` to atom partsupp alone (its relation's

@@ -175,6 +175,9 @@ def _make_scalar_1():
             self.lineitem_rows = {}  # input rows: row -> multiplicity
             self.lineitem_root = {}  # root lineitem: its tuples
             self._appliers = {"lineitem": self._apply_lineitem}
+            self._batchers = {  # update() of several rows: summed per key first
+                "lineitem": self._batch_lineitem
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -225,6 +228,16 @@ def _make_scalar_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -302,6 +315,69 @@ def _make_scalar_1():
                 _v = _p
                 _o = pending.get(_k)
                 pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom lineitem: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_partkey = row[1]
+                c_lineitem_l_quantity = row[4]
+                if v_l_partkey is None or c_lineitem_l_quantity is None:
+                    raise _null_error(
+                        "lineitem", row, ((1, "l_partkey"), (4, "l_quantity"))
+                    )
+                _p = (d, d * round(c_lineitem_l_quantity * 100))
+                _k = v_l_partkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_root = self.lineitem_root
+            # atom lineitem
+            for _k, _p in sums0.items():
+                v_l_partkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO or not self.lineitem_root.get(v_l_partkey, _ZERO)[0]
+                ):
+                    continue
+                _o = lineitem_root.get(v_l_partkey)
+                if _o is None:
+                    lineitem_root[v_l_partkey] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        lineitem_root[v_l_partkey] = _n
+                    else:
+                        del lineitem_root[v_l_partkey]
+                if pending is not None:
+                    _k = (v_l_partkey,)
+                    _v = _p
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
 
         def _lookup(self, v_l_partkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -488,6 +564,9 @@ class View:
             {}
         )  # part: total multiplicity by what it shares with its sibling
         self._appliers = {"lineitem": self._apply_lineitem, "part": self._apply_part}
+        self._batchers = {  # update() of several rows: summed per key first
+            "part": self._batch_part
+        }
         self.sub_scalar_1 = _scalar_1_view(push=True)  # a subquery's inner view
         self.scalar_1_result = (
             {}
@@ -555,6 +634,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -724,6 +813,93 @@ class View:
             del store[row]
         # atom part
         if keep_part:
+            _o = part_count_by_l_partkey.get(v_l_partkey)
+            if _o is None:
+                part_count_by_l_partkey[v_l_partkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    part_count_by_l_partkey[v_l_partkey] = _n
+                else:
+                    del part_count_by_l_partkey[v_l_partkey]
+            _w1 = lineitem_count_by_l_partkey.get(v_l_partkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _o = n0_root.get(())
+                if _o is None:
+                    n0_root[()] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n0_root[()] = _n
+                    else:
+                        del n0_root[()]
+                if pending is not None:
+                    _k = ()
+                    _v = _d2
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+
+    def _batch_part(self, rows, mults):
+        """Apply a batch of part rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.part_rows
+        sums0 = {}  # atom part: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("part", 9, row))
+            v_l_partkey = row[0]
+            c_part_p_brand = row[3]
+            c_part_p_container = row[6]
+            if (
+                v_l_partkey is None
+                or c_part_p_brand is None
+                or c_part_p_container is None
+            ):
+                raise _null_error(
+                    "part", row, ((0, "p_partkey"), (3, "p_brand"), (6, "p_container"))
+                )
+            keep_part = (c_part_p_brand == "Brand#23") and (
+                c_part_p_container == "MED BOX"
+            )
+            if keep_part:
+                _p = (d, d)
+                _k = v_l_partkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("part", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_count_by_l_partkey = self.lineitem_count_by_l_partkey
+        n0_root = self.n0_root
+        part_count_by_l_partkey = self.part_count_by_l_partkey
+        # atom part
+        for _k, _p in sums0.items():
+            v_l_partkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.part_count_by_l_partkey.get(v_l_partkey, _ZERO)[0]
+            ):
+                continue
             _o = part_count_by_l_partkey.get(v_l_partkey)
             if _o is None:
                 part_count_by_l_partkey[v_l_partkey] = _p

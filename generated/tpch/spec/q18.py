@@ -273,6 +273,9 @@ def _make_in_1():
             self.lineitem_rows = {}  # input rows: row -> multiplicity
             self.lineitem_root = {}  # root lineitem: its tuples
             self._appliers = {"lineitem": self._apply_lineitem}
+            self._batchers = {  # update() of several rows: summed per key first
+                "lineitem": self._batch_lineitem
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -323,6 +326,16 @@ def _make_in_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -400,6 +413,69 @@ def _make_in_1():
                 _v = _p
                 _o = pending.get(_k)
                 pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom lineitem: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_orderkey = row[0]
+                c_lineitem_l_quantity = row[4]
+                if v_l_orderkey is None or c_lineitem_l_quantity is None:
+                    raise _null_error(
+                        "lineitem", row, ((0, "l_orderkey"), (4, "l_quantity"))
+                    )
+                _p = (d, d * round(c_lineitem_l_quantity * 100))
+                _k = v_l_orderkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_root = self.lineitem_root
+            # atom lineitem
+            for _k, _p in sums0.items():
+                v_l_orderkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p[0] and (
+                    _p == _ZERO or not self.lineitem_root.get(v_l_orderkey, _ZERO)[0]
+                ):
+                    continue
+                _o = lineitem_root.get(v_l_orderkey)
+                if _o is None:
+                    lineitem_root[v_l_orderkey] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        lineitem_root[v_l_orderkey] = _n
+                    else:
+                        del lineitem_root[v_l_orderkey]
+                if pending is not None:
+                    _k = (v_l_orderkey,)
+                    _v = _p
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
 
         def _lookup(self, v_l_orderkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -631,6 +707,10 @@ class View:
             "orders": self._apply_orders,
             "lineitem": self._apply_lineitem,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "customer": self._batch_customer,
+            "orders": self._batch_orders,
+        }
         self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -689,6 +769,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1240,6 +1330,292 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_in_1(sub_row, change)
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 8:
+                raise ViewError(_arity_message("customer", 8, row))
+            v_c_custkey = row[0]
+            v_c_name = row[1]
+            if v_c_custkey is None or v_c_name is None:
+                raise _null_error("customer", row, ((0, "c_custkey"), (1, "c_name")))
+            _p = (d, d)
+            _k = (v_c_custkey, v_c_name)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_by_c_custkey = self.customer_by_c_custkey
+        customer_count_by_c_custkey = self.customer_count_by_c_custkey
+        n0_root = self.n0_root
+        n1_count_by_c_custkey = self.n1_count_by_c_custkey
+        # atom customer
+        for _k, _p in sums0.items():
+            v_c_custkey, v_c_name = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.customer_by_c_custkey.get(v_c_custkey) or _EMPTY).get(
+                        (v_c_custkey, v_c_name)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = customer_by_c_custkey.get(v_c_custkey)
+            if _grp is None:
+                customer_by_c_custkey[v_c_custkey] = {(v_c_custkey, v_c_name): _p}
+            else:
+                _o = _grp.get((v_c_custkey, v_c_name))
+                if _o is None:
+                    _grp[(v_c_custkey, v_c_name)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[(v_c_custkey, v_c_name)] = _n
+                    else:
+                        del _grp[(v_c_custkey, v_c_name)]
+                        if not _grp:
+                            del customer_by_c_custkey[v_c_custkey]
+            _o = customer_count_by_c_custkey.get(v_c_custkey)
+            if _o is None:
+                customer_count_by_c_custkey[v_c_custkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    customer_count_by_c_custkey[v_c_custkey] = _n
+                else:
+                    del customer_count_by_c_custkey[v_c_custkey]
+            _w1 = n1_count_by_c_custkey.get(v_c_custkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _o = n0_root.get(v_c_custkey)
+                if _o is None:
+                    n0_root[v_c_custkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n0_root[v_c_custkey] = _n
+                    else:
+                        del n0_root[v_c_custkey]
+                if pending is not None:
+                    for (
+                        v_c_custkey,
+                        v_o_orderkey,
+                        v_o_totalprice,
+                        v_o_orderdate,
+                    ), _m3 in self.n1_by_c_custkey[v_c_custkey].items():
+                        _k = (
+                            v_c_name,
+                            v_c_custkey,
+                            v_o_orderkey,
+                            v_o_orderdate,
+                            v_o_totalprice,
+                        )
+                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
+
+    def _batch_orders(self, rows, mults):
+        """Apply a batch of orders rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.orders_rows
+        sums0 = {}  # atom orders: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("orders", 9, row))
+            v_o_orderkey = row[0]
+            v_c_custkey = row[1]
+            v_o_totalprice = row[3]
+            v_o_orderdate = row[4]
+            if (
+                v_o_orderkey is None
+                or v_c_custkey is None
+                or v_o_totalprice is None
+                or v_o_orderdate is None
+            ):
+                raise _null_error(
+                    "orders",
+                    row,
+                    (
+                        (0, "o_orderkey"),
+                        (1, "o_custkey"),
+                        (3, "o_totalprice"),
+                        (4, "o_orderdate"),
+                    ),
+                )
+            _p = (d, d)
+            _k = (v_o_orderkey, v_c_custkey, v_o_totalprice, v_o_orderdate)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("orders", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_count_by_c_custkey = self.customer_count_by_c_custkey
+        n0_root = self.n0_root
+        n1_by_c_custkey = self.n1_by_c_custkey
+        n1_count_by_c_custkey = self.n1_count_by_c_custkey
+        n3_count_by_o_orderkey = self.n3_count_by_o_orderkey
+        orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey = (
+            self.orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey
+        )
+        # atom orders
+        for _k, _p in sums0.items():
+            v_o_orderkey, v_c_custkey, v_o_totalprice, v_o_orderdate = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(
+                            v_o_orderkey
+                        )
+                        or _EMPTY
+                    ).get((v_c_custkey, v_o_totalprice, v_o_orderdate))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(
+                v_o_orderkey
+            )
+            if _grp is None:
+                orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                    v_o_orderkey
+                ] = {(v_c_custkey, v_o_totalprice, v_o_orderdate): _p}
+            else:
+                _o = _grp.get((v_c_custkey, v_o_totalprice, v_o_orderdate))
+                if _o is None:
+                    _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _n
+                    else:
+                        del _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)]
+                        if not _grp:
+                            del orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                                v_o_orderkey
+                            ]
+            _w1 = n3_count_by_o_orderkey.get(v_o_orderkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _grp = n1_by_c_custkey.get(v_c_custkey)
+                if _grp is None:
+                    n1_by_c_custkey[v_c_custkey] = {
+                        (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate): _d2
+                    }
+                else:
+                    _o = _grp.get(
+                        (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
+                    )
+                    if _o is None:
+                        _grp[
+                            (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
+                        ] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        if _n[0]:
+                            _grp[
+                                (
+                                    v_c_custkey,
+                                    v_o_orderkey,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_c_custkey,
+                                    v_o_orderkey,
+                                    v_o_totalprice,
+                                    v_o_orderdate,
+                                )
+                            ]
+                            if not _grp:
+                                del n1_by_c_custkey[v_c_custkey]
+                _o = n1_count_by_c_custkey.get(v_c_custkey)
+                if _o is None:
+                    n1_count_by_c_custkey[v_c_custkey] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n1_count_by_c_custkey[v_c_custkey] = _n
+                    else:
+                        del n1_count_by_c_custkey[v_c_custkey]
+                _w3 = customer_count_by_c_custkey.get(v_c_custkey)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _o = n0_root.get(v_c_custkey)
+                    if _o is None:
+                        n0_root[v_c_custkey] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        if _n[0]:
+                            n0_root[v_c_custkey] = _n
+                        else:
+                            del n0_root[v_c_custkey]
+                    if pending is not None:
+                        for (v_c_custkey, v_c_name), _m5 in self.customer_by_c_custkey[
+                            v_c_custkey
+                        ].items():
+                            _k = (
+                                v_c_name,
+                                v_c_custkey,
+                                v_o_orderkey,
+                                v_o_orderdate,
+                                v_o_totalprice,
+                            )
+                            _v = (_d2[0] * _m5[0], _d2[1] * _m5[1])
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                            )
 
     def _lookup(
         self, v_c_name, v_c_custkey, v_o_orderkey, v_o_orderdate, v_o_totalprice

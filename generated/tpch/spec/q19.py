@@ -168,6 +168,10 @@ class View:
             {}
         )  # part: total multiplicity by what it shares with its sibling
         self._appliers = {"lineitem": self._apply_lineitem, "part": self._apply_part}
+        self._batchers = {  # update() of several rows: summed per key first
+            "lineitem": self._batch_lineitem,
+            "part": self._batch_part,
+        }
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
         # of the widened query (memory proportional to the result).
@@ -229,6 +233,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -746,6 +760,558 @@ class View:
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
                         )
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.lineitem_rows
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            v_l_partkey = row[1]
+            v_l_quantity = row[4]
+            c_lineitem_l_extendedprice = row[5]
+            c_lineitem_l_discount = row[6]
+            v_l_shipinstruct = row[13]
+            v_l_shipmode = row[14]
+            if (
+                v_l_partkey is None
+                or v_l_quantity is None
+                or c_lineitem_l_extendedprice is None
+                or c_lineitem_l_discount is None
+                or v_l_shipinstruct is None
+                or v_l_shipmode is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (1, "l_partkey"),
+                        (4, "l_quantity"),
+                        (5, "l_extendedprice"),
+                        (6, "l_discount"),
+                        (13, "l_shipinstruct"),
+                        (14, "l_shipmode"),
+                    ),
+                )
+            if not (
+                v_l_partkey.__class__ in _NUM_OR_NULL
+                and v_l_quantity.__class__ in _NUM_OR_NULL
+                and v_l_shipinstruct.__class__ in _STR_OR_NULL
+                and v_l_shipmode.__class__ in _STR_OR_NULL
+            ):
+                raise _type_error(
+                    "lineitem",
+                    row,
+                    (
+                        (1, "l_partkey", _NUM_OR_NULL, "a number or None"),
+                        (4, "l_quantity", _NUM_OR_NULL, "a number or None"),
+                        (13, "l_shipinstruct", _STR_OR_NULL, "a str or None"),
+                        (14, "l_shipmode", _STR_OR_NULL, "a str or None"),
+                    ),
+                )
+            _p = (
+                d,
+                d
+                * round(
+                    (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount)) * 10000
+                ),
+            )
+            _k = (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_by_all = self.lineitem_by_all
+        lineitem_count_by_all = self.lineitem_count_by_all
+        n0_root = self.n0_root
+        part_count_by_all = self.part_count_by_all
+        # atom lineitem
+        for _k, _p in sums0.items():
+            v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.lineitem_by_all.get(()) or _EMPTY).get(
+                        (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = lineitem_by_all.get(())
+            if _grp is None:
+                lineitem_by_all[()] = {
+                    (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode): _p
+                }
+            else:
+                _o = _grp.get(
+                    (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
+                )
+                if _o is None:
+                    _grp[
+                        (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
+                    ] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[
+                            (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
+                        ] = _n
+                    else:
+                        del _grp[
+                            (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
+                        ]
+                        if not _grp:
+                            del lineitem_by_all[()]
+            _o = lineitem_count_by_all.get(())
+            if _o is None:
+                lineitem_count_by_all[()] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    lineitem_count_by_all[()] = _n
+                else:
+                    del lineitem_count_by_all[()]
+            _w1 = part_count_by_all.get(())
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _o = n0_root.get(())
+                if _o is None:
+                    n0_root[()] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n0_root[()] = _n
+                    else:
+                        del n0_root[()]
+                if pending is not None:
+                    for (
+                        v_p_partkey,
+                        v_p_brand,
+                        v_p_size,
+                        v_p_container,
+                    ), _m3 in self.part_by_all[()].items():
+                        if (
+                            (
+                                v_l_shipinstruct is not None
+                                and (v_l_shipinstruct == "DELIVER IN PERSON")
+                                and (
+                                    v_l_shipmode is not None
+                                    and (v_l_shipmode in ("AIR", "AIR REG"))
+                                    and (
+                                        (
+                                            v_l_quantity is not None
+                                            and (v_l_quantity <= 11)
+                                            and (
+                                                v_l_quantity is not None
+                                                and (v_l_quantity >= 1)
+                                                and (
+                                                    v_p_container is not None
+                                                    and (
+                                                        v_p_container
+                                                        in (
+                                                            "SM CASE",
+                                                            "SM BOX",
+                                                            "SM PACK",
+                                                            "SM PKG",
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_p_partkey is not None
+                                                        and v_l_partkey is not None
+                                                        and v_p_brand is not None
+                                                        and (v_p_partkey == v_l_partkey)
+                                                        and (v_p_brand == "Brand#12")
+                                                    )
+                                                )
+                                            )
+                                        )
+                                        and (
+                                            v_p_size is not None
+                                            and (v_p_size >= 1)
+                                            and (v_p_size <= 5)
+                                        )
+                                    )
+                                )
+                            )
+                            or (
+                                v_l_shipinstruct is not None
+                                and (v_l_shipinstruct == "DELIVER IN PERSON")
+                                and (
+                                    v_l_shipmode is not None
+                                    and (v_l_shipmode in ("AIR", "AIR REG"))
+                                    and (
+                                        (
+                                            v_l_quantity is not None
+                                            and (v_l_quantity <= 20)
+                                            and (
+                                                v_l_quantity is not None
+                                                and (v_l_quantity >= 10)
+                                                and (
+                                                    v_p_container is not None
+                                                    and (
+                                                        v_p_container
+                                                        in (
+                                                            "MED BAG",
+                                                            "MED BOX",
+                                                            "MED PKG",
+                                                            "MED PACK",
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_p_partkey is not None
+                                                        and v_l_partkey is not None
+                                                        and v_p_brand is not None
+                                                        and (v_p_partkey == v_l_partkey)
+                                                        and (v_p_brand == "Brand#23")
+                                                    )
+                                                )
+                                            )
+                                        )
+                                        and (
+                                            v_p_size is not None
+                                            and (v_p_size >= 1)
+                                            and (v_p_size <= 10)
+                                        )
+                                    )
+                                )
+                            )
+                        ) or (
+                            v_l_shipinstruct is not None
+                            and (v_l_shipinstruct == "DELIVER IN PERSON")
+                            and (
+                                v_l_shipmode is not None
+                                and (v_l_shipmode in ("AIR", "AIR REG"))
+                                and (
+                                    (
+                                        v_l_quantity is not None
+                                        and (v_l_quantity <= 30)
+                                        and (
+                                            v_l_quantity is not None
+                                            and (v_l_quantity >= 20)
+                                            and (
+                                                v_p_container is not None
+                                                and (
+                                                    v_p_container
+                                                    in (
+                                                        "LG CASE",
+                                                        "LG BOX",
+                                                        "LG PACK",
+                                                        "LG PKG",
+                                                    )
+                                                )
+                                                and (
+                                                    v_p_partkey is not None
+                                                    and v_l_partkey is not None
+                                                    and v_p_brand is not None
+                                                    and (v_p_partkey == v_l_partkey)
+                                                    and (v_p_brand == "Brand#34")
+                                                )
+                                            )
+                                        )
+                                    )
+                                    and (
+                                        v_p_size is not None
+                                        and (v_p_size >= 1)
+                                        and (v_p_size <= 15)
+                                    )
+                                )
+                            )
+                        ):  # conditions on result rows
+                            _k = ()
+                            _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                            )
+
+    def _batch_part(self, rows, mults):
+        """Apply a batch of part rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.part_rows
+        sums0 = {}  # atom part: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("part", 9, row))
+            v_p_partkey = row[0]
+            v_p_brand = row[3]
+            v_p_size = row[5]
+            v_p_container = row[6]
+            if (
+                v_p_partkey is None
+                or v_p_brand is None
+                or v_p_size is None
+                or v_p_container is None
+            ):
+                raise _null_error(
+                    "part",
+                    row,
+                    (
+                        (0, "p_partkey"),
+                        (3, "p_brand"),
+                        (5, "p_size"),
+                        (6, "p_container"),
+                    ),
+                )
+            if not (
+                v_p_partkey.__class__ in _NUM_OR_NULL
+                and v_p_brand.__class__ in _STR_OR_NULL
+                and v_p_size.__class__ in _NUM_OR_NULL
+                and v_p_container.__class__ in _STR_OR_NULL
+            ):
+                raise _type_error(
+                    "part",
+                    row,
+                    (
+                        (0, "p_partkey", _NUM_OR_NULL, "a number or None"),
+                        (3, "p_brand", _STR_OR_NULL, "a str or None"),
+                        (5, "p_size", _NUM_OR_NULL, "a number or None"),
+                        (6, "p_container", _STR_OR_NULL, "a str or None"),
+                    ),
+                )
+            _p = (d, d)
+            _k = (v_p_partkey, v_p_brand, v_p_size, v_p_container)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("part", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_count_by_all = self.lineitem_count_by_all
+        n0_root = self.n0_root
+        part_by_all = self.part_by_all
+        part_count_by_all = self.part_count_by_all
+        # atom part
+        for _k, _p in sums0.items():
+            v_p_partkey, v_p_brand, v_p_size, v_p_container = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (self.part_by_all.get(()) or _EMPTY).get(
+                        (v_p_partkey, v_p_brand, v_p_size, v_p_container)
+                    )
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = part_by_all.get(())
+            if _grp is None:
+                part_by_all[()] = {
+                    (v_p_partkey, v_p_brand, v_p_size, v_p_container): _p
+                }
+            else:
+                _o = _grp.get((v_p_partkey, v_p_brand, v_p_size, v_p_container))
+                if _o is None:
+                    _grp[(v_p_partkey, v_p_brand, v_p_size, v_p_container)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[(v_p_partkey, v_p_brand, v_p_size, v_p_container)] = _n
+                    else:
+                        del _grp[(v_p_partkey, v_p_brand, v_p_size, v_p_container)]
+                        if not _grp:
+                            del part_by_all[()]
+            _o = part_count_by_all.get(())
+            if _o is None:
+                part_count_by_all[()] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    part_count_by_all[()] = _n
+                else:
+                    del part_count_by_all[()]
+            _w1 = lineitem_count_by_all.get(())
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _o = n0_root.get(())
+                if _o is None:
+                    n0_root[()] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    if _n[0]:
+                        n0_root[()] = _n
+                    else:
+                        del n0_root[()]
+                if pending is not None:
+                    for (
+                        v_l_partkey,
+                        v_l_quantity,
+                        v_l_shipinstruct,
+                        v_l_shipmode,
+                    ), _m3 in self.lineitem_by_all[()].items():
+                        if (
+                            (
+                                v_l_shipinstruct is not None
+                                and (v_l_shipinstruct == "DELIVER IN PERSON")
+                                and (
+                                    v_l_shipmode is not None
+                                    and (v_l_shipmode in ("AIR", "AIR REG"))
+                                    and (
+                                        (
+                                            v_l_quantity is not None
+                                            and (v_l_quantity <= 11)
+                                            and (
+                                                v_l_quantity is not None
+                                                and (v_l_quantity >= 1)
+                                                and (
+                                                    v_p_container is not None
+                                                    and (
+                                                        v_p_container
+                                                        in (
+                                                            "SM CASE",
+                                                            "SM BOX",
+                                                            "SM PACK",
+                                                            "SM PKG",
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_p_partkey is not None
+                                                        and v_l_partkey is not None
+                                                        and v_p_brand is not None
+                                                        and (v_p_partkey == v_l_partkey)
+                                                        and (v_p_brand == "Brand#12")
+                                                    )
+                                                )
+                                            )
+                                        )
+                                        and (
+                                            v_p_size is not None
+                                            and (v_p_size >= 1)
+                                            and (v_p_size <= 5)
+                                        )
+                                    )
+                                )
+                            )
+                            or (
+                                v_l_shipinstruct is not None
+                                and (v_l_shipinstruct == "DELIVER IN PERSON")
+                                and (
+                                    v_l_shipmode is not None
+                                    and (v_l_shipmode in ("AIR", "AIR REG"))
+                                    and (
+                                        (
+                                            v_l_quantity is not None
+                                            and (v_l_quantity <= 20)
+                                            and (
+                                                v_l_quantity is not None
+                                                and (v_l_quantity >= 10)
+                                                and (
+                                                    v_p_container is not None
+                                                    and (
+                                                        v_p_container
+                                                        in (
+                                                            "MED BAG",
+                                                            "MED BOX",
+                                                            "MED PKG",
+                                                            "MED PACK",
+                                                        )
+                                                    )
+                                                    and (
+                                                        v_p_partkey is not None
+                                                        and v_l_partkey is not None
+                                                        and v_p_brand is not None
+                                                        and (v_p_partkey == v_l_partkey)
+                                                        and (v_p_brand == "Brand#23")
+                                                    )
+                                                )
+                                            )
+                                        )
+                                        and (
+                                            v_p_size is not None
+                                            and (v_p_size >= 1)
+                                            and (v_p_size <= 10)
+                                        )
+                                    )
+                                )
+                            )
+                        ) or (
+                            v_l_shipinstruct is not None
+                            and (v_l_shipinstruct == "DELIVER IN PERSON")
+                            and (
+                                v_l_shipmode is not None
+                                and (v_l_shipmode in ("AIR", "AIR REG"))
+                                and (
+                                    (
+                                        v_l_quantity is not None
+                                        and (v_l_quantity <= 30)
+                                        and (
+                                            v_l_quantity is not None
+                                            and (v_l_quantity >= 20)
+                                            and (
+                                                v_p_container is not None
+                                                and (
+                                                    v_p_container
+                                                    in (
+                                                        "LG CASE",
+                                                        "LG BOX",
+                                                        "LG PACK",
+                                                        "LG PKG",
+                                                    )
+                                                )
+                                                and (
+                                                    v_p_partkey is not None
+                                                    and v_l_partkey is not None
+                                                    and v_p_brand is not None
+                                                    and (v_p_partkey == v_l_partkey)
+                                                    and (v_p_brand == "Brand#34")
+                                                )
+                                            )
+                                        )
+                                    )
+                                    and (
+                                        v_p_size is not None
+                                        and (v_p_size >= 1)
+                                        and (v_p_size <= 15)
+                                    )
+                                )
+                            )
+                        ):  # conditions on result rows
+                            _k = ()
+                            _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                            )
 
     def _lookup(
         self,

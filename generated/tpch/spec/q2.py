@@ -358,6 +358,12 @@ def _make_scalar_1():
                 "nation": self._apply_nation,
                 "region": self._apply_region,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "partsupp": self._batch_partsupp,
+                "supplier": self._batch_supplier,
+                "nation": self._batch_nation,
+                "region": self._batch_region,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -412,6 +418,16 @@ def _make_scalar_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -792,6 +808,481 @@ def _make_scalar_1():
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
+        def _batch_partsupp(self, rows, mults):
+            """Apply a batch of partsupp rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.partsupp_rows
+            sums0 = {}  # atom partsupp: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 5:
+                    raise ViewError(_arity_message("partsupp", 5, row))
+                v_ps_partkey, v_ps_suppkey, _, v_ps_supplycost, _ = row
+                if (
+                    v_ps_partkey is None
+                    or v_ps_suppkey is None
+                    or v_ps_supplycost is None
+                ):
+                    raise _null_error(
+                        "partsupp",
+                        row,
+                        ((0, "ps_partkey"), (1, "ps_suppkey"), (3, "ps_supplycost")),
+                    )
+                if not (v_ps_supplycost.__class__ in _NUM_OR_NULL):
+                    raise _type_error(
+                        "partsupp",
+                        row,
+                        ((3, "ps_supplycost", _NUM_OR_NULL, "a number or None"),),
+                    )
+                _p = d
+                _k = (v_ps_partkey, v_ps_suppkey, v_ps_supplycost)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("partsupp", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n3_count_by_ps_suppkey = self.n3_count_by_ps_suppkey
+            partsupp_ps_partkey_ps_supplycost_by_ps_suppkey = (
+                self.partsupp_ps_partkey_ps_supplycost_by_ps_suppkey
+            )
+            # atom partsupp
+            for _k, _p in sums0.items():
+                v_ps_partkey, v_ps_suppkey, v_ps_supplycost = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(
+                                v_ps_suppkey
+                            )
+                            or _EMPTY
+                        ).get((v_ps_partkey, v_ps_supplycost))
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(v_ps_suppkey)
+                if _grp is None:
+                    partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[v_ps_suppkey] = {
+                        (v_ps_partkey, v_ps_supplycost): _p
+                    }
+                else:
+                    _o = _grp.get((v_ps_partkey, v_ps_supplycost))
+                    if _o is None:
+                        _grp[(v_ps_partkey, v_ps_supplycost)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_ps_partkey, v_ps_supplycost)] = _n
+                        else:
+                            del _grp[(v_ps_partkey, v_ps_supplycost)]
+                            if not _grp:
+                                del partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
+                                    v_ps_suppkey
+                                ]
+                _w1 = n3_count_by_ps_suppkey.get(v_ps_suppkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get((v_ps_partkey, v_ps_supplycost))
+                    if _o is None:
+                        n0_root[(v_ps_partkey, v_ps_supplycost)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[(v_ps_partkey, v_ps_supplycost)] = _n
+                        else:
+                            del n0_root[(v_ps_partkey, v_ps_supplycost)]
+                    if pending is not None:
+                        _k = (v_ps_partkey, v_ps_supplycost)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_supplier(self, rows, mults):
+            """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.supplier_rows
+            sums0 = {}  # atom supplier: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 7:
+                    raise ViewError(_arity_message("supplier", 7, row))
+                v_ps_suppkey = row[0]
+                v_s_nationkey = row[3]
+                if v_ps_suppkey is None or v_s_nationkey is None:
+                    raise _null_error(
+                        "supplier", row, ((0, "s_suppkey"), (3, "s_nationkey"))
+                    )
+                _p = d
+                _k = (v_ps_suppkey, v_s_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("supplier", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n3_count_by_ps_suppkey = self.n3_count_by_ps_suppkey
+            n5_count_by_s_nationkey = self.n5_count_by_s_nationkey
+            partsupp_ps_partkey_ps_supplycost_by_ps_suppkey = (
+                self.partsupp_ps_partkey_ps_supplycost_by_ps_suppkey
+            )
+            supplier_ps_suppkey_by_s_nationkey = self.supplier_ps_suppkey_by_s_nationkey
+            # atom supplier
+            for _k, _p in sums0.items():
+                v_ps_suppkey, v_s_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                            or _EMPTY
+                        ).get(v_ps_suppkey)
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        v_ps_suppkey: _p
+                    }
+                else:
+                    _o = _grp.get(v_ps_suppkey)
+                    if _o is None:
+                        _grp[v_ps_suppkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_ps_suppkey] = _n
+                        else:
+                            del _grp[v_ps_suppkey]
+                            if not _grp:
+                                del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                _w1 = n5_count_by_s_nationkey.get(v_s_nationkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
+                    if _o is None:
+                        n3_count_by_ps_suppkey[v_ps_suppkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n3_count_by_ps_suppkey[v_ps_suppkey] = _n
+                        else:
+                            del n3_count_by_ps_suppkey[v_ps_suppkey]
+                    _g5 = partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(
+                        v_ps_suppkey
+                    )
+                    if _g5:
+                        for (v_ps_partkey, v_ps_supplycost), _w3 in _g5.items():
+                            _d4 = _d2 * _w3
+                            _o = n0_root.get((v_ps_partkey, v_ps_supplycost))
+                            if _o is None:
+                                n0_root[(v_ps_partkey, v_ps_supplycost)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    n0_root[(v_ps_partkey, v_ps_supplycost)] = _n
+                                else:
+                                    del n0_root[(v_ps_partkey, v_ps_supplycost)]
+                            if pending is not None:
+                                _k = (v_ps_partkey, v_ps_supplycost)
+                                _v = _d4
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_nation(self, rows, mults):
+            """Apply a batch of nation rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.nation_rows
+            sums0 = {}  # atom nation: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 4:
+                    raise ViewError(_arity_message("nation", 4, row))
+                v_s_nationkey = row[0]
+                v_n_regionkey = row[2]
+                if v_s_nationkey is None or v_n_regionkey is None:
+                    raise _null_error(
+                        "nation", row, ((0, "n_nationkey"), (2, "n_regionkey"))
+                    )
+                _p = d
+                _k = (v_s_nationkey, v_n_regionkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("nation", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n3_count_by_ps_suppkey = self.n3_count_by_ps_suppkey
+            n5_count_by_s_nationkey = self.n5_count_by_s_nationkey
+            nation_s_nationkey_by_n_regionkey = self.nation_s_nationkey_by_n_regionkey
+            partsupp_ps_partkey_ps_supplycost_by_ps_suppkey = (
+                self.partsupp_ps_partkey_ps_supplycost_by_ps_suppkey
+            )
+            region_count_by_n_regionkey = self.region_count_by_n_regionkey
+            supplier_ps_suppkey_by_s_nationkey = self.supplier_ps_suppkey_by_s_nationkey
+            # atom nation
+            for _k, _p in sums0.items():
+                v_s_nationkey, v_n_regionkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
+                            or _EMPTY
+                        ).get(v_s_nationkey)
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
+                if _grp is None:
+                    nation_s_nationkey_by_n_regionkey[v_n_regionkey] = {
+                        v_s_nationkey: _p
+                    }
+                else:
+                    _o = _grp.get(v_s_nationkey)
+                    if _o is None:
+                        _grp[v_s_nationkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_s_nationkey] = _n
+                        else:
+                            del _grp[v_s_nationkey]
+                            if not _grp:
+                                del nation_s_nationkey_by_n_regionkey[v_n_regionkey]
+                _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n5_count_by_s_nationkey.get(v_s_nationkey)
+                    if _o is None:
+                        n5_count_by_s_nationkey[v_s_nationkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n5_count_by_s_nationkey[v_s_nationkey] = _n
+                        else:
+                            del n5_count_by_s_nationkey[v_s_nationkey]
+                    _g5 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                    if _g5:
+                        for v_ps_suppkey, _w3 in _g5.items():
+                            _d4 = _d2 * _w3
+                            _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
+                            if _o is None:
+                                n3_count_by_ps_suppkey[v_ps_suppkey] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    n3_count_by_ps_suppkey[v_ps_suppkey] = _n
+                                else:
+                                    del n3_count_by_ps_suppkey[v_ps_suppkey]
+                            _g8 = partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(
+                                v_ps_suppkey
+                            )
+                            if _g8:
+                                for (v_ps_partkey, v_ps_supplycost), _w6 in _g8.items():
+                                    _d7 = _d4 * _w6
+                                    _o = n0_root.get((v_ps_partkey, v_ps_supplycost))
+                                    if _o is None:
+                                        n0_root[(v_ps_partkey, v_ps_supplycost)] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            n0_root[(v_ps_partkey, v_ps_supplycost)] = (
+                                                _n
+                                            )
+                                        else:
+                                            del n0_root[(v_ps_partkey, v_ps_supplycost)]
+                                    if pending is not None:
+                                        _k = (v_ps_partkey, v_ps_supplycost)
+                                        _v = _d7
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_region(self, rows, mults):
+            """Apply a batch of region rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.region_rows
+            sums0 = {}  # atom region: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 3:
+                    raise ViewError(_arity_message("region", 3, row))
+                v_n_regionkey, c_region_r_name, _ = row
+                if v_n_regionkey is None or c_region_r_name is None:
+                    raise _null_error(
+                        "region", row, ((0, "r_regionkey"), (1, "r_name"))
+                    )
+                keep_region = c_region_r_name == "EUROPE"
+                if keep_region:
+                    _p = d
+                    _k = v_n_regionkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("region", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n3_count_by_ps_suppkey = self.n3_count_by_ps_suppkey
+            n5_count_by_s_nationkey = self.n5_count_by_s_nationkey
+            nation_s_nationkey_by_n_regionkey = self.nation_s_nationkey_by_n_regionkey
+            partsupp_ps_partkey_ps_supplycost_by_ps_suppkey = (
+                self.partsupp_ps_partkey_ps_supplycost_by_ps_suppkey
+            )
+            region_count_by_n_regionkey = self.region_count_by_n_regionkey
+            supplier_ps_suppkey_by_s_nationkey = self.supplier_ps_suppkey_by_s_nationkey
+            # atom region
+            for _k, _p in sums0.items():
+                v_n_regionkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.region_count_by_n_regionkey.get(v_n_regionkey, _ZERO)
+                ):
+                    continue
+                _o = region_count_by_n_regionkey.get(v_n_regionkey)
+                if _o is None:
+                    region_count_by_n_regionkey[v_n_regionkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        region_count_by_n_regionkey[v_n_regionkey] = _n
+                    else:
+                        del region_count_by_n_regionkey[v_n_regionkey]
+                _g3 = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
+                if _g3:
+                    for v_s_nationkey, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _o = n5_count_by_s_nationkey.get(v_s_nationkey)
+                        if _o is None:
+                            n5_count_by_s_nationkey[v_s_nationkey] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n5_count_by_s_nationkey[v_s_nationkey] = _n
+                            else:
+                                del n5_count_by_s_nationkey[v_s_nationkey]
+                        _g6 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
+                        if _g6:
+                            for v_ps_suppkey, _w4 in _g6.items():
+                                _d5 = _d2 * _w4
+                                _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
+                                if _o is None:
+                                    n3_count_by_ps_suppkey[v_ps_suppkey] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n3_count_by_ps_suppkey[v_ps_suppkey] = _n
+                                    else:
+                                        del n3_count_by_ps_suppkey[v_ps_suppkey]
+                                _g9 = (
+                                    partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(
+                                        v_ps_suppkey
+                                    )
+                                )
+                                if _g9:
+                                    for (
+                                        v_ps_partkey,
+                                        v_ps_supplycost,
+                                    ), _w7 in _g9.items():
+                                        _d8 = _d5 * _w7
+                                        _o = n0_root.get(
+                                            (v_ps_partkey, v_ps_supplycost)
+                                        )
+                                        if _o is None:
+                                            n0_root[(v_ps_partkey, v_ps_supplycost)] = (
+                                                _d8
+                                            )
+                                        else:
+                                            _n = _o + _d8
+                                            if _n:
+                                                n0_root[
+                                                    (v_ps_partkey, v_ps_supplycost)
+                                                ] = _n
+                                            else:
+                                                del n0_root[
+                                                    (v_ps_partkey, v_ps_supplycost)
+                                                ]
+                                        if pending is not None:
+                                            _k = (v_ps_partkey, v_ps_supplycost)
+                                            _v = _d8
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
         def _lookup(self, v_ps_partkey, v_ps_supplycost):
             """The payload of one output tuple, in O(1); None if absent."""
             _m1 = self.n0_root.get((v_ps_partkey, v_ps_supplycost))
@@ -1068,6 +1559,9 @@ class View:
             "nation": self._apply_nation,
             "region": self._apply_region,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "part": self._batch_part
+        }
         self.sub_scalar_1 = _scalar_1_view(push=True)  # a subquery's inner view
         self.scalar_1_result = (
             {}
@@ -1133,6 +1627,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1968,6 +2472,209 @@ class View:
         sub._flush()
         if sub._changes:
             self._on_scalar_1(sub._changes)
+
+    def _batch_part(self, rows, mults):
+        """Apply a batch of part rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.part_rows
+        sums0 = {}  # atom part: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("part", 9, row))
+            v_p_partkey = row[0]
+            v_p_mfgr = row[2]
+            c_part_p_type = row[4]
+            c_part_p_size = row[5]
+            if (
+                v_p_partkey is None
+                or v_p_mfgr is None
+                or c_part_p_type is None
+                or c_part_p_size is None
+            ):
+                raise _null_error(
+                    "part",
+                    row,
+                    ((0, "p_partkey"), (2, "p_mfgr"), (4, "p_type"), (5, "p_size")),
+                )
+            keep_part = (
+                (c_part_p_size == 15) and c_part_p_type.endswith("BRASS") and True
+            )
+            if keep_part:
+                _p = d
+                _k = (v_p_partkey, v_p_mfgr)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("part", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_count_by_s_nationkey = self.n1_count_by_s_nationkey
+        n5_by_s_nationkey = self.n5_by_s_nationkey
+        n5_count_by_s_nationkey = self.n5_count_by_s_nationkey
+        n7_by_s_suppkey = self.n7_by_s_suppkey
+        n7_count_by_s_suppkey = self.n7_count_by_s_suppkey
+        n8_s_suppkey_by_p_partkey = self.n8_s_suppkey_by_p_partkey
+        part_by_p_partkey = self.part_by_p_partkey
+        part_count_by_p_partkey = self.part_count_by_p_partkey
+        supplier_s_nationkey_by_s_suppkey = self.supplier_s_nationkey_by_s_suppkey
+        # atom part
+        for _k, _p in sums0.items():
+            v_p_partkey, v_p_mfgr = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (self.part_by_p_partkey.get(v_p_partkey) or _EMPTY).get(
+                        (v_p_partkey, v_p_mfgr)
+                    )
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = part_by_p_partkey.get(v_p_partkey)
+            if _grp is None:
+                part_by_p_partkey[v_p_partkey] = {(v_p_partkey, v_p_mfgr): _p}
+            else:
+                _o = _grp.get((v_p_partkey, v_p_mfgr))
+                if _o is None:
+                    _grp[(v_p_partkey, v_p_mfgr)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_p_partkey, v_p_mfgr)] = _n
+                    else:
+                        del _grp[(v_p_partkey, v_p_mfgr)]
+                        if not _grp:
+                            del part_by_p_partkey[v_p_partkey]
+            _o = part_count_by_p_partkey.get(v_p_partkey)
+            if _o is None:
+                part_count_by_p_partkey[v_p_partkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    part_count_by_p_partkey[v_p_partkey] = _n
+                else:
+                    del part_count_by_p_partkey[v_p_partkey]
+            _g3 = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
+            if _g3:
+                for v_s_suppkey, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n7_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n7_by_s_suppkey[v_s_suppkey] = {(v_p_partkey, v_s_suppkey): _d2}
+                    else:
+                        _o = _grp.get((v_p_partkey, v_s_suppkey))
+                        if _o is None:
+                            _grp[(v_p_partkey, v_s_suppkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_p_partkey, v_s_suppkey)] = _n
+                            else:
+                                del _grp[(v_p_partkey, v_s_suppkey)]
+                                if not _grp:
+                                    del n7_by_s_suppkey[v_s_suppkey]
+                    _o = n7_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n7_count_by_s_suppkey[v_s_suppkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n7_count_by_s_suppkey[v_s_suppkey] = _n
+                        else:
+                            del n7_count_by_s_suppkey[v_s_suppkey]
+                    _g6 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g6:
+                        for v_s_nationkey, _w4 in _g6.items():
+                            _d5 = _d2 * _w4
+                            _grp = n5_by_s_nationkey.get(v_s_nationkey)
+                            if _grp is None:
+                                n5_by_s_nationkey[v_s_nationkey] = {
+                                    (v_s_suppkey, v_s_nationkey): _d5
+                                }
+                            else:
+                                _o = _grp.get((v_s_suppkey, v_s_nationkey))
+                                if _o is None:
+                                    _grp[(v_s_suppkey, v_s_nationkey)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                    else:
+                                        del _grp[(v_s_suppkey, v_s_nationkey)]
+                                        if not _grp:
+                                            del n5_by_s_nationkey[v_s_nationkey]
+                            _o = n5_count_by_s_nationkey.get(v_s_nationkey)
+                            if _o is None:
+                                n5_count_by_s_nationkey[v_s_nationkey] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n5_count_by_s_nationkey[v_s_nationkey] = _n
+                                else:
+                                    del n5_count_by_s_nationkey[v_s_nationkey]
+                            _w7 = n1_count_by_s_nationkey.get(v_s_nationkey)
+                            if _w7 is not None:
+                                _d8 = _d5 * _w7
+                                _o = n0_root.get(v_s_nationkey)
+                                if _o is None:
+                                    n0_root[v_s_nationkey] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n0_root[v_s_nationkey] = _n
+                                    else:
+                                        del n0_root[v_s_nationkey]
+                                if pending is not None:
+                                    for (
+                                        v_s_nationkey,
+                                        v_n_name,
+                                    ), _m9 in self.n1_by_s_nationkey[
+                                        v_s_nationkey
+                                    ].items():
+                                        for (
+                                            v_s_suppkey,
+                                            v_s_name,
+                                            v_s_address,
+                                            v_s_nationkey,
+                                            v_s_phone,
+                                            v_s_acctbal,
+                                            v_s_comment,
+                                        ), _m10 in self.supplier_by_s_suppkey_s_nationkey[
+                                            (v_s_suppkey, v_s_nationkey)
+                                        ].items():
+                                            _m11 = self.n8[(v_p_partkey, v_s_suppkey)]
+                                            _k = (
+                                                v_s_acctbal,
+                                                v_s_name,
+                                                v_n_name,
+                                                v_p_partkey,
+                                                v_p_mfgr,
+                                                v_s_address,
+                                                v_s_phone,
+                                                v_s_comment,
+                                            )
+                                            _v = _p * _m9 * _m10 * _m11
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
 
     def _rows_of_partsupp(self, row, d):
         """Apply `d` copies of `row` to atom partsupp alone (its relation's

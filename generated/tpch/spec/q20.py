@@ -251,6 +251,9 @@ def _make_in_1():
                 self.part_rows = {}  # input rows: row -> multiplicity
                 self.part_root = {}  # root part: its tuples
                 self._appliers = {"part": self._apply_part}
+                self._batchers = {  # update() of several rows: summed per key first
+                    "part": self._batch_part
+                }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._changes = []
@@ -300,6 +303,16 @@ def _make_in_1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -368,6 +381,71 @@ def _make_in_1():
                 # atom part
                 if keep_part:
                     _p = d
+                    _o = part_root.get(v_p_partkey)
+                    if _o is None:
+                        part_root[v_p_partkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            part_root[v_p_partkey] = _n
+                        else:
+                            del part_root[v_p_partkey]
+                    if pending is not None:
+                        _k = (v_p_partkey,)
+                        _v = _p
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_part(self, rows, mults):
+                """Apply a batch of part rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.part_rows
+                sums0 = {}  # atom part: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 9:
+                        raise ViewError(_arity_message("part", 9, row))
+                    v_p_partkey = row[0]
+                    c_part_p_name = row[1]
+                    if v_p_partkey is None or c_part_p_name is None:
+                        raise _null_error(
+                            "part", row, ((0, "p_partkey"), (1, "p_name"))
+                        )
+                    keep_part = c_part_p_name.startswith("forest")
+                    if keep_part:
+                        _p = d
+                        _k = v_p_partkey
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("part", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                part_root = self.part_root
+                # atom part
+                for _k, _p in sums0.items():
+                    v_p_partkey = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO or not self.part_root.get(v_p_partkey, _ZERO)
+                    ):
+                        continue
                     _o = part_root.get(v_p_partkey)
                     if _o is None:
                         part_root[v_p_partkey] = _p
@@ -595,6 +673,9 @@ def _make_in_1():
                 self.lineitem_rows = {}  # input rows: row -> multiplicity
                 self.lineitem_root = {}  # root lineitem: its tuples
                 self._appliers = {"lineitem": self._apply_lineitem}
+                self._batchers = {  # update() of several rows: summed per key first
+                    "lineitem": self._batch_lineitem
+                }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._reported = {}  # push mode: group key -> the row last reported
@@ -645,6 +726,16 @@ def _make_in_1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -736,6 +827,92 @@ def _make_in_1():
                     del store[row]
                 # atom lineitem
                 if keep_lineitem:
+                    _o = lineitem_root.get((v_l_partkey, v_l_suppkey))
+                    if _o is None:
+                        lineitem_root[(v_l_partkey, v_l_suppkey)] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1])
+                        if _n[0]:
+                            lineitem_root[(v_l_partkey, v_l_suppkey)] = _n
+                        else:
+                            del lineitem_root[(v_l_partkey, v_l_suppkey)]
+                    if pending is not None:
+                        _k = (v_l_partkey, v_l_suppkey)
+                        _v = _p
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
+
+            def _batch_lineitem(self, rows, mults):
+                """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.lineitem_rows
+                sums0 = {}  # atom lineitem: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 16:
+                        raise ViewError(_arity_message("lineitem", 16, row))
+                    v_l_partkey = row[1]
+                    v_l_suppkey = row[2]
+                    c_lineitem_l_quantity = row[4]
+                    c_lineitem_l_shipdate = row[10]
+                    if (
+                        v_l_partkey is None
+                        or v_l_suppkey is None
+                        or c_lineitem_l_quantity is None
+                        or c_lineitem_l_shipdate is None
+                    ):
+                        raise _null_error(
+                            "lineitem",
+                            row,
+                            (
+                                (1, "l_partkey"),
+                                (2, "l_suppkey"),
+                                (4, "l_quantity"),
+                                (10, "l_shipdate"),
+                            ),
+                        )
+                    keep_lineitem = (
+                        c_lineitem_l_shipdate >= datetime.date(1994, 1, 1)
+                    ) and (c_lineitem_l_shipdate < datetime.date(1995, 1, 1))
+                    if keep_lineitem:
+                        _p = (d, d * round(c_lineitem_l_quantity * 100))
+                        _k = (v_l_partkey, v_l_suppkey)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("lineitem", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                lineitem_root = self.lineitem_root
+                # atom lineitem
+                for _k, _p in sums0.items():
+                    v_l_partkey, v_l_suppkey = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO
+                        or not self.lineitem_root.get(
+                            (v_l_partkey, v_l_suppkey), _ZERO
+                        )[0]
+                    ):
+                        continue
                     _o = lineitem_root.get((v_l_partkey, v_l_suppkey))
                     if _o is None:
                         lineitem_root[(v_l_partkey, v_l_suppkey)] = _p
@@ -958,6 +1135,7 @@ def _make_in_1():
                 "part": self._apply_part,
                 "lineitem": self._apply_lineitem,
             }
+            self._batchers = {}  # update() of several rows: summed per key first
             self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
             self.sub_scalar_2 = _scalar_2_view(push=True)  # a subquery's inner view
             self.scalar_2_result = (
@@ -1021,6 +1199,16 @@ def _make_in_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1559,6 +1747,10 @@ class View:
             "part": self._apply_part,
             "lineitem": self._apply_lineitem,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "supplier": self._batch_supplier,
+            "nation": self._batch_nation,
+        }
         self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -1616,6 +1808,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1920,6 +2122,216 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_in_1(sub_row, change)
+
+    def _batch_supplier(self, rows, mults):
+        """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.supplier_rows
+        sums0 = {}  # atom supplier: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 7:
+                raise ViewError(_arity_message("supplier", 7, row))
+            v_s_suppkey, v_s_name, v_s_address, v_s_nationkey, _, _, _ = row
+            if (
+                v_s_suppkey is None
+                or v_s_name is None
+                or v_s_address is None
+                or v_s_nationkey is None
+            ):
+                raise _null_error(
+                    "supplier",
+                    row,
+                    (
+                        (0, "s_suppkey"),
+                        (1, "s_name"),
+                        (2, "s_address"),
+                        (3, "s_nationkey"),
+                    ),
+                )
+            _p = d
+            _k = (v_s_suppkey, v_s_name, v_s_address, v_s_nationkey)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("supplier", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        in1_count_by_s_suppkey = self.in1_count_by_s_suppkey
+        n0_root = self.n0_root
+        n2_s_name_s_address_by_s_nationkey = self.n2_s_name_s_address_by_s_nationkey
+        nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+        supplier_s_name_s_address_s_nationkey_by_s_suppkey = (
+            self.supplier_s_name_s_address_s_nationkey_by_s_suppkey
+        )
+        # atom supplier
+        for _k, _p in sums0.items():
+            v_s_suppkey, v_s_name, v_s_address, v_s_nationkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(
+                            v_s_suppkey
+                        )
+                        or _EMPTY
+                    ).get((v_s_name, v_s_address, v_s_nationkey))
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+            if _grp is None:
+                supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                    (v_s_name, v_s_address, v_s_nationkey): _p
+                }
+            else:
+                _o = _grp.get((v_s_name, v_s_address, v_s_nationkey))
+                if _o is None:
+                    _grp[(v_s_name, v_s_address, v_s_nationkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_s_name, v_s_address, v_s_nationkey)] = _n
+                    else:
+                        del _grp[(v_s_name, v_s_address, v_s_nationkey)]
+                        if not _grp:
+                            del supplier_s_name_s_address_s_nationkey_by_s_suppkey[
+                                v_s_suppkey
+                            ]
+            _w1 = in1_count_by_s_suppkey.get(v_s_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n2_s_name_s_address_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = {
+                        (v_s_name, v_s_address): _d2
+                    }
+                else:
+                    _o = _grp.get((v_s_name, v_s_address))
+                    if _o is None:
+                        _grp[(v_s_name, v_s_address)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[(v_s_name, v_s_address)] = _n
+                        else:
+                            del _grp[(v_s_name, v_s_address)]
+                            if not _grp:
+                                del n2_s_name_s_address_by_s_nationkey[v_s_nationkey]
+                _w3 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get((v_s_name, v_s_address))
+                    if _o is None:
+                        n0_root[(v_s_name, v_s_address)] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[(v_s_name, v_s_address)] = _n
+                        else:
+                            del n0_root[(v_s_name, v_s_address)]
+                    if pending is not None:
+                        _k = (v_s_name, v_s_address)
+                        _v = _d4
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_nation(self, rows, mults):
+        """Apply a batch of nation rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.nation_rows
+        sums0 = {}  # atom nation: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("nation", 4, row))
+            v_s_nationkey = row[0]
+            c_nation_n_name = row[1]
+            if v_s_nationkey is None or c_nation_n_name is None:
+                raise _null_error("nation", row, ((0, "n_nationkey"), (1, "n_name")))
+            keep_nation = c_nation_n_name == "CANADA"
+            if keep_nation:
+                _p = d
+                _k = v_s_nationkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("nation", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n2_s_name_s_address_by_s_nationkey = self.n2_s_name_s_address_by_s_nationkey
+        nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+        # atom nation
+        for _k, _p in sums0.items():
+            v_s_nationkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.nation_count_by_s_nationkey.get(v_s_nationkey, _ZERO)
+            ):
+                continue
+            _o = nation_count_by_s_nationkey.get(v_s_nationkey)
+            if _o is None:
+                nation_count_by_s_nationkey[v_s_nationkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    nation_count_by_s_nationkey[v_s_nationkey] = _n
+                else:
+                    del nation_count_by_s_nationkey[v_s_nationkey]
+            _g3 = n2_s_name_s_address_by_s_nationkey.get(v_s_nationkey)
+            if _g3:
+                for (v_s_name, v_s_address), _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _o = n0_root.get((v_s_name, v_s_address))
+                    if _o is None:
+                        n0_root[(v_s_name, v_s_address)] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[(v_s_name, v_s_address)] = _n
+                        else:
+                            del n0_root[(v_s_name, v_s_address)]
+                    if pending is not None:
+                        _k = (v_s_name, v_s_address)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(self, v_s_name, v_s_address):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -261,6 +261,9 @@ def _make_exists_1():
             self.lineitem_rows = {}  # input rows: row -> multiplicity
             self.l2_root = {}  # root l2: its tuples
             self._appliers = {"lineitem": self._apply_lineitem}
+            self._batchers = {  # update() of several rows: summed per key first
+                "lineitem": self._batch_lineitem
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -310,6 +313,16 @@ def _make_exists_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -387,6 +400,70 @@ def _make_exists_1():
                 _v = _p
                 _o = pending.get(_k)
                 pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom l2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_orderkey = row[0]
+                v_l_suppkey = row[2]
+                if v_l_orderkey is None or v_l_suppkey is None:
+                    raise _null_error(
+                        "lineitem", row, ((0, "l_orderkey"), (2, "l_suppkey"))
+                    )
+                _p = d
+                _k = (v_l_orderkey, v_l_suppkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            l2_root = self.l2_root
+            # atom l2
+            for _k, _p in sums0.items():
+                v_l_orderkey, v_l_suppkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.l2_root.get((v_l_orderkey, v_l_suppkey), _ZERO)
+                ):
+                    continue
+                _o = l2_root.get((v_l_orderkey, v_l_suppkey))
+                if _o is None:
+                    l2_root[(v_l_orderkey, v_l_suppkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        l2_root[(v_l_orderkey, v_l_suppkey)] = _n
+                    else:
+                        del l2_root[(v_l_orderkey, v_l_suppkey)]
+                if pending is not None:
+                    _k = (v_l_orderkey, v_l_suppkey)
+                    _v = _p
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
 
         def _lookup(self, v_l_orderkey, v_l_suppkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -582,6 +659,9 @@ def _make_exists_2():
             self.lineitem_rows = {}  # input rows: row -> multiplicity
             self.l3_root = {}  # root l3: its tuples
             self._appliers = {"lineitem": self._apply_lineitem}
+            self._batchers = {  # update() of several rows: summed per key first
+                "lineitem": self._batch_lineitem
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -631,6 +711,16 @@ def _make_exists_2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -710,6 +800,86 @@ def _make_exists_2():
             # atom l3
             if keep_l3:
                 _p = d
+                _o = l3_root.get((v_l_orderkey, v_l_suppkey))
+                if _o is None:
+                    l3_root[(v_l_orderkey, v_l_suppkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        l3_root[(v_l_orderkey, v_l_suppkey)] = _n
+                    else:
+                        del l3_root[(v_l_orderkey, v_l_suppkey)]
+                if pending is not None:
+                    _k = (v_l_orderkey, v_l_suppkey)
+                    _v = _p
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom l3: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_orderkey = row[0]
+                v_l_suppkey = row[2]
+                c_l3_l_commitdate = row[11]
+                c_l3_l_receiptdate = row[12]
+                if (
+                    v_l_orderkey is None
+                    or v_l_suppkey is None
+                    or c_l3_l_commitdate is None
+                    or c_l3_l_receiptdate is None
+                ):
+                    raise _null_error(
+                        "lineitem",
+                        row,
+                        (
+                            (0, "l_orderkey"),
+                            (2, "l_suppkey"),
+                            (11, "l_commitdate"),
+                            (12, "l_receiptdate"),
+                        ),
+                    )
+                keep_l3 = c_l3_l_receiptdate > c_l3_l_commitdate
+                if keep_l3:
+                    _p = d
+                    _k = (v_l_orderkey, v_l_suppkey)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            l3_root = self.l3_root
+            # atom l3
+            for _k, _p in sums0.items():
+                v_l_orderkey, v_l_suppkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.l3_root.get((v_l_orderkey, v_l_suppkey), _ZERO)
+                ):
+                    continue
                 _o = l3_root.get((v_l_orderkey, v_l_suppkey))
                 if _o is None:
                     l3_root[(v_l_orderkey, v_l_suppkey)] = _p
@@ -924,6 +1094,11 @@ class View:
             "orders": self._apply_orders,
             "nation": self._apply_nation,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "supplier": self._batch_supplier,
+            "orders": self._batch_orders,
+            "nation": self._batch_nation,
+        }
         self.sub_exists_1 = _exists_1_view(push=True)  # a subquery's inner view
         self.sub_exists_2 = _exists_2_view(push=True)  # a subquery's inner view
         self.exists_1_result = (
@@ -994,6 +1169,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1405,6 +1590,324 @@ class View:
         # atom nation
         if keep_nation:
             _p = d
+            _o = nation_count_by_s_nationkey.get(v_s_nationkey)
+            if _o is None:
+                nation_count_by_s_nationkey[v_s_nationkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    nation_count_by_s_nationkey[v_s_nationkey] = _n
+                else:
+                    del nation_count_by_s_nationkey[v_s_nationkey]
+            _g3 = n2_s_name_by_s_nationkey.get(v_s_nationkey)
+            if _g3:
+                for v_s_name, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_s_name)
+                    if _o is None:
+                        n0_root[v_s_name] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_s_name] = _n
+                        else:
+                            del n0_root[v_s_name]
+                    if pending is not None:
+                        _k = (v_s_name,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_supplier(self, rows, mults):
+        """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.supplier_rows
+        sums0 = {}  # atom supplier: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 7:
+                raise ViewError(_arity_message("supplier", 7, row))
+            v_s_suppkey = row[0]
+            v_s_name = row[1]
+            v_s_nationkey = row[3]
+            if v_s_suppkey is None or v_s_name is None or v_s_nationkey is None:
+                raise _null_error(
+                    "supplier",
+                    row,
+                    ((0, "s_suppkey"), (1, "s_name"), (3, "s_nationkey")),
+                )
+            keep_supplier = True and True
+            if keep_supplier:
+                _p = d
+                _k = (v_s_suppkey, v_s_name, v_s_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("supplier", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n2_s_name_by_s_nationkey = self.n2_s_name_by_s_nationkey
+        n4_count_by_s_suppkey = self.n4_count_by_s_suppkey
+        nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+        supplier_s_name_s_nationkey_by_s_suppkey = (
+            self.supplier_s_name_s_nationkey_by_s_suppkey
+        )
+        # atom supplier
+        for _k, _p in sums0.items():
+            v_s_suppkey, v_s_name, v_s_nationkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+                        or _EMPTY
+                    ).get((v_s_name, v_s_nationkey))
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+            if _grp is None:
+                supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                    (v_s_name, v_s_nationkey): _p
+                }
+            else:
+                _o = _grp.get((v_s_name, v_s_nationkey))
+                if _o is None:
+                    _grp[(v_s_name, v_s_nationkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_s_name, v_s_nationkey)] = _n
+                    else:
+                        del _grp[(v_s_name, v_s_nationkey)]
+                        if not _grp:
+                            del supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey]
+            _w1 = n4_count_by_s_suppkey.get(v_s_suppkey)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    n2_s_name_by_s_nationkey[v_s_nationkey] = {v_s_name: _d2}
+                else:
+                    _o = _grp.get(v_s_name)
+                    if _o is None:
+                        _grp[v_s_name] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            _grp[v_s_name] = _n
+                        else:
+                            del _grp[v_s_name]
+                            if not _grp:
+                                del n2_s_name_by_s_nationkey[v_s_nationkey]
+                _w3 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _w3 is not None:
+                    _d4 = _d2 * _w3
+                    _o = n0_root.get(v_s_name)
+                    if _o is None:
+                        n0_root[v_s_name] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            n0_root[v_s_name] = _n
+                        else:
+                            del n0_root[v_s_name]
+                    if pending is not None:
+                        _k = (v_s_name,)
+                        _v = _d4
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_orders(self, rows, mults):
+        """Apply a batch of orders rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.orders_rows
+        sums0 = {}  # atom orders: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("orders", 9, row))
+            v_l_orderkey = row[0]
+            c_orders_o_orderstatus = row[2]
+            if v_l_orderkey is None or c_orders_o_orderstatus is None:
+                raise _null_error(
+                    "orders", row, ((0, "o_orderkey"), (2, "o_orderstatus"))
+                )
+            keep_orders = c_orders_o_orderstatus == "F"
+            if keep_orders:
+                _p = d
+                _k = v_l_orderkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("orders", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        l1_s_suppkey_by_l_orderkey = self.l1_s_suppkey_by_l_orderkey
+        n0_root = self.n0_root
+        n2_s_name_by_s_nationkey = self.n2_s_name_by_s_nationkey
+        n4_count_by_s_suppkey = self.n4_count_by_s_suppkey
+        nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+        orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
+        supplier_s_name_s_nationkey_by_s_suppkey = (
+            self.supplier_s_name_s_nationkey_by_s_suppkey
+        )
+        # atom orders
+        for _k, _p in sums0.items():
+            v_l_orderkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.orders_count_by_l_orderkey.get(v_l_orderkey, _ZERO)
+            ):
+                continue
+            _o = orders_count_by_l_orderkey.get(v_l_orderkey)
+            if _o is None:
+                orders_count_by_l_orderkey[v_l_orderkey] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    orders_count_by_l_orderkey[v_l_orderkey] = _n
+                else:
+                    del orders_count_by_l_orderkey[v_l_orderkey]
+            _g3 = l1_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+            if _g3:
+                for v_s_suppkey, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _o = n4_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n4_count_by_s_suppkey[v_s_suppkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n4_count_by_s_suppkey[v_s_suppkey] = _n
+                        else:
+                            del n4_count_by_s_suppkey[v_s_suppkey]
+                    _g6 = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g6:
+                        for (v_s_name, v_s_nationkey), _w4 in _g6.items():
+                            _d5 = _d2 * _w4
+                            _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
+                            if _grp is None:
+                                n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                                    v_s_name: _d5
+                                }
+                            else:
+                                _o = _grp.get(v_s_name)
+                                if _o is None:
+                                    _grp[v_s_name] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[v_s_name] = _n
+                                    else:
+                                        del _grp[v_s_name]
+                                        if not _grp:
+                                            del n2_s_name_by_s_nationkey[v_s_nationkey]
+                            _w7 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                            if _w7 is not None:
+                                _d8 = _d5 * _w7
+                                _o = n0_root.get(v_s_name)
+                                if _o is None:
+                                    n0_root[v_s_name] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n0_root[v_s_name] = _n
+                                    else:
+                                        del n0_root[v_s_name]
+                                if pending is not None:
+                                    _k = (v_s_name,)
+                                    _v = _d8
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_nation(self, rows, mults):
+        """Apply a batch of nation rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.nation_rows
+        sums0 = {}  # atom nation: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("nation", 4, row))
+            v_s_nationkey = row[0]
+            c_nation_n_name = row[1]
+            if v_s_nationkey is None or c_nation_n_name is None:
+                raise _null_error("nation", row, ((0, "n_nationkey"), (1, "n_name")))
+            keep_nation = c_nation_n_name == "SAUDI ARABIA"
+            if keep_nation:
+                _p = d
+                _k = v_s_nationkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("nation", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n2_s_name_by_s_nationkey = self.n2_s_name_by_s_nationkey
+        nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+        # atom nation
+        for _k, _p in sums0.items():
+            v_s_nationkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not self.nation_count_by_s_nationkey.get(v_s_nationkey, _ZERO)
+            ):
+                continue
             _o = nation_count_by_s_nationkey.get(v_s_nationkey)
             if _o is None:
                 nation_count_by_s_nationkey[v_s_nationkey] = _p

@@ -251,6 +251,9 @@ def _make_derived1():
                 self.orders_rows = {}  # input rows: row -> multiplicity
                 self.orders_root = {}  # root orders: its tuples
                 self._appliers = {"orders": self._apply_orders}
+                self._batchers = {  # update() of several rows: summed per key first
+                    "orders": self._batch_orders
+                }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._changes = []
@@ -300,6 +303,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -379,6 +392,66 @@ def _make_derived1():
                     _v = _p
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_orders(self, rows, mults):
+                """Apply a batch of orders rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.orders_rows
+                sums0 = {}  # atom orders: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 9:
+                        raise ViewError(_arity_message("orders", 9, row))
+                    v_o_custkey = row[1]
+                    if v_o_custkey is None:
+                        raise _null_error("orders", row, ((1, "o_custkey"),))
+                    _p = d
+                    _k = v_o_custkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("orders", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                orders_root = self.orders_root
+                # atom orders
+                for _k, _p in sums0.items():
+                    v_o_custkey = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO or not self.orders_root.get(v_o_custkey, _ZERO)
+                    ):
+                        continue
+                    _o = orders_root.get(v_o_custkey)
+                    if _o is None:
+                        orders_root[v_o_custkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            orders_root[v_o_custkey] = _n
+                        else:
+                            del orders_root[v_o_custkey]
+                    if pending is not None:
+                        _k = (v_o_custkey,)
+                        _v = _p
+                        _o = pending.get(_k)
+                        pending[_k] = _v if _o is None else _o + _v
 
             def _lookup(self, v_o_custkey):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -578,6 +651,9 @@ def _make_derived1():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.customer_root = {}  # root customer: its tuples
                 self._appliers = {"customer": self._apply_customer}
+                self._batchers = {  # update() of several rows: summed per key first
+                    "customer": self._batch_customer
+                }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._reported = {}  # push mode: group key -> the row last reported
@@ -635,6 +711,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -713,6 +799,75 @@ def _make_derived1():
                     del store[row]
                 # atom customer
                 if keep_customer:
+                    _o = customer_root.get(())
+                    if _o is None:
+                        customer_root[()] = _p
+                    else:
+                        _n = (_o[0] + _p[0], _o[1] + _p[1])
+                        if _n[0]:
+                            customer_root[()] = _n
+                        else:
+                            del customer_root[()]
+                    if pending is not None:
+                        _k = ()
+                        _v = _p
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
+
+            def _batch_customer(self, rows, mults):
+                """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.customer_rows
+                sums0 = {}  # atom customer: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 8:
+                        raise ViewError(_arity_message("customer", 8, row))
+                    c_customer_c_phone = row[4]
+                    c_customer_c_acctbal = row[5]
+                    if c_customer_c_phone is None or c_customer_c_acctbal is None:
+                        raise _null_error(
+                            "customer", row, ((4, "c_phone"), (5, "c_acctbal"))
+                        )
+                    keep_customer = (c_customer_c_acctbal > 0.0) and (
+                        c_customer_c_phone[0:2]
+                        in ("13", "31", "23", "29", "30", "18", "17")
+                    )
+                    if keep_customer:
+                        _p = (d, d * round(c_customer_c_acctbal * 100))
+                        _k = ()
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("customer", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                customer_root = self.customer_root
+                # atom customer
+                for _k, _p in sums0.items():
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p[0] and (
+                        _p == _ZERO or not self.customer_root.get((), _ZERO)[0]
+                    ):
+                        continue
                     _o = customer_root.get(())
                     if _o is None:
                         customer_root[()] = _p
@@ -907,6 +1062,7 @@ def _make_derived1():
                 "customer": self._apply_customer,
                 "orders": self._apply_orders,
             }
+            self._batchers = {}  # update() of several rows: summed per key first
             self.sub_exists_1 = _exists_1_view(push=True)  # a subquery's inner view
             self.sub_scalar_2 = _scalar_2_view(push=True)  # a subquery's inner view
             self.exists_1_result = (
@@ -974,6 +1130,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1394,6 +1560,7 @@ class View:
             "customer": self._apply_customer,
             "orders": self._apply_orders,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -1452,6 +1619,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

@@ -255,6 +255,11 @@ class View:
             "orders": self._apply_orders,
             "lineitem": self._apply_lineitem,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "customer": self._batch_customer,
+            "orders": self._batch_orders,
+            "lineitem": self._batch_lineitem,
+        }
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
         self._push = push or on_delta is not None
@@ -307,6 +312,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -610,6 +625,381 @@ class View:
             del store[row]
         # atom lineitem
         if keep_lineitem:
+            _o = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+            if _o is None:
+                lineitem_count_by_o_orderkey[v_o_orderkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    lineitem_count_by_o_orderkey[v_o_orderkey] = _n
+                else:
+                    del lineitem_count_by_o_orderkey[v_o_orderkey]
+            _g3 = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
+            if _g3:
+                for (v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                    if _o is None:
+                        n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        if _n[0]:
+                            n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
+                                _n
+                            )
+                        else:
+                            del n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)]
+                    if pending is not None:
+                        _k = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
+
+    def _batch_customer(self, rows, mults):
+        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_rows
+        sums0 = {}  # atom customer: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 8:
+                raise ViewError(_arity_message("customer", 8, row))
+            v_c_custkey = row[0]
+            c_customer_c_mktsegment = row[6]
+            if v_c_custkey is None or c_customer_c_mktsegment is None:
+                raise _null_error(
+                    "customer", row, ((0, "c_custkey"), (6, "c_mktsegment"))
+                )
+            keep_customer = c_customer_c_mktsegment == "BUILDING"
+            if keep_customer:
+                _p = (d, d)
+                _k = v_c_custkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_count_by_c_custkey = self.customer_count_by_c_custkey
+        lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
+        n0_root = self.n0_root
+        n1_o_orderdate_o_shippriority_by_o_orderkey = (
+            self.n1_o_orderdate_o_shippriority_by_o_orderkey
+        )
+        orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey = (
+            self.orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey
+        )
+        # atom customer
+        for _k, _p in sums0.items():
+            v_c_custkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.customer_count_by_c_custkey.get(v_c_custkey, _ZERO)[0]
+            ):
+                continue
+            _o = customer_count_by_c_custkey.get(v_c_custkey)
+            if _o is None:
+                customer_count_by_c_custkey[v_c_custkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    customer_count_by_c_custkey[v_c_custkey] = _n
+                else:
+                    del customer_count_by_c_custkey[v_c_custkey]
+            _g3 = orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey.get(
+                v_c_custkey
+            )
+            if _g3:
+                for (v_o_orderkey, v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
+                    if _grp is None:
+                        n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
+                            (v_o_orderdate, v_o_shippriority): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_o_orderdate, v_o_shippriority))
+                        if _o is None:
+                            _grp[(v_o_orderdate, v_o_shippriority)] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            if _n[0]:
+                                _grp[(v_o_orderdate, v_o_shippriority)] = _n
+                            else:
+                                del _grp[(v_o_orderdate, v_o_shippriority)]
+                                if not _grp:
+                                    del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                        v_o_orderkey
+                                    ]
+                    _w4 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+                    if _w4 is not None:
+                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                        _o = n0_root.get(
+                            (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                        )
+                        if _o is None:
+                            n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
+                                _d5
+                            )
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                            if _n[0]:
+                                n0_root[
+                                    (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                                ] = _n
+                            else:
+                                del n0_root[
+                                    (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                                ]
+                        if pending is not None:
+                            _k = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                            _v = _d5
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                            )
+
+    def _batch_orders(self, rows, mults):
+        """Apply a batch of orders rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.orders_rows
+        sums0 = {}  # atom orders: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 9:
+                raise ViewError(_arity_message("orders", 9, row))
+            v_o_orderkey = row[0]
+            v_c_custkey = row[1]
+            v_o_orderdate = row[4]
+            v_o_shippriority = row[7]
+            if (
+                v_o_orderkey is None
+                or v_c_custkey is None
+                or v_o_orderdate is None
+                or v_o_shippriority is None
+            ):
+                raise _null_error(
+                    "orders",
+                    row,
+                    (
+                        (0, "o_orderkey"),
+                        (1, "o_custkey"),
+                        (4, "o_orderdate"),
+                        (7, "o_shippriority"),
+                    ),
+                )
+            keep_orders = v_o_orderdate < datetime.date(1995, 3, 15)
+            if keep_orders:
+                _p = (d, d)
+                _k = (v_o_orderkey, v_c_custkey, v_o_orderdate, v_o_shippriority)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("orders", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        customer_count_by_c_custkey = self.customer_count_by_c_custkey
+        lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
+        n0_root = self.n0_root
+        n1_o_orderdate_o_shippriority_by_o_orderkey = (
+            self.n1_o_orderdate_o_shippriority_by_o_orderkey
+        )
+        orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey = (
+            self.orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey
+        )
+        # atom orders
+        for _k, _p in sums0.items():
+            v_o_orderkey, v_c_custkey, v_o_orderdate, v_o_shippriority = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey.get(
+                            v_c_custkey
+                        )
+                        or _EMPTY
+                    ).get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey.get(
+                v_c_custkey
+            )
+            if _grp is None:
+                orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                    v_c_custkey
+                ] = {(v_o_orderkey, v_o_orderdate, v_o_shippriority): _p}
+            else:
+                _o = _grp.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                if _o is None:
+                    _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _n
+                    else:
+                        del _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)]
+                        if not _grp:
+                            del orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                                v_c_custkey
+                            ]
+            _w1 = customer_count_by_c_custkey.get(v_c_custkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
+                if _grp is None:
+                    n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
+                        (v_o_orderdate, v_o_shippriority): _d2
+                    }
+                else:
+                    _o = _grp.get((v_o_orderdate, v_o_shippriority))
+                    if _o is None:
+                        _grp[(v_o_orderdate, v_o_shippriority)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        if _n[0]:
+                            _grp[(v_o_orderdate, v_o_shippriority)] = _n
+                        else:
+                            del _grp[(v_o_orderdate, v_o_shippriority)]
+                            if not _grp:
+                                del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                    v_o_orderkey
+                                ]
+                _w3 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                    if _o is None:
+                        n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        if _n[0]:
+                            n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
+                                _n
+                            )
+                        else:
+                            del n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)]
+                    if pending is not None:
+                        _k = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                        _v = _d4
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        )
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.lineitem_rows
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            v_o_orderkey = row[0]
+            c_lineitem_l_extendedprice = row[5]
+            c_lineitem_l_discount = row[6]
+            c_lineitem_l_shipdate = row[10]
+            if (
+                v_o_orderkey is None
+                or c_lineitem_l_extendedprice is None
+                or c_lineitem_l_discount is None
+                or c_lineitem_l_shipdate is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (0, "l_orderkey"),
+                        (5, "l_extendedprice"),
+                        (6, "l_discount"),
+                        (10, "l_shipdate"),
+                    ),
+                )
+            keep_lineitem = c_lineitem_l_shipdate > datetime.date(1995, 3, 15)
+            if keep_lineitem:
+                _p = (
+                    d,
+                    d
+                    * round(
+                        (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
+                        * 10000
+                    ),
+                )
+                _k = v_o_orderkey
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
+        n0_root = self.n0_root
+        n1_o_orderdate_o_shippriority_by_o_orderkey = (
+            self.n1_o_orderdate_o_shippriority_by_o_orderkey
+        )
+        # atom lineitem
+        for _k, _p in sums0.items():
+            v_o_orderkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.lineitem_count_by_o_orderkey.get(v_o_orderkey, _ZERO)[0]
+            ):
+                continue
             _o = lineitem_count_by_o_orderkey.get(v_o_orderkey)
             if _o is None:
                 lineitem_count_by_o_orderkey[v_o_orderkey] = _p

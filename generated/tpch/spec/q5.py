@@ -266,6 +266,10 @@ def _make_derived1():
                 "customer": self._apply_customer,
                 "orders": self._apply_orders,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "customer": self._batch_customer,
+                "orders": self._batch_orders,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -319,6 +323,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -468,6 +482,225 @@ def _make_derived1():
             # atom orders
             if keep_orders:
                 _p = d
+                _grp = orders_by_c_custkey.get(v_c_custkey)
+                if _grp is None:
+                    orders_by_c_custkey[v_c_custkey] = {(v_o_orderkey, v_c_custkey): _p}
+                else:
+                    _o = _grp.get((v_o_orderkey, v_c_custkey))
+                    if _o is None:
+                        _grp[(v_o_orderkey, v_c_custkey)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_o_orderkey, v_c_custkey)] = _n
+                        else:
+                            del _grp[(v_o_orderkey, v_c_custkey)]
+                            if not _grp:
+                                del orders_by_c_custkey[v_c_custkey]
+                _o = orders_count_by_c_custkey.get(v_c_custkey)
+                if _o is None:
+                    orders_count_by_c_custkey[v_c_custkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        orders_count_by_c_custkey[v_c_custkey] = _n
+                    else:
+                        del orders_count_by_c_custkey[v_c_custkey]
+                _w1 = customer_count_by_c_custkey.get(v_c_custkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_c_custkey)
+                    if _o is None:
+                        n0_root[v_c_custkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_c_custkey] = _n
+                        else:
+                            del n0_root[v_c_custkey]
+                    if pending is not None:
+                        for (
+                            v_c_custkey,
+                            v_c_nationkey,
+                        ), _m3 in self.customer_by_c_custkey[v_c_custkey].items():
+                            _k = (v_o_orderkey, v_c_nationkey)
+                            _v = _p * _m3
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_customer(self, rows, mults):
+            """Apply a batch of customer rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_rows
+            sums0 = {}  # atom customer: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 8:
+                    raise ViewError(_arity_message("customer", 8, row))
+                v_c_custkey = row[0]
+                v_c_nationkey = row[3]
+                if v_c_custkey is None or v_c_nationkey is None:
+                    raise _null_error(
+                        "customer", row, ((0, "c_custkey"), (3, "c_nationkey"))
+                    )
+                _p = d
+                _k = (v_c_custkey, v_c_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_by_c_custkey = self.customer_by_c_custkey
+            customer_count_by_c_custkey = self.customer_count_by_c_custkey
+            n0_root = self.n0_root
+            orders_count_by_c_custkey = self.orders_count_by_c_custkey
+            # atom customer
+            for _k, _p in sums0.items():
+                v_c_custkey, v_c_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.customer_by_c_custkey.get(v_c_custkey) or _EMPTY).get(
+                            (v_c_custkey, v_c_nationkey)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = customer_by_c_custkey.get(v_c_custkey)
+                if _grp is None:
+                    customer_by_c_custkey[v_c_custkey] = {
+                        (v_c_custkey, v_c_nationkey): _p
+                    }
+                else:
+                    _o = _grp.get((v_c_custkey, v_c_nationkey))
+                    if _o is None:
+                        _grp[(v_c_custkey, v_c_nationkey)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_c_custkey, v_c_nationkey)] = _n
+                        else:
+                            del _grp[(v_c_custkey, v_c_nationkey)]
+                            if not _grp:
+                                del customer_by_c_custkey[v_c_custkey]
+                _o = customer_count_by_c_custkey.get(v_c_custkey)
+                if _o is None:
+                    customer_count_by_c_custkey[v_c_custkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        customer_count_by_c_custkey[v_c_custkey] = _n
+                    else:
+                        del customer_count_by_c_custkey[v_c_custkey]
+                _w1 = orders_count_by_c_custkey.get(v_c_custkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_c_custkey)
+                    if _o is None:
+                        n0_root[v_c_custkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_c_custkey] = _n
+                        else:
+                            del n0_root[v_c_custkey]
+                    if pending is not None:
+                        for (
+                            v_o_orderkey,
+                            v_c_custkey,
+                        ), _m3 in self.orders_by_c_custkey[v_c_custkey].items():
+                            _k = (v_o_orderkey, v_c_nationkey)
+                            _v = _p * _m3
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_orders(self, rows, mults):
+            """Apply a batch of orders rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.orders_rows
+            sums0 = {}  # atom orders: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 9:
+                    raise ViewError(_arity_message("orders", 9, row))
+                v_o_orderkey = row[0]
+                v_c_custkey = row[1]
+                c_orders_o_orderdate = row[4]
+                if (
+                    v_o_orderkey is None
+                    or v_c_custkey is None
+                    or c_orders_o_orderdate is None
+                ):
+                    raise _null_error(
+                        "orders",
+                        row,
+                        ((0, "o_orderkey"), (1, "o_custkey"), (4, "o_orderdate")),
+                    )
+                keep_orders = (c_orders_o_orderdate >= datetime.date(1994, 1, 1)) and (
+                    c_orders_o_orderdate < datetime.date(1995, 1, 1)
+                )
+                if keep_orders:
+                    _p = d
+                    _k = (v_o_orderkey, v_c_custkey)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("orders", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_count_by_c_custkey = self.customer_count_by_c_custkey
+            n0_root = self.n0_root
+            orders_by_c_custkey = self.orders_by_c_custkey
+            orders_count_by_c_custkey = self.orders_count_by_c_custkey
+            # atom orders
+            for _k, _p in sums0.items():
+                v_o_orderkey, v_c_custkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.orders_by_c_custkey.get(v_c_custkey) or _EMPTY).get(
+                            (v_o_orderkey, v_c_custkey)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
                 _grp = orders_by_c_custkey.get(v_c_custkey)
                 if _grp is None:
                     orders_by_c_custkey[v_c_custkey] = {(v_o_orderkey, v_c_custkey): _p}
@@ -765,6 +998,10 @@ def _make_derived2():
                 "lineitem": self._apply_lineitem,
                 "supplier": self._apply_supplier,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "lineitem": self._batch_lineitem,
+                "supplier": self._batch_supplier,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -818,6 +1055,16 @@ def _make_derived2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1037,6 +1284,260 @@ def _make_derived2():
                         _v = _p * _m3
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom lineitem: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_orderkey = row[0]
+                v_l_suppkey = row[2]
+                v_l_extendedprice = row[5]
+                v_l_discount = row[6]
+                if (
+                    v_l_orderkey is None
+                    or v_l_suppkey is None
+                    or v_l_extendedprice is None
+                    or v_l_discount is None
+                ):
+                    raise _null_error(
+                        "lineitem",
+                        row,
+                        (
+                            (0, "l_orderkey"),
+                            (2, "l_suppkey"),
+                            (5, "l_extendedprice"),
+                            (6, "l_discount"),
+                        ),
+                    )
+                _p = d
+                _k = (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_by_l_suppkey = self.lineitem_by_l_suppkey
+            lineitem_count_by_l_suppkey = self.lineitem_count_by_l_suppkey
+            n0_root = self.n0_root
+            supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
+            # atom lineitem
+            for _k, _p in sums0.items():
+                v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.lineitem_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(
+                            (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
+                if _grp is None:
+                    lineitem_by_l_suppkey[v_l_suppkey] = {
+                        (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount): _p
+                    }
+                else:
+                    _o = _grp.get(
+                        (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
+                    )
+                    if _o is None:
+                        _grp[
+                            (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
+                        ] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[
+                                (
+                                    v_l_orderkey,
+                                    v_l_suppkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_l_orderkey,
+                                    v_l_suppkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            ]
+                            if not _grp:
+                                del lineitem_by_l_suppkey[v_l_suppkey]
+                _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+                if _o is None:
+                    lineitem_count_by_l_suppkey[v_l_suppkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        lineitem_count_by_l_suppkey[v_l_suppkey] = _n
+                    else:
+                        del lineitem_count_by_l_suppkey[v_l_suppkey]
+                _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_l_suppkey)
+                    if _o is None:
+                        n0_root[v_l_suppkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_l_suppkey] = _n
+                        else:
+                            del n0_root[v_l_suppkey]
+                    if pending is not None:
+                        for (
+                            v_l_suppkey,
+                            v_s_nationkey,
+                        ), _m3 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                            _k = (
+                                v_l_orderkey,
+                                v_s_nationkey,
+                                v_l_extendedprice,
+                                v_l_discount,
+                            )
+                            _v = _p * _m3
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_supplier(self, rows, mults):
+            """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.supplier_rows
+            sums0 = {}  # atom supplier: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 7:
+                    raise ViewError(_arity_message("supplier", 7, row))
+                v_l_suppkey = row[0]
+                v_s_nationkey = row[3]
+                if v_l_suppkey is None or v_s_nationkey is None:
+                    raise _null_error(
+                        "supplier", row, ((0, "s_suppkey"), (3, "s_nationkey"))
+                    )
+                _p = d
+                _k = (v_l_suppkey, v_s_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("supplier", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_count_by_l_suppkey = self.lineitem_count_by_l_suppkey
+            n0_root = self.n0_root
+            supplier_by_l_suppkey = self.supplier_by_l_suppkey
+            supplier_count_by_l_suppkey = self.supplier_count_by_l_suppkey
+            # atom supplier
+            for _k, _p in sums0.items():
+                v_l_suppkey, v_s_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.supplier_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(
+                            (v_l_suppkey, v_s_nationkey)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = supplier_by_l_suppkey.get(v_l_suppkey)
+                if _grp is None:
+                    supplier_by_l_suppkey[v_l_suppkey] = {
+                        (v_l_suppkey, v_s_nationkey): _p
+                    }
+                else:
+                    _o = _grp.get((v_l_suppkey, v_s_nationkey))
+                    if _o is None:
+                        _grp[(v_l_suppkey, v_s_nationkey)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_l_suppkey, v_s_nationkey)] = _n
+                        else:
+                            del _grp[(v_l_suppkey, v_s_nationkey)]
+                            if not _grp:
+                                del supplier_by_l_suppkey[v_l_suppkey]
+                _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
+                if _o is None:
+                    supplier_count_by_l_suppkey[v_l_suppkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        supplier_count_by_l_suppkey[v_l_suppkey] = _n
+                    else:
+                        del supplier_count_by_l_suppkey[v_l_suppkey]
+                _w1 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n0_root.get(v_l_suppkey)
+                    if _o is None:
+                        n0_root[v_l_suppkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n0_root[v_l_suppkey] = _n
+                        else:
+                            del n0_root[v_l_suppkey]
+                    if pending is not None:
+                        for (
+                            v_l_orderkey,
+                            v_l_suppkey,
+                            v_l_extendedprice,
+                            v_l_discount,
+                        ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                            _k = (
+                                v_l_orderkey,
+                                v_s_nationkey,
+                                v_l_extendedprice,
+                                v_l_discount,
+                            )
+                            _v = _p * _m3
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
         def _lookup(
             self,
@@ -1280,6 +1781,10 @@ class View:
             "lineitem": self._apply_lineitem,
             "supplier": self._apply_supplier,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "nation": self._batch_nation,
+            "region": self._batch_region,
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
@@ -1342,6 +1847,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1833,6 +2348,211 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_derived2(sub_row, change)
+
+    def _batch_nation(self, rows, mults):
+        """Apply a batch of nation rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.nation_rows
+        sums0 = {}  # atom nation: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 4:
+                raise ViewError(_arity_message("nation", 4, row))
+            v_n_nationkey, v_n_name, v_n_regionkey, _ = row
+            if v_n_nationkey is None or v_n_name is None or v_n_regionkey is None:
+                raise _null_error(
+                    "nation",
+                    row,
+                    ((0, "n_nationkey"), (1, "n_name"), (2, "n_regionkey")),
+                )
+            _p = (d, d, d)
+            _k = (v_n_nationkey, v_n_name, v_n_regionkey)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("nation", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n2_n_name_by_n_regionkey = self.n2_n_name_by_n_regionkey
+        n4_count_by_n_nationkey = self.n4_count_by_n_nationkey
+        nation_n_name_n_regionkey_by_n_nationkey = (
+            self.nation_n_name_n_regionkey_by_n_nationkey
+        )
+        region_count_by_n_regionkey = self.region_count_by_n_regionkey
+        # atom nation
+        for _k, _p in sums0.items():
+            v_n_nationkey, v_n_name, v_n_regionkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey)
+                        or _EMPTY
+                    ).get((v_n_name, v_n_regionkey))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey)
+            if _grp is None:
+                nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = {
+                    (v_n_name, v_n_regionkey): _p
+                }
+            else:
+                _o = _grp.get((v_n_name, v_n_regionkey))
+                if _o is None:
+                    _grp[(v_n_name, v_n_regionkey)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_n_name, v_n_regionkey)] = _n
+                    else:
+                        del _grp[(v_n_name, v_n_regionkey)]
+                        if not _grp:
+                            del nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey]
+            _w1 = n4_count_by_n_nationkey.get(v_n_nationkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n2_n_name_by_n_regionkey.get(v_n_regionkey)
+                if _grp is None:
+                    n2_n_name_by_n_regionkey[v_n_regionkey] = {v_n_name: _d2}
+                else:
+                    _o = _grp.get(v_n_name)
+                    if _o is None:
+                        _grp[v_n_name] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[v_n_name] = _n
+                        else:
+                            del _grp[v_n_name]
+                            if not _grp:
+                                del n2_n_name_by_n_regionkey[v_n_regionkey]
+                _w3 = region_count_by_n_regionkey.get(v_n_regionkey)
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n0_root.get(v_n_name)
+                    if _o is None:
+                        n0_root[v_n_name] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n0_root[v_n_name] = _n
+                        else:
+                            del n0_root[v_n_name]
+                    if pending is not None:
+                        _k = (v_n_name,)
+                        _v = _d4
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                        )
+
+    def _batch_region(self, rows, mults):
+        """Apply a batch of region rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.region_rows
+        sums0 = {}  # atom region: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 3:
+                raise ViewError(_arity_message("region", 3, row))
+            v_n_regionkey, c_region_r_name, _ = row
+            if v_n_regionkey is None or c_region_r_name is None:
+                raise _null_error("region", row, ((0, "r_regionkey"), (1, "r_name")))
+            keep_region = c_region_r_name == "ASIA"
+            if keep_region:
+                _p = (d, d, d)
+                _k = v_n_regionkey
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("region", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n2_n_name_by_n_regionkey = self.n2_n_name_by_n_regionkey
+        region_count_by_n_regionkey = self.region_count_by_n_regionkey
+        # atom region
+        for _k, _p in sums0.items():
+            v_n_regionkey = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.region_count_by_n_regionkey.get(v_n_regionkey, _ZERO)[0]
+            ):
+                continue
+            _o = region_count_by_n_regionkey.get(v_n_regionkey)
+            if _o is None:
+                region_count_by_n_regionkey[v_n_regionkey] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    region_count_by_n_regionkey[v_n_regionkey] = _n
+                else:
+                    del region_count_by_n_regionkey[v_n_regionkey]
+            _g3 = n2_n_name_by_n_regionkey.get(v_n_regionkey)
+            if _g3:
+                for v_n_name, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n0_root.get(v_n_name)
+                    if _o is None:
+                        n0_root[v_n_name] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n0_root[v_n_name] = _n
+                        else:
+                            del n0_root[v_n_name]
+                    if pending is not None:
+                        _k = (v_n_name,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                        )
 
     def _lookup(self, v_n_name):
         """The payload of one output tuple, in O(1); None if absent."""

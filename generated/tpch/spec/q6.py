@@ -98,6 +98,9 @@ class View:
         self.lineitem_rows = {}  # input rows: row -> multiplicity
         self.lineitem_root = {}  # root lineitem: its tuples
         self._appliers = {"lineitem": self._apply_lineitem}
+        self._batchers = {  # update() of several rows: summed per key first
+            "lineitem": self._batch_lineitem
+        }
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._reported = {}  # push mode: group key -> the row last reported
@@ -155,6 +158,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -245,6 +258,94 @@ class View:
             del store[row]
         # atom lineitem
         if keep_lineitem:
+            _o = lineitem_root.get(())
+            if _o is None:
+                lineitem_root[()] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    lineitem_root[()] = _n
+                else:
+                    del lineitem_root[()]
+            if pending is not None:
+                _k = ()
+                _v = _p
+                _o = pending.get(_k)
+                pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+
+    def _batch_lineitem(self, rows, mults):
+        """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.lineitem_rows
+        sums0 = {}  # atom lineitem: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 16:
+                raise ViewError(_arity_message("lineitem", 16, row))
+            c_lineitem_l_quantity = row[4]
+            c_lineitem_l_extendedprice = row[5]
+            c_lineitem_l_discount = row[6]
+            c_lineitem_l_shipdate = row[10]
+            if (
+                c_lineitem_l_quantity is None
+                or c_lineitem_l_extendedprice is None
+                or c_lineitem_l_discount is None
+                or c_lineitem_l_shipdate is None
+            ):
+                raise _null_error(
+                    "lineitem",
+                    row,
+                    (
+                        (4, "l_quantity"),
+                        (5, "l_extendedprice"),
+                        (6, "l_discount"),
+                        (10, "l_shipdate"),
+                    ),
+                )
+            keep_lineitem = (
+                (c_lineitem_l_shipdate >= datetime.date(1994, 1, 1))
+                and (c_lineitem_l_shipdate < datetime.date(1995, 1, 1))
+                and (c_lineitem_l_discount >= 0.05)
+                and (c_lineitem_l_discount <= 0.07)
+                and (c_lineitem_l_quantity < 24)
+            )
+            if keep_lineitem:
+                _p = (
+                    d,
+                    d
+                    * round(
+                        (c_lineitem_l_extendedprice * c_lineitem_l_discount) * 10000
+                    ),
+                )
+                _k = ()
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("lineitem", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        lineitem_root = self.lineitem_root
+        # atom lineitem
+        for _k, _p in sums0.items():
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (_p == _ZERO or not self.lineitem_root.get((), _ZERO)[0]):
+                continue
             _o = lineitem_root.get(())
             if _o is None:
                 lineitem_root[()] = _p

@@ -336,6 +336,13 @@ def _make_derived1():
                 "customer": self._apply_customer,
                 "nation": self._apply_nation,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "supplier": self._batch_supplier,
+                "lineitem": self._batch_lineitem,
+                "orders": self._batch_orders,
+                "customer": self._batch_customer,
+                "nation": self._batch_nation,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -389,6 +396,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1612,6 +1629,1405 @@ def _make_derived1():
                                                             else _o + _v
                                                         )
 
+        def _batch_supplier(self, rows, mults):
+            """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.supplier_rows
+            sums0 = {}  # atom supplier: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 7:
+                    raise ViewError(_arity_message("supplier", 7, row))
+                v_s_suppkey = row[0]
+                v_s_nationkey = row[3]
+                if v_s_suppkey is None or v_s_nationkey is None:
+                    raise _null_error(
+                        "supplier", row, ((0, "s_suppkey"), (3, "s_nationkey"))
+                    )
+                _p = d
+                _k = (v_s_suppkey, v_s_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("supplier", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_l_orderkey_by_s_suppkey = self.lineitem_l_orderkey_by_s_suppkey
+            n0_root = self.n0_root
+            n1_2_count_by_s_nationkey = self.n1_2_count_by_s_nationkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n6_by_l_orderkey = self.n6_by_l_orderkey
+            n6_count_by_l_orderkey = self.n6_count_by_l_orderkey
+            n8_by_s_suppkey = self.n8_by_s_suppkey
+            n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+            supplier = self.supplier
+            supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
+            # atom supplier
+            for _k, _p in sums0.items():
+                v_s_suppkey, v_s_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.supplier.get((v_s_suppkey, v_s_nationkey), _ZERO)
+                ):
+                    continue
+                _o = supplier.get((v_s_suppkey, v_s_nationkey))
+                if _o is None:
+                    supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                    else:
+                        del supplier[(v_s_suppkey, v_s_nationkey)]
+                _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                else:
+                    _o = _grp.get(v_s_suppkey)
+                    if _o is None:
+                        _grp[v_s_suppkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_s_suppkey] = _n
+                        else:
+                            del _grp[v_s_suppkey]
+                            if not _grp:
+                                del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                _w1 = n1_2_count_by_s_nationkey.get(v_s_nationkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n8_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n8_by_s_suppkey[v_s_suppkey] = {
+                            (v_s_suppkey, v_s_nationkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
+                        if _o is None:
+                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                            else:
+                                del _grp[(v_s_suppkey, v_s_nationkey)]
+                                if not _grp:
+                                    del n8_by_s_suppkey[v_s_suppkey]
+                    _o = n8_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n8_count_by_s_suppkey[v_s_suppkey] = _n
+                        else:
+                            del n8_count_by_s_suppkey[v_s_suppkey]
+                    _g5 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g5:
+                        for v_l_orderkey, _w3 in _g5.items():
+                            _d4 = _d2 * _w3
+                            _grp = n6_by_l_orderkey.get(v_l_orderkey)
+                            if _grp is None:
+                                n6_by_l_orderkey[v_l_orderkey] = {
+                                    (v_s_suppkey, v_l_orderkey): _d4
+                                }
+                            else:
+                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                                if _o is None:
+                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                    else:
+                                        del _grp[(v_s_suppkey, v_l_orderkey)]
+                                        if not _grp:
+                                            del n6_by_l_orderkey[v_l_orderkey]
+                            _o = n6_count_by_l_orderkey.get(v_l_orderkey)
+                            if _o is None:
+                                n6_count_by_l_orderkey[v_l_orderkey] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    n6_count_by_l_orderkey[v_l_orderkey] = _n
+                                else:
+                                    del n6_count_by_l_orderkey[v_l_orderkey]
+                            _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w6 is not None:
+                                _d7 = _d4 * _w6
+                                _o = n0_root.get(v_l_orderkey)
+                                if _o is None:
+                                    n0_root[v_l_orderkey] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n0_root[v_l_orderkey] = _n
+                                    else:
+                                        del n0_root[v_l_orderkey]
+                                if pending is not None:
+                                    for (
+                                        v_l_orderkey,
+                                        v_o_custkey,
+                                    ), _m8 in self.n1_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        _m9 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                        for (
+                                            v_o_custkey,
+                                            v_c_nationkey,
+                                        ), _m10 in self.n3_by_o_custkey[
+                                            v_o_custkey
+                                        ].items():
+                                            _m11 = self.customer[
+                                                (v_o_custkey, v_c_nationkey)
+                                            ]
+                                            for (
+                                                v_c_nationkey,
+                                                v_n2_n_name,
+                                            ), _m12 in self.n2_by_c_nationkey[
+                                                v_c_nationkey
+                                            ].items():
+                                                for (
+                                                    v_l_orderkey,
+                                                    v_s_suppkey,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                    v_l_shipdate,
+                                                ), _m13 in self.lineitem_by_s_suppkey_l_orderkey[
+                                                    (v_s_suppkey, v_l_orderkey)
+                                                ].items():
+                                                    for (
+                                                        v_s_nationkey,
+                                                        v_n_name,
+                                                    ), _m14 in self.n1_2_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ].items():
+                                                        if (
+                                                            v_n_name is not None
+                                                            and v_n2_n_name is not None
+                                                            and (v_n_name == "FRANCE")
+                                                            and (
+                                                                v_n2_n_name == "GERMANY"
+                                                            )
+                                                        ) or (
+                                                            v_n_name is not None
+                                                            and v_n2_n_name is not None
+                                                            and (v_n_name == "GERMANY")
+                                                            and (
+                                                                v_n2_n_name == "FRANCE"
+                                                            )
+                                                        ):  # conditions on result rows
+                                                            _k = (
+                                                                v_n_name,
+                                                                v_n2_n_name,
+                                                                v_l_shipdate.year,
+                                                                (
+                                                                    v_l_extendedprice
+                                                                    * (1 - v_l_discount)
+                                                                ),
+                                                            )
+                                                            _v = (
+                                                                _p
+                                                                * _m9
+                                                                * _m11
+                                                                * _m12
+                                                                * _m13
+                                                                * _m14
+                                                            )
+                                                            _o = pending.get(_k)
+                                                            pending[_k] = (
+                                                                _v
+                                                                if _o is None
+                                                                else _o + _v
+                                                            )
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom lineitem: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_orderkey = row[0]
+                v_s_suppkey = row[2]
+                v_l_extendedprice = row[5]
+                v_l_discount = row[6]
+                v_l_shipdate = row[10]
+                if (
+                    v_l_orderkey is None
+                    or v_s_suppkey is None
+                    or v_l_extendedprice is None
+                    or v_l_discount is None
+                    or v_l_shipdate is None
+                ):
+                    raise _null_error(
+                        "lineitem",
+                        row,
+                        (
+                            (0, "l_orderkey"),
+                            (2, "l_suppkey"),
+                            (5, "l_extendedprice"),
+                            (6, "l_discount"),
+                            (10, "l_shipdate"),
+                        ),
+                    )
+                keep_lineitem = (v_l_shipdate >= datetime.date(1995, 1, 1)) and (
+                    v_l_shipdate <= datetime.date(1996, 12, 31)
+                )
+                if keep_lineitem and not (
+                    v_l_extendedprice.__class__ in _NUM
+                    and v_l_discount.__class__ in _NUM
+                    and v_l_shipdate.__class__ in _DATE
+                ):
+                    raise _type_error(
+                        "lineitem",
+                        row,
+                        (
+                            (5, "l_extendedprice", _NUM, "a number"),
+                            (6, "l_discount", _NUM, "a number"),
+                            (10, "l_shipdate", _DATE, "a datetime.date"),
+                        ),
+                    )
+                if keep_lineitem:
+                    _p = d
+                    _k = (
+                        v_l_orderkey,
+                        v_s_suppkey,
+                        v_l_extendedprice,
+                        v_l_discount,
+                        v_l_shipdate,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_by_s_suppkey_l_orderkey = self.lineitem_by_s_suppkey_l_orderkey
+            lineitem_l_orderkey_by_s_suppkey = self.lineitem_l_orderkey_by_s_suppkey
+            n0_root = self.n0_root
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n6_by_l_orderkey = self.n6_by_l_orderkey
+            n6_count_by_l_orderkey = self.n6_count_by_l_orderkey
+            n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+            # atom lineitem
+            for _k, _p in sums0.items():
+                (
+                    v_l_orderkey,
+                    v_s_suppkey,
+                    v_l_extendedprice,
+                    v_l_discount,
+                    v_l_shipdate,
+                ) = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.lineitem_by_s_suppkey_l_orderkey.get(
+                                (v_s_suppkey, v_l_orderkey)
+                            )
+                            or _EMPTY
+                        ).get(
+                            (
+                                v_l_orderkey,
+                                v_s_suppkey,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_shipdate,
+                            )
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = lineitem_by_s_suppkey_l_orderkey.get((v_s_suppkey, v_l_orderkey))
+                if _grp is None:
+                    lineitem_by_s_suppkey_l_orderkey[(v_s_suppkey, v_l_orderkey)] = {
+                        (
+                            v_l_orderkey,
+                            v_s_suppkey,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_shipdate,
+                        ): _p
+                    }
+                else:
+                    _o = _grp.get(
+                        (
+                            v_l_orderkey,
+                            v_s_suppkey,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_shipdate,
+                        )
+                    )
+                    if _o is None:
+                        _grp[
+                            (
+                                v_l_orderkey,
+                                v_s_suppkey,
+                                v_l_extendedprice,
+                                v_l_discount,
+                                v_l_shipdate,
+                            )
+                        ] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[
+                                (
+                                    v_l_orderkey,
+                                    v_s_suppkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_shipdate,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_l_orderkey,
+                                    v_s_suppkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                    v_l_shipdate,
+                                )
+                            ]
+                            if not _grp:
+                                del lineitem_by_s_suppkey_l_orderkey[
+                                    (v_s_suppkey, v_l_orderkey)
+                                ]
+                _grp = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                if _grp is None:
+                    lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = {v_l_orderkey: _p}
+                else:
+                    _o = _grp.get(v_l_orderkey)
+                    if _o is None:
+                        _grp[v_l_orderkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_l_orderkey] = _n
+                        else:
+                            del _grp[v_l_orderkey]
+                            if not _grp:
+                                del lineitem_l_orderkey_by_s_suppkey[v_s_suppkey]
+                _w1 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n6_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n6_by_l_orderkey[v_l_orderkey] = {
+                            (v_s_suppkey, v_l_orderkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                        if _o is None:
+                            _grp[(v_s_suppkey, v_l_orderkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                            else:
+                                del _grp[(v_s_suppkey, v_l_orderkey)]
+                                if not _grp:
+                                    del n6_by_l_orderkey[v_l_orderkey]
+                    _o = n6_count_by_l_orderkey.get(v_l_orderkey)
+                    if _o is None:
+                        n6_count_by_l_orderkey[v_l_orderkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n6_count_by_l_orderkey[v_l_orderkey] = _n
+                        else:
+                            del n6_count_by_l_orderkey[v_l_orderkey]
+                    _w3 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w3 is not None:
+                        _d4 = _d2 * _w3
+                        _o = n0_root.get(v_l_orderkey)
+                        if _o is None:
+                            n0_root[v_l_orderkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n0_root[v_l_orderkey] = _n
+                            else:
+                                del n0_root[v_l_orderkey]
+                        if pending is not None:
+                            for (
+                                v_l_orderkey,
+                                v_o_custkey,
+                            ), _m5 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                                _m6 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                for (
+                                    v_o_custkey,
+                                    v_c_nationkey,
+                                ), _m7 in self.n3_by_o_custkey[v_o_custkey].items():
+                                    _m8 = self.customer[(v_o_custkey, v_c_nationkey)]
+                                    for (
+                                        v_c_nationkey,
+                                        v_n2_n_name,
+                                    ), _m9 in self.n2_by_c_nationkey[
+                                        v_c_nationkey
+                                    ].items():
+                                        for (
+                                            v_s_suppkey,
+                                            v_s_nationkey,
+                                        ), _m10 in self.n8_by_s_suppkey[
+                                            v_s_suppkey
+                                        ].items():
+                                            _m11 = self.supplier[
+                                                (v_s_suppkey, v_s_nationkey)
+                                            ]
+                                            for (
+                                                v_s_nationkey,
+                                                v_n_name,
+                                            ), _m12 in self.n1_2_by_s_nationkey[
+                                                v_s_nationkey
+                                            ].items():
+                                                if (
+                                                    v_n_name is not None
+                                                    and v_n2_n_name is not None
+                                                    and (v_n_name == "FRANCE")
+                                                    and (v_n2_n_name == "GERMANY")
+                                                ) or (
+                                                    v_n_name is not None
+                                                    and v_n2_n_name is not None
+                                                    and (v_n_name == "GERMANY")
+                                                    and (v_n2_n_name == "FRANCE")
+                                                ):  # conditions on result rows
+                                                    _k = (
+                                                        v_n_name,
+                                                        v_n2_n_name,
+                                                        v_l_shipdate.year,
+                                                        (
+                                                            v_l_extendedprice
+                                                            * (1 - v_l_discount)
+                                                        ),
+                                                    )
+                                                    _v = (
+                                                        _p
+                                                        * _m6
+                                                        * _m8
+                                                        * _m9
+                                                        * _m11
+                                                        * _m12
+                                                    )
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+        def _batch_orders(self, rows, mults):
+            """Apply a batch of orders rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.orders_rows
+            sums0 = {}  # atom orders: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 9:
+                    raise ViewError(_arity_message("orders", 9, row))
+                v_l_orderkey = row[0]
+                v_o_custkey = row[1]
+                if v_l_orderkey is None or v_o_custkey is None:
+                    raise _null_error(
+                        "orders", row, ((0, "o_orderkey"), (1, "o_custkey"))
+                    )
+                _p = d
+                _k = (v_l_orderkey, v_o_custkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("orders", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n1_by_l_orderkey = self.n1_by_l_orderkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n3_count_by_o_custkey = self.n3_count_by_o_custkey
+            n6_count_by_l_orderkey = self.n6_count_by_l_orderkey
+            orders = self.orders
+            orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+            # atom orders
+            for _k, _p in sums0.items():
+                v_l_orderkey, v_o_custkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.orders.get((v_l_orderkey, v_o_custkey), _ZERO)
+                ):
+                    continue
+                _o = orders.get((v_l_orderkey, v_o_custkey))
+                if _o is None:
+                    orders[(v_l_orderkey, v_o_custkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        orders[(v_l_orderkey, v_o_custkey)] = _n
+                    else:
+                        del orders[(v_l_orderkey, v_o_custkey)]
+                _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                if _grp is None:
+                    orders_l_orderkey_by_o_custkey[v_o_custkey] = {v_l_orderkey: _p}
+                else:
+                    _o = _grp.get(v_l_orderkey)
+                    if _o is None:
+                        _grp[v_l_orderkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_l_orderkey] = _n
+                        else:
+                            del _grp[v_l_orderkey]
+                            if not _grp:
+                                del orders_l_orderkey_by_o_custkey[v_o_custkey]
+                _w1 = n3_count_by_o_custkey.get(v_o_custkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n1_by_l_orderkey[v_l_orderkey] = {
+                            (v_l_orderkey, v_o_custkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_l_orderkey, v_o_custkey))
+                        if _o is None:
+                            _grp[(v_l_orderkey, v_o_custkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_l_orderkey, v_o_custkey)] = _n
+                            else:
+                                del _grp[(v_l_orderkey, v_o_custkey)]
+                                if not _grp:
+                                    del n1_by_l_orderkey[v_l_orderkey]
+                    _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _o is None:
+                        n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n1_count_by_l_orderkey[v_l_orderkey] = _n
+                        else:
+                            del n1_count_by_l_orderkey[v_l_orderkey]
+                    _w3 = n6_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w3 is not None:
+                        _d4 = _d2 * _w3
+                        _o = n0_root.get(v_l_orderkey)
+                        if _o is None:
+                            n0_root[v_l_orderkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n0_root[v_l_orderkey] = _n
+                            else:
+                                del n0_root[v_l_orderkey]
+                        if pending is not None:
+                            for (
+                                v_o_custkey,
+                                v_c_nationkey,
+                            ), _m5 in self.n3_by_o_custkey[v_o_custkey].items():
+                                _m6 = self.customer[(v_o_custkey, v_c_nationkey)]
+                                for (
+                                    v_c_nationkey,
+                                    v_n2_n_name,
+                                ), _m7 in self.n2_by_c_nationkey[v_c_nationkey].items():
+                                    for (
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                    ), _m8 in self.n6_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_l_orderkey,
+                                            v_s_suppkey,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                            v_l_shipdate,
+                                        ), _m9 in self.lineitem_by_s_suppkey_l_orderkey[
+                                            (v_s_suppkey, v_l_orderkey)
+                                        ].items():
+                                            for (
+                                                v_s_suppkey,
+                                                v_s_nationkey,
+                                            ), _m10 in self.n8_by_s_suppkey[
+                                                v_s_suppkey
+                                            ].items():
+                                                _m11 = self.supplier[
+                                                    (v_s_suppkey, v_s_nationkey)
+                                                ]
+                                                for (
+                                                    v_s_nationkey,
+                                                    v_n_name,
+                                                ), _m12 in self.n1_2_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ].items():
+                                                    if (
+                                                        v_n_name is not None
+                                                        and v_n2_n_name is not None
+                                                        and (v_n_name == "FRANCE")
+                                                        and (v_n2_n_name == "GERMANY")
+                                                    ) or (
+                                                        v_n_name is not None
+                                                        and v_n2_n_name is not None
+                                                        and (v_n_name == "GERMANY")
+                                                        and (v_n2_n_name == "FRANCE")
+                                                    ):  # conditions on result rows
+                                                        _k = (
+                                                            v_n_name,
+                                                            v_n2_n_name,
+                                                            v_l_shipdate.year,
+                                                            (
+                                                                v_l_extendedprice
+                                                                * (1 - v_l_discount)
+                                                            ),
+                                                        )
+                                                        _v = (
+                                                            _p
+                                                            * _m6
+                                                            * _m7
+                                                            * _m9
+                                                            * _m11
+                                                            * _m12
+                                                        )
+                                                        _o = pending.get(_k)
+                                                        pending[_k] = (
+                                                            _v
+                                                            if _o is None
+                                                            else _o + _v
+                                                        )
+
+        def _batch_customer(self, rows, mults):
+            """Apply a batch of customer rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_rows
+            sums0 = {}  # atom customer: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 8:
+                    raise ViewError(_arity_message("customer", 8, row))
+                v_o_custkey = row[0]
+                v_c_nationkey = row[3]
+                if v_o_custkey is None or v_c_nationkey is None:
+                    raise _null_error(
+                        "customer", row, ((0, "c_custkey"), (3, "c_nationkey"))
+                    )
+                _p = d
+                _k = (v_o_custkey, v_c_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer = self.customer
+            customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+            n0_root = self.n0_root
+            n1_by_l_orderkey = self.n1_by_l_orderkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n2_count_by_c_nationkey = self.n2_count_by_c_nationkey
+            n3_by_o_custkey = self.n3_by_o_custkey
+            n3_count_by_o_custkey = self.n3_count_by_o_custkey
+            n6_count_by_l_orderkey = self.n6_count_by_l_orderkey
+            orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+            # atom customer
+            for _k, _p in sums0.items():
+                v_o_custkey, v_c_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.customer.get((v_o_custkey, v_c_nationkey), _ZERO)
+                ):
+                    continue
+                _o = customer.get((v_o_custkey, v_c_nationkey))
+                if _o is None:
+                    customer[(v_o_custkey, v_c_nationkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        customer[(v_o_custkey, v_c_nationkey)] = _n
+                    else:
+                        del customer[(v_o_custkey, v_c_nationkey)]
+                _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+                if _grp is None:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+                else:
+                    _o = _grp.get(v_o_custkey)
+                    if _o is None:
+                        _grp[v_o_custkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_o_custkey] = _n
+                        else:
+                            del _grp[v_o_custkey]
+                            if not _grp:
+                                del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                _w1 = n2_count_by_c_nationkey.get(v_c_nationkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n3_by_o_custkey.get(v_o_custkey)
+                    if _grp is None:
+                        n3_by_o_custkey[v_o_custkey] = {
+                            (v_o_custkey, v_c_nationkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_o_custkey, v_c_nationkey))
+                        if _o is None:
+                            _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_o_custkey, v_c_nationkey)] = _n
+                            else:
+                                del _grp[(v_o_custkey, v_c_nationkey)]
+                                if not _grp:
+                                    del n3_by_o_custkey[v_o_custkey]
+                    _o = n3_count_by_o_custkey.get(v_o_custkey)
+                    if _o is None:
+                        n3_count_by_o_custkey[v_o_custkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n3_count_by_o_custkey[v_o_custkey] = _n
+                        else:
+                            del n3_count_by_o_custkey[v_o_custkey]
+                    _g5 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                    if _g5:
+                        for v_l_orderkey, _w3 in _g5.items():
+                            _d4 = _d2 * _w3
+                            _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                            if _grp is None:
+                                n1_by_l_orderkey[v_l_orderkey] = {
+                                    (v_l_orderkey, v_o_custkey): _d4
+                                }
+                            else:
+                                _o = _grp.get((v_l_orderkey, v_o_custkey))
+                                if _o is None:
+                                    _grp[(v_l_orderkey, v_o_custkey)] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                    else:
+                                        del _grp[(v_l_orderkey, v_o_custkey)]
+                                        if not _grp:
+                                            del n1_by_l_orderkey[v_l_orderkey]
+                            _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _o is None:
+                                n1_count_by_l_orderkey[v_l_orderkey] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    n1_count_by_l_orderkey[v_l_orderkey] = _n
+                                else:
+                                    del n1_count_by_l_orderkey[v_l_orderkey]
+                            _w6 = n6_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w6 is not None:
+                                _d7 = _d4 * _w6
+                                _o = n0_root.get(v_l_orderkey)
+                                if _o is None:
+                                    n0_root[v_l_orderkey] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n0_root[v_l_orderkey] = _n
+                                    else:
+                                        del n0_root[v_l_orderkey]
+                                if pending is not None:
+                                    _m8 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                    for (
+                                        v_c_nationkey,
+                                        v_n2_n_name,
+                                    ), _m9 in self.n2_by_c_nationkey[
+                                        v_c_nationkey
+                                    ].items():
+                                        for (
+                                            v_s_suppkey,
+                                            v_l_orderkey,
+                                        ), _m10 in self.n6_by_l_orderkey[
+                                            v_l_orderkey
+                                        ].items():
+                                            for (
+                                                v_l_orderkey,
+                                                v_s_suppkey,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_shipdate,
+                                            ), _m11 in self.lineitem_by_s_suppkey_l_orderkey[
+                                                (v_s_suppkey, v_l_orderkey)
+                                            ].items():
+                                                for (
+                                                    v_s_suppkey,
+                                                    v_s_nationkey,
+                                                ), _m12 in self.n8_by_s_suppkey[
+                                                    v_s_suppkey
+                                                ].items():
+                                                    _m13 = self.supplier[
+                                                        (v_s_suppkey, v_s_nationkey)
+                                                    ]
+                                                    for (
+                                                        v_s_nationkey,
+                                                        v_n_name,
+                                                    ), _m14 in self.n1_2_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ].items():
+                                                        if (
+                                                            v_n_name is not None
+                                                            and v_n2_n_name is not None
+                                                            and (v_n_name == "FRANCE")
+                                                            and (
+                                                                v_n2_n_name == "GERMANY"
+                                                            )
+                                                        ) or (
+                                                            v_n_name is not None
+                                                            and v_n2_n_name is not None
+                                                            and (v_n_name == "GERMANY")
+                                                            and (
+                                                                v_n2_n_name == "FRANCE"
+                                                            )
+                                                        ):  # conditions on result rows
+                                                            _k = (
+                                                                v_n_name,
+                                                                v_n2_n_name,
+                                                                v_l_shipdate.year,
+                                                                (
+                                                                    v_l_extendedprice
+                                                                    * (1 - v_l_discount)
+                                                                ),
+                                                            )
+                                                            _v = (
+                                                                _p
+                                                                * _m8
+                                                                * _m9
+                                                                * _m11
+                                                                * _m13
+                                                                * _m14
+                                                            )
+                                                            _o = pending.get(_k)
+                                                            pending[_k] = (
+                                                                _v
+                                                                if _o is None
+                                                                else _o + _v
+                                                            )
+
+        def _batch_nation(self, rows, mults):
+            """Apply a batch of nation rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.nation_rows
+            sums0 = {}  # atom n2: key -> summed payload
+            sums1 = {}  # atom n1_2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 4:
+                    raise ViewError(_arity_message("nation", 4, row))
+                v_c_nationkey = row[0]
+                v_n2_n_name = row[1]
+                if v_c_nationkey is None or v_n2_n_name is None:
+                    raise _null_error(
+                        "nation", row, ((0, "n_nationkey"), (1, "n_name"))
+                    )
+                if not (v_n2_n_name.__class__ in _STR_OR_NULL):
+                    raise _type_error(
+                        "nation", row, ((1, "n_name", _STR_OR_NULL, "a str or None"),)
+                    )
+                _p = d
+                _k = (v_c_nationkey, v_n2_n_name)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                v_s_nationkey = row[0]
+                v_n_name = row[1]
+                if v_s_nationkey is None or v_n_name is None:
+                    raise _null_error(
+                        "nation", row, ((0, "n_nationkey"), (1, "n_name"))
+                    )
+                if not (v_n_name.__class__ in _STR_OR_NULL):
+                    raise _type_error(
+                        "nation", row, ((1, "n_name", _STR_OR_NULL, "a str or None"),)
+                    )
+                _p = d
+                _k = (v_s_nationkey, v_n_name)
+                _o = sums1.get(_k)
+                sums1[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("nation", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+            lineitem_l_orderkey_by_s_suppkey = self.lineitem_l_orderkey_by_s_suppkey
+            n0_root = self.n0_root
+            n1_2_by_s_nationkey = self.n1_2_by_s_nationkey
+            n1_2_count_by_s_nationkey = self.n1_2_count_by_s_nationkey
+            n1_by_l_orderkey = self.n1_by_l_orderkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n2_by_c_nationkey = self.n2_by_c_nationkey
+            n2_count_by_c_nationkey = self.n2_count_by_c_nationkey
+            n3_by_o_custkey = self.n3_by_o_custkey
+            n3_count_by_o_custkey = self.n3_count_by_o_custkey
+            n6_by_l_orderkey = self.n6_by_l_orderkey
+            n6_count_by_l_orderkey = self.n6_count_by_l_orderkey
+            n8_by_s_suppkey = self.n8_by_s_suppkey
+            n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+            orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
+            supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
+            # atom n2
+            for _k, _p in sums0.items():
+                v_c_nationkey, v_n2_n_name = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.n2_by_c_nationkey.get(v_c_nationkey) or _EMPTY).get(
+                            (v_c_nationkey, v_n2_n_name)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = n2_by_c_nationkey.get(v_c_nationkey)
+                if _grp is None:
+                    n2_by_c_nationkey[v_c_nationkey] = {
+                        (v_c_nationkey, v_n2_n_name): _p
+                    }
+                else:
+                    _o = _grp.get((v_c_nationkey, v_n2_n_name))
+                    if _o is None:
+                        _grp[(v_c_nationkey, v_n2_n_name)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_c_nationkey, v_n2_n_name)] = _n
+                        else:
+                            del _grp[(v_c_nationkey, v_n2_n_name)]
+                            if not _grp:
+                                del n2_by_c_nationkey[v_c_nationkey]
+                _o = n2_count_by_c_nationkey.get(v_c_nationkey)
+                if _o is None:
+                    n2_count_by_c_nationkey[v_c_nationkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        n2_count_by_c_nationkey[v_c_nationkey] = _n
+                    else:
+                        del n2_count_by_c_nationkey[v_c_nationkey]
+                _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+                if _g3:
+                    for v_o_custkey, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n3_by_o_custkey.get(v_o_custkey)
+                        if _grp is None:
+                            n3_by_o_custkey[v_o_custkey] = {
+                                (v_o_custkey, v_c_nationkey): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_o_custkey, v_c_nationkey))
+                            if _o is None:
+                                _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                else:
+                                    del _grp[(v_o_custkey, v_c_nationkey)]
+                                    if not _grp:
+                                        del n3_by_o_custkey[v_o_custkey]
+                        _o = n3_count_by_o_custkey.get(v_o_custkey)
+                        if _o is None:
+                            n3_count_by_o_custkey[v_o_custkey] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n3_count_by_o_custkey[v_o_custkey] = _n
+                            else:
+                                del n3_count_by_o_custkey[v_o_custkey]
+                        _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                        if _g6:
+                            for v_l_orderkey, _w4 in _g6.items():
+                                _d5 = _d2 * _w4
+                                _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                                if _grp is None:
+                                    n1_by_l_orderkey[v_l_orderkey] = {
+                                        (v_l_orderkey, v_o_custkey): _d5
+                                    }
+                                else:
+                                    _o = _grp.get((v_l_orderkey, v_o_custkey))
+                                    if _o is None:
+                                        _grp[(v_l_orderkey, v_o_custkey)] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                        else:
+                                            del _grp[(v_l_orderkey, v_o_custkey)]
+                                            if not _grp:
+                                                del n1_by_l_orderkey[v_l_orderkey]
+                                _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                if _o is None:
+                                    n1_count_by_l_orderkey[v_l_orderkey] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n1_count_by_l_orderkey[v_l_orderkey] = _n
+                                    else:
+                                        del n1_count_by_l_orderkey[v_l_orderkey]
+                                _w7 = n6_count_by_l_orderkey.get(v_l_orderkey)
+                                if _w7 is not None:
+                                    _d8 = _d5 * _w7
+                                    _o = n0_root.get(v_l_orderkey)
+                                    if _o is None:
+                                        n0_root[v_l_orderkey] = _d8
+                                    else:
+                                        _n = _o + _d8
+                                        if _n:
+                                            n0_root[v_l_orderkey] = _n
+                                        else:
+                                            del n0_root[v_l_orderkey]
+                                    if pending is not None:
+                                        _m9 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                        _m10 = self.customer[
+                                            (v_o_custkey, v_c_nationkey)
+                                        ]
+                                        for (
+                                            v_s_suppkey,
+                                            v_l_orderkey,
+                                        ), _m11 in self.n6_by_l_orderkey[
+                                            v_l_orderkey
+                                        ].items():
+                                            for (
+                                                v_l_orderkey,
+                                                v_s_suppkey,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                                v_l_shipdate,
+                                            ), _m12 in self.lineitem_by_s_suppkey_l_orderkey[
+                                                (v_s_suppkey, v_l_orderkey)
+                                            ].items():
+                                                for (
+                                                    v_s_suppkey,
+                                                    v_s_nationkey,
+                                                ), _m13 in self.n8_by_s_suppkey[
+                                                    v_s_suppkey
+                                                ].items():
+                                                    _m14 = self.supplier[
+                                                        (v_s_suppkey, v_s_nationkey)
+                                                    ]
+                                                    for (
+                                                        v_s_nationkey,
+                                                        v_n_name,
+                                                    ), _m15 in self.n1_2_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ].items():
+                                                        if (
+                                                            v_n_name is not None
+                                                            and v_n2_n_name is not None
+                                                            and (v_n_name == "FRANCE")
+                                                            and (
+                                                                v_n2_n_name == "GERMANY"
+                                                            )
+                                                        ) or (
+                                                            v_n_name is not None
+                                                            and v_n2_n_name is not None
+                                                            and (v_n_name == "GERMANY")
+                                                            and (
+                                                                v_n2_n_name == "FRANCE"
+                                                            )
+                                                        ):  # conditions on result rows
+                                                            _k = (
+                                                                v_n_name,
+                                                                v_n2_n_name,
+                                                                v_l_shipdate.year,
+                                                                (
+                                                                    v_l_extendedprice
+                                                                    * (1 - v_l_discount)
+                                                                ),
+                                                            )
+                                                            _v = (
+                                                                _p
+                                                                * _m9
+                                                                * _m10
+                                                                * _m12
+                                                                * _m14
+                                                                * _m15
+                                                            )
+                                                            _o = pending.get(_k)
+                                                            pending[_k] = (
+                                                                _v
+                                                                if _o is None
+                                                                else _o + _v
+                                                            )
+
+            # atom n1_2
+            for _k, _p in sums1.items():
+                v_s_nationkey, v_n_name = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.n1_2_by_s_nationkey.get(v_s_nationkey) or _EMPTY).get(
+                            (v_s_nationkey, v_n_name)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = n1_2_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    n1_2_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+                else:
+                    _o = _grp.get((v_s_nationkey, v_n_name))
+                    if _o is None:
+                        _grp[(v_s_nationkey, v_n_name)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_s_nationkey, v_n_name)] = _n
+                        else:
+                            del _grp[(v_s_nationkey, v_n_name)]
+                            if not _grp:
+                                del n1_2_by_s_nationkey[v_s_nationkey]
+                _o = n1_2_count_by_s_nationkey.get(v_s_nationkey)
+                if _o is None:
+                    n1_2_count_by_s_nationkey[v_s_nationkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        n1_2_count_by_s_nationkey[v_s_nationkey] = _n
+                    else:
+                        del n1_2_count_by_s_nationkey[v_s_nationkey]
+                _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _g3:
+                    for v_s_suppkey, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n8_by_s_suppkey.get(v_s_suppkey)
+                        if _grp is None:
+                            n8_by_s_suppkey[v_s_suppkey] = {
+                                (v_s_suppkey, v_s_nationkey): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_s_suppkey, v_s_nationkey))
+                            if _o is None:
+                                _grp[(v_s_suppkey, v_s_nationkey)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                else:
+                                    del _grp[(v_s_suppkey, v_s_nationkey)]
+                                    if not _grp:
+                                        del n8_by_s_suppkey[v_s_suppkey]
+                        _o = n8_count_by_s_suppkey.get(v_s_suppkey)
+                        if _o is None:
+                            n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n8_count_by_s_suppkey[v_s_suppkey] = _n
+                            else:
+                                del n8_count_by_s_suppkey[v_s_suppkey]
+                        _g6 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                        if _g6:
+                            for v_l_orderkey, _w4 in _g6.items():
+                                _d5 = _d2 * _w4
+                                _grp = n6_by_l_orderkey.get(v_l_orderkey)
+                                if _grp is None:
+                                    n6_by_l_orderkey[v_l_orderkey] = {
+                                        (v_s_suppkey, v_l_orderkey): _d5
+                                    }
+                                else:
+                                    _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                                    if _o is None:
+                                        _grp[(v_s_suppkey, v_l_orderkey)] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        else:
+                                            del _grp[(v_s_suppkey, v_l_orderkey)]
+                                            if not _grp:
+                                                del n6_by_l_orderkey[v_l_orderkey]
+                                _o = n6_count_by_l_orderkey.get(v_l_orderkey)
+                                if _o is None:
+                                    n6_count_by_l_orderkey[v_l_orderkey] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n6_count_by_l_orderkey[v_l_orderkey] = _n
+                                    else:
+                                        del n6_count_by_l_orderkey[v_l_orderkey]
+                                _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                if _w7 is not None:
+                                    _d8 = _d5 * _w7
+                                    _o = n0_root.get(v_l_orderkey)
+                                    if _o is None:
+                                        n0_root[v_l_orderkey] = _d8
+                                    else:
+                                        _n = _o + _d8
+                                        if _n:
+                                            n0_root[v_l_orderkey] = _n
+                                        else:
+                                            del n0_root[v_l_orderkey]
+                                    if pending is not None:
+                                        for (
+                                            v_l_orderkey,
+                                            v_o_custkey,
+                                        ), _m9 in self.n1_by_l_orderkey[
+                                            v_l_orderkey
+                                        ].items():
+                                            _m10 = self.orders[
+                                                (v_l_orderkey, v_o_custkey)
+                                            ]
+                                            for (
+                                                v_o_custkey,
+                                                v_c_nationkey,
+                                            ), _m11 in self.n3_by_o_custkey[
+                                                v_o_custkey
+                                            ].items():
+                                                _m12 = self.customer[
+                                                    (v_o_custkey, v_c_nationkey)
+                                                ]
+                                                for (
+                                                    v_c_nationkey,
+                                                    v_n2_n_name,
+                                                ), _m13 in self.n2_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ].items():
+                                                    for (
+                                                        v_l_orderkey,
+                                                        v_s_suppkey,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                        v_l_shipdate,
+                                                    ), _m14 in self.lineitem_by_s_suppkey_l_orderkey[
+                                                        (v_s_suppkey, v_l_orderkey)
+                                                    ].items():
+                                                        _m15 = self.supplier[
+                                                            (v_s_suppkey, v_s_nationkey)
+                                                        ]
+                                                        if (
+                                                            v_n_name is not None
+                                                            and v_n2_n_name is not None
+                                                            and (v_n_name == "FRANCE")
+                                                            and (
+                                                                v_n2_n_name == "GERMANY"
+                                                            )
+                                                        ) or (
+                                                            v_n_name is not None
+                                                            and v_n2_n_name is not None
+                                                            and (v_n_name == "GERMANY")
+                                                            and (
+                                                                v_n2_n_name == "FRANCE"
+                                                            )
+                                                        ):  # conditions on result rows
+                                                            _k = (
+                                                                v_n_name,
+                                                                v_n2_n_name,
+                                                                v_l_shipdate.year,
+                                                                (
+                                                                    v_l_extendedprice
+                                                                    * (1 - v_l_discount)
+                                                                ),
+                                                            )
+                                                            _v = (
+                                                                _p
+                                                                * _m10
+                                                                * _m12
+                                                                * _m13
+                                                                * _m14
+                                                                * _m15
+                                                            )
+                                                            _o = pending.get(_k)
+                                                            pending[_k] = (
+                                                                _v
+                                                                if _o is None
+                                                                else _o + _v
+                                                            )
+
         def _lookup(
             self,
             v_n_name,
@@ -1923,6 +3339,7 @@ class View:
             "customer": self._apply_customer,
             "nation": self._apply_nation,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -1981,6 +3398,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

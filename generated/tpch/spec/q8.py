@@ -377,6 +377,15 @@ def _make_derived1():
                 "nation": self._apply_nation,
                 "region": self._apply_region,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "part": self._batch_part,
+                "supplier": self._batch_supplier,
+                "lineitem": self._batch_lineitem,
+                "orders": self._batch_orders,
+                "customer": self._batch_customer,
+                "nation": self._batch_nation,
+                "region": self._batch_region,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -430,6 +439,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1825,6 +1844,1631 @@ def _make_derived1():
                                                                     else _o + _v
                                                                 )
 
+        def _batch_part(self, rows, mults):
+            """Apply a batch of part rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.part_rows
+            sums0 = {}  # atom part: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 9:
+                    raise ViewError(_arity_message("part", 9, row))
+                v_p_partkey = row[0]
+                c_part_p_type = row[4]
+                if v_p_partkey is None or c_part_p_type is None:
+                    raise _null_error("part", row, ((0, "p_partkey"), (4, "p_type")))
+                keep_part = c_part_p_type == "ECONOMY ANODIZED STEEL"
+                if keep_part:
+                    _p = d
+                    _k = v_p_partkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("part", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey = (
+                self.lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey
+            )
+            n0_root = self.n0_root
+            n10_by_s_suppkey_l_orderkey = self.n10_by_s_suppkey_l_orderkey
+            n10_l_orderkey_by_s_suppkey = self.n10_l_orderkey_by_s_suppkey
+            n14_count_by_s_suppkey = self.n14_count_by_s_suppkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n9_by_l_orderkey = self.n9_by_l_orderkey
+            n9_count_by_l_orderkey = self.n9_count_by_l_orderkey
+            part_count_by_p_partkey = self.part_count_by_p_partkey
+            # atom part
+            for _k, _p in sums0.items():
+                v_p_partkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.part_count_by_p_partkey.get(v_p_partkey, _ZERO)
+                ):
+                    continue
+                _o = part_count_by_p_partkey.get(v_p_partkey)
+                if _o is None:
+                    part_count_by_p_partkey[v_p_partkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        part_count_by_p_partkey[v_p_partkey] = _n
+                    else:
+                        del part_count_by_p_partkey[v_p_partkey]
+                _g3 = lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey.get(
+                    v_p_partkey
+                )
+                if _g3:
+                    for (
+                        v_s_suppkey,
+                        v_l_orderkey,
+                        v_l_extendedprice,
+                        v_l_discount,
+                    ), _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n10_by_s_suppkey_l_orderkey.get(
+                            (v_s_suppkey, v_l_orderkey)
+                        )
+                        if _grp is None:
+                            n10_by_s_suppkey_l_orderkey[(v_s_suppkey, v_l_orderkey)] = {
+                                (
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                    )
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_s_suppkey,
+                                            v_l_orderkey,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_s_suppkey,
+                                            v_l_orderkey,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n10_by_s_suppkey_l_orderkey[
+                                            (v_s_suppkey, v_l_orderkey)
+                                        ]
+                        _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                        if _grp is None:
+                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
+                                v_l_orderkey: _d2
+                            }
+                        else:
+                            _o = _grp.get(v_l_orderkey)
+                            if _o is None:
+                                _grp[v_l_orderkey] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[v_l_orderkey] = _n
+                                else:
+                                    del _grp[v_l_orderkey]
+                                    if not _grp:
+                                        del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                        _w4 = n14_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w4 is not None:
+                            _d5 = _d2 * _w4
+                            _grp = n9_by_l_orderkey.get(v_l_orderkey)
+                            if _grp is None:
+                                n9_by_l_orderkey[v_l_orderkey] = {
+                                    (v_s_suppkey, v_l_orderkey): _d5
+                                }
+                            else:
+                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                                if _o is None:
+                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                    else:
+                                        del _grp[(v_s_suppkey, v_l_orderkey)]
+                                        if not _grp:
+                                            del n9_by_l_orderkey[v_l_orderkey]
+                            _o = n9_count_by_l_orderkey.get(v_l_orderkey)
+                            if _o is None:
+                                n9_count_by_l_orderkey[v_l_orderkey] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n9_count_by_l_orderkey[v_l_orderkey] = _n
+                                else:
+                                    del n9_count_by_l_orderkey[v_l_orderkey]
+                            _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
+                                _o = n0_root.get(v_l_orderkey)
+                                if _o is None:
+                                    n0_root[v_l_orderkey] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n0_root[v_l_orderkey] = _n
+                                    else:
+                                        del n0_root[v_l_orderkey]
+                                if pending is not None:
+                                    for (
+                                        v_l_orderkey,
+                                        v_o_orderdate,
+                                    ), _m8 in self.n1_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_s_suppkey,
+                                            v_s_nationkey,
+                                        ), _m9 in self.n14_by_s_suppkey[
+                                            v_s_suppkey
+                                        ].items():
+                                            _m10 = self.supplier[
+                                                (v_s_suppkey, v_s_nationkey)
+                                            ]
+                                            for (
+                                                v_s_nationkey,
+                                                v_n_name,
+                                            ), _m11 in self.n2_2_by_s_nationkey[
+                                                v_s_nationkey
+                                            ].items():
+                                                _k = (
+                                                    v_o_orderdate.year,
+                                                    (
+                                                        v_l_extendedprice
+                                                        * (1 - v_l_discount)
+                                                    ),
+                                                    v_n_name,
+                                                )
+                                                _v = _d2 * _m8 * _m10 * _m11
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+        def _batch_supplier(self, rows, mults):
+            """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.supplier_rows
+            sums0 = {}  # atom supplier: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 7:
+                    raise ViewError(_arity_message("supplier", 7, row))
+                v_s_suppkey = row[0]
+                v_s_nationkey = row[3]
+                if v_s_suppkey is None or v_s_nationkey is None:
+                    raise _null_error(
+                        "supplier", row, ((0, "s_suppkey"), (3, "s_nationkey"))
+                    )
+                _p = d
+                _k = (v_s_suppkey, v_s_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("supplier", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n10_l_orderkey_by_s_suppkey = self.n10_l_orderkey_by_s_suppkey
+            n14_by_s_suppkey = self.n14_by_s_suppkey
+            n14_count_by_s_suppkey = self.n14_count_by_s_suppkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n2_2_count_by_s_nationkey = self.n2_2_count_by_s_nationkey
+            n9_by_l_orderkey = self.n9_by_l_orderkey
+            n9_count_by_l_orderkey = self.n9_count_by_l_orderkey
+            supplier = self.supplier
+            supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
+            # atom supplier
+            for _k, _p in sums0.items():
+                v_s_suppkey, v_s_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.supplier.get((v_s_suppkey, v_s_nationkey), _ZERO)
+                ):
+                    continue
+                _o = supplier.get((v_s_suppkey, v_s_nationkey))
+                if _o is None:
+                    supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                    else:
+                        del supplier[(v_s_suppkey, v_s_nationkey)]
+                _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                else:
+                    _o = _grp.get(v_s_suppkey)
+                    if _o is None:
+                        _grp[v_s_suppkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_s_suppkey] = _n
+                        else:
+                            del _grp[v_s_suppkey]
+                            if not _grp:
+                                del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                _w1 = n2_2_count_by_s_nationkey.get(v_s_nationkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n14_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n14_by_s_suppkey[v_s_suppkey] = {
+                            (v_s_suppkey, v_s_nationkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
+                        if _o is None:
+                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                            else:
+                                del _grp[(v_s_suppkey, v_s_nationkey)]
+                                if not _grp:
+                                    del n14_by_s_suppkey[v_s_suppkey]
+                    _o = n14_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n14_count_by_s_suppkey[v_s_suppkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n14_count_by_s_suppkey[v_s_suppkey] = _n
+                        else:
+                            del n14_count_by_s_suppkey[v_s_suppkey]
+                    _g5 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g5:
+                        for v_l_orderkey, _w3 in _g5.items():
+                            _d4 = _d2 * _w3
+                            _grp = n9_by_l_orderkey.get(v_l_orderkey)
+                            if _grp is None:
+                                n9_by_l_orderkey[v_l_orderkey] = {
+                                    (v_s_suppkey, v_l_orderkey): _d4
+                                }
+                            else:
+                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                                if _o is None:
+                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                    else:
+                                        del _grp[(v_s_suppkey, v_l_orderkey)]
+                                        if not _grp:
+                                            del n9_by_l_orderkey[v_l_orderkey]
+                            _o = n9_count_by_l_orderkey.get(v_l_orderkey)
+                            if _o is None:
+                                n9_count_by_l_orderkey[v_l_orderkey] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    n9_count_by_l_orderkey[v_l_orderkey] = _n
+                                else:
+                                    del n9_count_by_l_orderkey[v_l_orderkey]
+                            _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w6 is not None:
+                                _d7 = _d4 * _w6
+                                _o = n0_root.get(v_l_orderkey)
+                                if _o is None:
+                                    n0_root[v_l_orderkey] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n0_root[v_l_orderkey] = _n
+                                    else:
+                                        del n0_root[v_l_orderkey]
+                                if pending is not None:
+                                    for (
+                                        v_l_orderkey,
+                                        v_o_orderdate,
+                                    ), _m8 in self.n1_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_s_suppkey,
+                                            v_l_orderkey,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                        ), _m9 in self.n10_by_s_suppkey_l_orderkey[
+                                            (v_s_suppkey, v_l_orderkey)
+                                        ].items():
+                                            for (
+                                                v_s_nationkey,
+                                                v_n_name,
+                                            ), _m10 in self.n2_2_by_s_nationkey[
+                                                v_s_nationkey
+                                            ].items():
+                                                _k = (
+                                                    v_o_orderdate.year,
+                                                    (
+                                                        v_l_extendedprice
+                                                        * (1 - v_l_discount)
+                                                    ),
+                                                    v_n_name,
+                                                )
+                                                _v = _p * _m8 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom lineitem: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_orderkey = row[0]
+                v_p_partkey = row[1]
+                v_s_suppkey = row[2]
+                v_l_extendedprice = row[5]
+                v_l_discount = row[6]
+                if (
+                    v_l_orderkey is None
+                    or v_p_partkey is None
+                    or v_s_suppkey is None
+                    or v_l_extendedprice is None
+                    or v_l_discount is None
+                ):
+                    raise _null_error(
+                        "lineitem",
+                        row,
+                        (
+                            (0, "l_orderkey"),
+                            (1, "l_partkey"),
+                            (2, "l_suppkey"),
+                            (5, "l_extendedprice"),
+                            (6, "l_discount"),
+                        ),
+                    )
+                if not (
+                    v_l_extendedprice.__class__ in _NUM
+                    and v_l_discount.__class__ in _NUM
+                ):
+                    raise _type_error(
+                        "lineitem",
+                        row,
+                        (
+                            (5, "l_extendedprice", _NUM, "a number"),
+                            (6, "l_discount", _NUM, "a number"),
+                        ),
+                    )
+                _p = d
+                _k = (
+                    v_l_orderkey,
+                    v_p_partkey,
+                    v_s_suppkey,
+                    v_l_extendedprice,
+                    v_l_discount,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey = (
+                self.lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey
+            )
+            n0_root = self.n0_root
+            n10_by_s_suppkey_l_orderkey = self.n10_by_s_suppkey_l_orderkey
+            n10_l_orderkey_by_s_suppkey = self.n10_l_orderkey_by_s_suppkey
+            n14_count_by_s_suppkey = self.n14_count_by_s_suppkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n9_by_l_orderkey = self.n9_by_l_orderkey
+            n9_count_by_l_orderkey = self.n9_count_by_l_orderkey
+            part_count_by_p_partkey = self.part_count_by_p_partkey
+            # atom lineitem
+            for _k, _p in sums0.items():
+                (
+                    v_l_orderkey,
+                    v_p_partkey,
+                    v_s_suppkey,
+                    v_l_extendedprice,
+                    v_l_discount,
+                ) = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey.get(
+                                v_p_partkey
+                            )
+                            or _EMPTY
+                        ).get(
+                            (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey.get(
+                    v_p_partkey
+                )
+                if _grp is None:
+                    lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                        v_p_partkey
+                    ] = {
+                        (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount): _p
+                    }
+                else:
+                    _o = _grp.get(
+                        (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
+                    )
+                    if _o is None:
+                        _grp[
+                            (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
+                        ] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[
+                                (
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            ]
+                            if not _grp:
+                                del lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                                    v_p_partkey
+                                ]
+                _w1 = part_count_by_p_partkey.get(v_p_partkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n10_by_s_suppkey_l_orderkey.get((v_s_suppkey, v_l_orderkey))
+                    if _grp is None:
+                        n10_by_s_suppkey_l_orderkey[(v_s_suppkey, v_l_orderkey)] = {
+                            (
+                                v_s_suppkey,
+                                v_l_orderkey,
+                                v_l_extendedprice,
+                                v_l_discount,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n10_by_s_suppkey_l_orderkey[
+                                        (v_s_suppkey, v_l_orderkey)
+                                    ]
+                    _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {v_l_orderkey: _d2}
+                    else:
+                        _o = _grp.get(v_l_orderkey)
+                        if _o is None:
+                            _grp[v_l_orderkey] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[v_l_orderkey] = _n
+                            else:
+                                del _grp[v_l_orderkey]
+                                if not _grp:
+                                    del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                    _w3 = n14_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w3 is not None:
+                        _d4 = _d2 * _w3
+                        _grp = n9_by_l_orderkey.get(v_l_orderkey)
+                        if _grp is None:
+                            n9_by_l_orderkey[v_l_orderkey] = {
+                                (v_s_suppkey, v_l_orderkey): _d4
+                            }
+                        else:
+                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                            if _o is None:
+                                _grp[(v_s_suppkey, v_l_orderkey)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                else:
+                                    del _grp[(v_s_suppkey, v_l_orderkey)]
+                                    if not _grp:
+                                        del n9_by_l_orderkey[v_l_orderkey]
+                        _o = n9_count_by_l_orderkey.get(v_l_orderkey)
+                        if _o is None:
+                            n9_count_by_l_orderkey[v_l_orderkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n9_count_by_l_orderkey[v_l_orderkey] = _n
+                            else:
+                                del n9_count_by_l_orderkey[v_l_orderkey]
+                        _w5 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w5 is not None:
+                            _d6 = _d4 * _w5
+                            _o = n0_root.get(v_l_orderkey)
+                            if _o is None:
+                                n0_root[v_l_orderkey] = _d6
+                            else:
+                                _n = _o + _d6
+                                if _n:
+                                    n0_root[v_l_orderkey] = _n
+                                else:
+                                    del n0_root[v_l_orderkey]
+                            if pending is not None:
+                                for (
+                                    v_l_orderkey,
+                                    v_o_orderdate,
+                                ), _m7 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                                    for (
+                                        v_s_suppkey,
+                                        v_s_nationkey,
+                                    ), _m8 in self.n14_by_s_suppkey[
+                                        v_s_suppkey
+                                    ].items():
+                                        _m9 = self.supplier[
+                                            (v_s_suppkey, v_s_nationkey)
+                                        ]
+                                        for (
+                                            v_s_nationkey,
+                                            v_n_name,
+                                        ), _m10 in self.n2_2_by_s_nationkey[
+                                            v_s_nationkey
+                                        ].items():
+                                            _k = (
+                                                v_o_orderdate.year,
+                                                (
+                                                    v_l_extendedprice
+                                                    * (1 - v_l_discount)
+                                                ),
+                                                v_n_name,
+                                            )
+                                            _v = _d2 * _m7 * _m9 * _m10
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_orders(self, rows, mults):
+            """Apply a batch of orders rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.orders_rows
+            sums0 = {}  # atom orders: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 9:
+                    raise ViewError(_arity_message("orders", 9, row))
+                v_l_orderkey = row[0]
+                v_o_custkey = row[1]
+                v_o_orderdate = row[4]
+                if v_l_orderkey is None or v_o_custkey is None or v_o_orderdate is None:
+                    raise _null_error(
+                        "orders",
+                        row,
+                        ((0, "o_orderkey"), (1, "o_custkey"), (4, "o_orderdate")),
+                    )
+                keep_orders = (v_o_orderdate >= datetime.date(1995, 1, 1)) and (
+                    v_o_orderdate <= datetime.date(1996, 12, 31)
+                )
+                if keep_orders and not (v_o_orderdate.__class__ in _DATE):
+                    raise _type_error(
+                        "orders", row, ((4, "o_orderdate", _DATE, "a datetime.date"),)
+                    )
+                if keep_orders:
+                    _p = d
+                    _k = (v_l_orderkey, v_o_custkey, v_o_orderdate)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("orders", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n1_by_l_orderkey = self.n1_by_l_orderkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n4_count_by_o_custkey = self.n4_count_by_o_custkey
+            n9_count_by_l_orderkey = self.n9_count_by_l_orderkey
+            orders_l_orderkey_o_orderdate_by_o_custkey = (
+                self.orders_l_orderkey_o_orderdate_by_o_custkey
+            )
+            # atom orders
+            for _k, _p in sums0.items():
+                v_l_orderkey, v_o_custkey, v_o_orderdate = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.orders_l_orderkey_o_orderdate_by_o_custkey.get(
+                                v_o_custkey
+                            )
+                            or _EMPTY
+                        ).get((v_l_orderkey, v_o_orderdate))
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = orders_l_orderkey_o_orderdate_by_o_custkey.get(v_o_custkey)
+                if _grp is None:
+                    orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey] = {
+                        (v_l_orderkey, v_o_orderdate): _p
+                    }
+                else:
+                    _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                    if _o is None:
+                        _grp[(v_l_orderkey, v_o_orderdate)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                        else:
+                            del _grp[(v_l_orderkey, v_o_orderdate)]
+                            if not _grp:
+                                del orders_l_orderkey_o_orderdate_by_o_custkey[
+                                    v_o_custkey
+                                ]
+                _w1 = n4_count_by_o_custkey.get(v_o_custkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n1_by_l_orderkey[v_l_orderkey] = {
+                            (v_l_orderkey, v_o_orderdate): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                        if _o is None:
+                            _grp[(v_l_orderkey, v_o_orderdate)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                            else:
+                                del _grp[(v_l_orderkey, v_o_orderdate)]
+                                if not _grp:
+                                    del n1_by_l_orderkey[v_l_orderkey]
+                    _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _o is None:
+                        n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n1_count_by_l_orderkey[v_l_orderkey] = _n
+                        else:
+                            del n1_count_by_l_orderkey[v_l_orderkey]
+                    _w3 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w3 is not None:
+                        _d4 = _d2 * _w3
+                        _o = n0_root.get(v_l_orderkey)
+                        if _o is None:
+                            n0_root[v_l_orderkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n0_root[v_l_orderkey] = _n
+                            else:
+                                del n0_root[v_l_orderkey]
+                        if pending is not None:
+                            for (
+                                v_s_suppkey,
+                                v_l_orderkey,
+                            ), _m5 in self.n9_by_l_orderkey[v_l_orderkey].items():
+                                for (
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                ), _m6 in self.n10_by_s_suppkey_l_orderkey[
+                                    (v_s_suppkey, v_l_orderkey)
+                                ].items():
+                                    for (
+                                        v_s_suppkey,
+                                        v_s_nationkey,
+                                    ), _m7 in self.n14_by_s_suppkey[
+                                        v_s_suppkey
+                                    ].items():
+                                        _m8 = self.supplier[
+                                            (v_s_suppkey, v_s_nationkey)
+                                        ]
+                                        for (
+                                            v_s_nationkey,
+                                            v_n_name,
+                                        ), _m9 in self.n2_2_by_s_nationkey[
+                                            v_s_nationkey
+                                        ].items():
+                                            _k = (
+                                                v_o_orderdate.year,
+                                                (
+                                                    v_l_extendedprice
+                                                    * (1 - v_l_discount)
+                                                ),
+                                                v_n_name,
+                                            )
+                                            _v = _d2 * _m6 * _m8 * _m9
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_customer(self, rows, mults):
+            """Apply a batch of customer rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.customer_rows
+            sums0 = {}  # atom customer: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 8:
+                    raise ViewError(_arity_message("customer", 8, row))
+                v_o_custkey = row[0]
+                v_c_nationkey = row[3]
+                if v_o_custkey is None or v_c_nationkey is None:
+                    raise _null_error(
+                        "customer", row, ((0, "c_custkey"), (3, "c_nationkey"))
+                    )
+                _p = d
+                _k = (v_o_custkey, v_c_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("customer", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+            n0_root = self.n0_root
+            n1_by_l_orderkey = self.n1_by_l_orderkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n4_count_by_o_custkey = self.n4_count_by_o_custkey
+            n6_count_by_c_nationkey = self.n6_count_by_c_nationkey
+            n9_count_by_l_orderkey = self.n9_count_by_l_orderkey
+            orders_l_orderkey_o_orderdate_by_o_custkey = (
+                self.orders_l_orderkey_o_orderdate_by_o_custkey
+            )
+            # atom customer
+            for _k, _p in sums0.items():
+                v_o_custkey, v_c_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+                            or _EMPTY
+                        ).get(v_o_custkey)
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+                if _grp is None:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+                else:
+                    _o = _grp.get(v_o_custkey)
+                    if _o is None:
+                        _grp[v_o_custkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_o_custkey] = _n
+                        else:
+                            del _grp[v_o_custkey]
+                            if not _grp:
+                                del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                _w1 = n6_count_by_c_nationkey.get(v_c_nationkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n4_count_by_o_custkey.get(v_o_custkey)
+                    if _o is None:
+                        n4_count_by_o_custkey[v_o_custkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n4_count_by_o_custkey[v_o_custkey] = _n
+                        else:
+                            del n4_count_by_o_custkey[v_o_custkey]
+                    _g5 = orders_l_orderkey_o_orderdate_by_o_custkey.get(v_o_custkey)
+                    if _g5:
+                        for (v_l_orderkey, v_o_orderdate), _w3 in _g5.items():
+                            _d4 = _d2 * _w3
+                            _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                            if _grp is None:
+                                n1_by_l_orderkey[v_l_orderkey] = {
+                                    (v_l_orderkey, v_o_orderdate): _d4
+                                }
+                            else:
+                                _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                                if _o is None:
+                                    _grp[(v_l_orderkey, v_o_orderdate)] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                                    else:
+                                        del _grp[(v_l_orderkey, v_o_orderdate)]
+                                        if not _grp:
+                                            del n1_by_l_orderkey[v_l_orderkey]
+                            _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _o is None:
+                                n1_count_by_l_orderkey[v_l_orderkey] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    n1_count_by_l_orderkey[v_l_orderkey] = _n
+                                else:
+                                    del n1_count_by_l_orderkey[v_l_orderkey]
+                            _w6 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w6 is not None:
+                                _d7 = _d4 * _w6
+                                _o = n0_root.get(v_l_orderkey)
+                                if _o is None:
+                                    n0_root[v_l_orderkey] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n0_root[v_l_orderkey] = _n
+                                    else:
+                                        del n0_root[v_l_orderkey]
+                                if pending is not None:
+                                    for (
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                    ), _m8 in self.n9_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_s_suppkey,
+                                            v_l_orderkey,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                        ), _m9 in self.n10_by_s_suppkey_l_orderkey[
+                                            (v_s_suppkey, v_l_orderkey)
+                                        ].items():
+                                            for (
+                                                v_s_suppkey,
+                                                v_s_nationkey,
+                                            ), _m10 in self.n14_by_s_suppkey[
+                                                v_s_suppkey
+                                            ].items():
+                                                _m11 = self.supplier[
+                                                    (v_s_suppkey, v_s_nationkey)
+                                                ]
+                                                for (
+                                                    v_s_nationkey,
+                                                    v_n_name,
+                                                ), _m12 in self.n2_2_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_o_orderdate.year,
+                                                        (
+                                                            v_l_extendedprice
+                                                            * (1 - v_l_discount)
+                                                        ),
+                                                        v_n_name,
+                                                    )
+                                                    _v = _d4 * _m9 * _m11 * _m12
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+        def _batch_nation(self, rows, mults):
+            """Apply a batch of nation rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.nation_rows
+            sums0 = {}  # atom n1_2: key -> summed payload
+            sums1 = {}  # atom n2_2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 4:
+                    raise ViewError(_arity_message("nation", 4, row))
+                v_c_nationkey = row[0]
+                v_n_regionkey = row[2]
+                if v_c_nationkey is None or v_n_regionkey is None:
+                    raise _null_error(
+                        "nation", row, ((0, "n_nationkey"), (2, "n_regionkey"))
+                    )
+                _p = d
+                _k = (v_c_nationkey, v_n_regionkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                v_s_nationkey = row[0]
+                v_n_name = row[1]
+                if v_s_nationkey is None or v_n_name is None:
+                    raise _null_error(
+                        "nation", row, ((0, "n_nationkey"), (1, "n_name"))
+                    )
+                _p = d
+                _k = (v_s_nationkey, v_n_name)
+                _o = sums1.get(_k)
+                sums1[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("nation", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+            n0_root = self.n0_root
+            n10_l_orderkey_by_s_suppkey = self.n10_l_orderkey_by_s_suppkey
+            n14_by_s_suppkey = self.n14_by_s_suppkey
+            n14_count_by_s_suppkey = self.n14_count_by_s_suppkey
+            n1_2_c_nationkey_by_n_regionkey = self.n1_2_c_nationkey_by_n_regionkey
+            n1_by_l_orderkey = self.n1_by_l_orderkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n2_2_by_s_nationkey = self.n2_2_by_s_nationkey
+            n2_2_count_by_s_nationkey = self.n2_2_count_by_s_nationkey
+            n4_count_by_o_custkey = self.n4_count_by_o_custkey
+            n6_count_by_c_nationkey = self.n6_count_by_c_nationkey
+            n9_by_l_orderkey = self.n9_by_l_orderkey
+            n9_count_by_l_orderkey = self.n9_count_by_l_orderkey
+            orders_l_orderkey_o_orderdate_by_o_custkey = (
+                self.orders_l_orderkey_o_orderdate_by_o_custkey
+            )
+            region_count_by_n_regionkey = self.region_count_by_n_regionkey
+            supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
+            # atom n1_2
+            for _k, _p in sums0.items():
+                v_c_nationkey, v_n_regionkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
+                            or _EMPTY
+                        ).get(v_c_nationkey)
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
+                if _grp is None:
+                    n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = {v_c_nationkey: _p}
+                else:
+                    _o = _grp.get(v_c_nationkey)
+                    if _o is None:
+                        _grp[v_c_nationkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_c_nationkey] = _n
+                        else:
+                            del _grp[v_c_nationkey]
+                            if not _grp:
+                                del n1_2_c_nationkey_by_n_regionkey[v_n_regionkey]
+                _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _o = n6_count_by_c_nationkey.get(v_c_nationkey)
+                    if _o is None:
+                        n6_count_by_c_nationkey[v_c_nationkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n6_count_by_c_nationkey[v_c_nationkey] = _n
+                        else:
+                            del n6_count_by_c_nationkey[v_c_nationkey]
+                    _g5 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+                    if _g5:
+                        for v_o_custkey, _w3 in _g5.items():
+                            _d4 = _d2 * _w3
+                            _o = n4_count_by_o_custkey.get(v_o_custkey)
+                            if _o is None:
+                                n4_count_by_o_custkey[v_o_custkey] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    n4_count_by_o_custkey[v_o_custkey] = _n
+                                else:
+                                    del n4_count_by_o_custkey[v_o_custkey]
+                            _g8 = orders_l_orderkey_o_orderdate_by_o_custkey.get(
+                                v_o_custkey
+                            )
+                            if _g8:
+                                for (v_l_orderkey, v_o_orderdate), _w6 in _g8.items():
+                                    _d7 = _d4 * _w6
+                                    _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                                    if _grp is None:
+                                        n1_by_l_orderkey[v_l_orderkey] = {
+                                            (v_l_orderkey, v_o_orderdate): _d7
+                                        }
+                                    else:
+                                        _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                                        if _o is None:
+                                            _grp[(v_l_orderkey, v_o_orderdate)] = _d7
+                                        else:
+                                            _n = _o + _d7
+                                            if _n:
+                                                _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                                            else:
+                                                del _grp[(v_l_orderkey, v_o_orderdate)]
+                                                if not _grp:
+                                                    del n1_by_l_orderkey[v_l_orderkey]
+                                    _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                    if _o is None:
+                                        n1_count_by_l_orderkey[v_l_orderkey] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            n1_count_by_l_orderkey[v_l_orderkey] = _n
+                                        else:
+                                            del n1_count_by_l_orderkey[v_l_orderkey]
+                                    _w9 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                                    if _w9 is not None:
+                                        _d10 = _d7 * _w9
+                                        _o = n0_root.get(v_l_orderkey)
+                                        if _o is None:
+                                            n0_root[v_l_orderkey] = _d10
+                                        else:
+                                            _n = _o + _d10
+                                            if _n:
+                                                n0_root[v_l_orderkey] = _n
+                                            else:
+                                                del n0_root[v_l_orderkey]
+                                        if pending is not None:
+                                            for (
+                                                v_s_suppkey,
+                                                v_l_orderkey,
+                                            ), _m11 in self.n9_by_l_orderkey[
+                                                v_l_orderkey
+                                            ].items():
+                                                for (
+                                                    v_s_suppkey,
+                                                    v_l_orderkey,
+                                                    v_l_extendedprice,
+                                                    v_l_discount,
+                                                ), _m12 in self.n10_by_s_suppkey_l_orderkey[
+                                                    (v_s_suppkey, v_l_orderkey)
+                                                ].items():
+                                                    for (
+                                                        v_s_suppkey,
+                                                        v_s_nationkey,
+                                                    ), _m13 in self.n14_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ].items():
+                                                        _m14 = self.supplier[
+                                                            (v_s_suppkey, v_s_nationkey)
+                                                        ]
+                                                        for (
+                                                            v_s_nationkey,
+                                                            v_n_name,
+                                                        ), _m15 in self.n2_2_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ].items():
+                                                            _k = (
+                                                                v_o_orderdate.year,
+                                                                (
+                                                                    v_l_extendedprice
+                                                                    * (1 - v_l_discount)
+                                                                ),
+                                                                v_n_name,
+                                                            )
+                                                            _v = (
+                                                                _d7 * _m12 * _m14 * _m15
+                                                            )
+                                                            _o = pending.get(_k)
+                                                            pending[_k] = (
+                                                                _v
+                                                                if _o is None
+                                                                else _o + _v
+                                                            )
+
+            # atom n2_2
+            for _k, _p in sums1.items():
+                v_s_nationkey, v_n_name = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.n2_2_by_s_nationkey.get(v_s_nationkey) or _EMPTY).get(
+                            (v_s_nationkey, v_n_name)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = n2_2_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    n2_2_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+                else:
+                    _o = _grp.get((v_s_nationkey, v_n_name))
+                    if _o is None:
+                        _grp[(v_s_nationkey, v_n_name)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_s_nationkey, v_n_name)] = _n
+                        else:
+                            del _grp[(v_s_nationkey, v_n_name)]
+                            if not _grp:
+                                del n2_2_by_s_nationkey[v_s_nationkey]
+                _o = n2_2_count_by_s_nationkey.get(v_s_nationkey)
+                if _o is None:
+                    n2_2_count_by_s_nationkey[v_s_nationkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        n2_2_count_by_s_nationkey[v_s_nationkey] = _n
+                    else:
+                        del n2_2_count_by_s_nationkey[v_s_nationkey]
+                _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _g3:
+                    for v_s_suppkey, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n14_by_s_suppkey.get(v_s_suppkey)
+                        if _grp is None:
+                            n14_by_s_suppkey[v_s_suppkey] = {
+                                (v_s_suppkey, v_s_nationkey): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_s_suppkey, v_s_nationkey))
+                            if _o is None:
+                                _grp[(v_s_suppkey, v_s_nationkey)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                else:
+                                    del _grp[(v_s_suppkey, v_s_nationkey)]
+                                    if not _grp:
+                                        del n14_by_s_suppkey[v_s_suppkey]
+                        _o = n14_count_by_s_suppkey.get(v_s_suppkey)
+                        if _o is None:
+                            n14_count_by_s_suppkey[v_s_suppkey] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n14_count_by_s_suppkey[v_s_suppkey] = _n
+                            else:
+                                del n14_count_by_s_suppkey[v_s_suppkey]
+                        _g6 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                        if _g6:
+                            for v_l_orderkey, _w4 in _g6.items():
+                                _d5 = _d2 * _w4
+                                _grp = n9_by_l_orderkey.get(v_l_orderkey)
+                                if _grp is None:
+                                    n9_by_l_orderkey[v_l_orderkey] = {
+                                        (v_s_suppkey, v_l_orderkey): _d5
+                                    }
+                                else:
+                                    _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                                    if _o is None:
+                                        _grp[(v_s_suppkey, v_l_orderkey)] = _d5
+                                    else:
+                                        _n = _o + _d5
+                                        if _n:
+                                            _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        else:
+                                            del _grp[(v_s_suppkey, v_l_orderkey)]
+                                            if not _grp:
+                                                del n9_by_l_orderkey[v_l_orderkey]
+                                _o = n9_count_by_l_orderkey.get(v_l_orderkey)
+                                if _o is None:
+                                    n9_count_by_l_orderkey[v_l_orderkey] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n9_count_by_l_orderkey[v_l_orderkey] = _n
+                                    else:
+                                        del n9_count_by_l_orderkey[v_l_orderkey]
+                                _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                if _w7 is not None:
+                                    _d8 = _d5 * _w7
+                                    _o = n0_root.get(v_l_orderkey)
+                                    if _o is None:
+                                        n0_root[v_l_orderkey] = _d8
+                                    else:
+                                        _n = _o + _d8
+                                        if _n:
+                                            n0_root[v_l_orderkey] = _n
+                                        else:
+                                            del n0_root[v_l_orderkey]
+                                    if pending is not None:
+                                        for (
+                                            v_l_orderkey,
+                                            v_o_orderdate,
+                                        ), _m9 in self.n1_by_l_orderkey[
+                                            v_l_orderkey
+                                        ].items():
+                                            for (
+                                                v_s_suppkey,
+                                                v_l_orderkey,
+                                                v_l_extendedprice,
+                                                v_l_discount,
+                                            ), _m10 in self.n10_by_s_suppkey_l_orderkey[
+                                                (v_s_suppkey, v_l_orderkey)
+                                            ].items():
+                                                _m11 = self.supplier[
+                                                    (v_s_suppkey, v_s_nationkey)
+                                                ]
+                                                _k = (
+                                                    v_o_orderdate.year,
+                                                    (
+                                                        v_l_extendedprice
+                                                        * (1 - v_l_discount)
+                                                    ),
+                                                    v_n_name,
+                                                )
+                                                _v = _p * _m9 * _m10 * _m11
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+        def _batch_region(self, rows, mults):
+            """Apply a batch of region rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.region_rows
+            sums0 = {}  # atom region: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 3:
+                    raise ViewError(_arity_message("region", 3, row))
+                v_n_regionkey, c_region_r_name, _ = row
+                if v_n_regionkey is None or c_region_r_name is None:
+                    raise _null_error(
+                        "region", row, ((0, "r_regionkey"), (1, "r_name"))
+                    )
+                keep_region = c_region_r_name == "AMERICA"
+                if keep_region:
+                    _p = d
+                    _k = v_n_regionkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("region", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            customer_o_custkey_by_c_nationkey = self.customer_o_custkey_by_c_nationkey
+            n0_root = self.n0_root
+            n1_2_c_nationkey_by_n_regionkey = self.n1_2_c_nationkey_by_n_regionkey
+            n1_by_l_orderkey = self.n1_by_l_orderkey
+            n1_count_by_l_orderkey = self.n1_count_by_l_orderkey
+            n4_count_by_o_custkey = self.n4_count_by_o_custkey
+            n6_count_by_c_nationkey = self.n6_count_by_c_nationkey
+            n9_count_by_l_orderkey = self.n9_count_by_l_orderkey
+            orders_l_orderkey_o_orderdate_by_o_custkey = (
+                self.orders_l_orderkey_o_orderdate_by_o_custkey
+            )
+            region_count_by_n_regionkey = self.region_count_by_n_regionkey
+            # atom region
+            for _k, _p in sums0.items():
+                v_n_regionkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.region_count_by_n_regionkey.get(v_n_regionkey, _ZERO)
+                ):
+                    continue
+                _o = region_count_by_n_regionkey.get(v_n_regionkey)
+                if _o is None:
+                    region_count_by_n_regionkey[v_n_regionkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        region_count_by_n_regionkey[v_n_regionkey] = _n
+                    else:
+                        del region_count_by_n_regionkey[v_n_regionkey]
+                _g3 = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
+                if _g3:
+                    for v_c_nationkey, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _o = n6_count_by_c_nationkey.get(v_c_nationkey)
+                        if _o is None:
+                            n6_count_by_c_nationkey[v_c_nationkey] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n6_count_by_c_nationkey[v_c_nationkey] = _n
+                            else:
+                                del n6_count_by_c_nationkey[v_c_nationkey]
+                        _g6 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+                        if _g6:
+                            for v_o_custkey, _w4 in _g6.items():
+                                _d5 = _d2 * _w4
+                                _o = n4_count_by_o_custkey.get(v_o_custkey)
+                                if _o is None:
+                                    n4_count_by_o_custkey[v_o_custkey] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n4_count_by_o_custkey[v_o_custkey] = _n
+                                    else:
+                                        del n4_count_by_o_custkey[v_o_custkey]
+                                _g9 = orders_l_orderkey_o_orderdate_by_o_custkey.get(
+                                    v_o_custkey
+                                )
+                                if _g9:
+                                    for (
+                                        v_l_orderkey,
+                                        v_o_orderdate,
+                                    ), _w7 in _g9.items():
+                                        _d8 = _d5 * _w7
+                                        _grp = n1_by_l_orderkey.get(v_l_orderkey)
+                                        if _grp is None:
+                                            n1_by_l_orderkey[v_l_orderkey] = {
+                                                (v_l_orderkey, v_o_orderdate): _d8
+                                            }
+                                        else:
+                                            _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                                            if _o is None:
+                                                _grp[(v_l_orderkey, v_o_orderdate)] = (
+                                                    _d8
+                                                )
+                                            else:
+                                                _n = _o + _d8
+                                                if _n:
+                                                    _grp[
+                                                        (v_l_orderkey, v_o_orderdate)
+                                                    ] = _n
+                                                else:
+                                                    del _grp[
+                                                        (v_l_orderkey, v_o_orderdate)
+                                                    ]
+                                                    if not _grp:
+                                                        del n1_by_l_orderkey[
+                                                            v_l_orderkey
+                                                        ]
+                                        _o = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                        if _o is None:
+                                            n1_count_by_l_orderkey[v_l_orderkey] = _d8
+                                        else:
+                                            _n = _o + _d8
+                                            if _n:
+                                                n1_count_by_l_orderkey[v_l_orderkey] = (
+                                                    _n
+                                                )
+                                            else:
+                                                del n1_count_by_l_orderkey[v_l_orderkey]
+                                        _w10 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                                        if _w10 is not None:
+                                            _d11 = _d8 * _w10
+                                            _o = n0_root.get(v_l_orderkey)
+                                            if _o is None:
+                                                n0_root[v_l_orderkey] = _d11
+                                            else:
+                                                _n = _o + _d11
+                                                if _n:
+                                                    n0_root[v_l_orderkey] = _n
+                                                else:
+                                                    del n0_root[v_l_orderkey]
+                                            if pending is not None:
+                                                for (
+                                                    v_s_suppkey,
+                                                    v_l_orderkey,
+                                                ), _m12 in self.n9_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ].items():
+                                                    for (
+                                                        v_s_suppkey,
+                                                        v_l_orderkey,
+                                                        v_l_extendedprice,
+                                                        v_l_discount,
+                                                    ), _m13 in self.n10_by_s_suppkey_l_orderkey[
+                                                        (v_s_suppkey, v_l_orderkey)
+                                                    ].items():
+                                                        for (
+                                                            v_s_suppkey,
+                                                            v_s_nationkey,
+                                                        ), _m14 in self.n14_by_s_suppkey[
+                                                            v_s_suppkey
+                                                        ].items():
+                                                            _m15 = self.supplier[
+                                                                (
+                                                                    v_s_suppkey,
+                                                                    v_s_nationkey,
+                                                                )
+                                                            ]
+                                                            for (
+                                                                v_s_nationkey,
+                                                                v_n_name,
+                                                            ), _m16 in self.n2_2_by_s_nationkey[
+                                                                v_s_nationkey
+                                                            ].items():
+                                                                _k = (
+                                                                    v_o_orderdate.year,
+                                                                    (
+                                                                        v_l_extendedprice
+                                                                        * (
+                                                                            1
+                                                                            - v_l_discount
+                                                                        )
+                                                                    ),
+                                                                    v_n_name,
+                                                                )
+                                                                _v = (
+                                                                    _d8
+                                                                    * _m13
+                                                                    * _m15
+                                                                    * _m16
+                                                                )
+                                                                _o = pending.get(_k)
+                                                                pending[_k] = (
+                                                                    _v
+                                                                    if _o is None
+                                                                    else _o + _v
+                                                                )
+
         def _lookup(
             self,
             v_o_orderdate,
@@ -2123,6 +3767,7 @@ class View:
             "nation": self._apply_nation,
             "region": self._apply_region,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -2181,6 +3826,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:

@@ -364,6 +364,14 @@ def _make_derived1():
                 "orders": self._apply_orders,
                 "nation": self._apply_nation,
             }
+            self._batchers = {  # update() of several rows: summed per key first
+                "part": self._batch_part,
+                "supplier": self._batch_supplier,
+                "lineitem": self._batch_lineitem,
+                "partsupp": self._batch_partsupp,
+                "orders": self._batch_orders,
+                "nation": self._batch_nation,
+            }
             self._on_delta = on_delta
             # Not free-connex: the projected result, maintained from the deltas
             # of the widened query (memory proportional to the result).
@@ -417,6 +425,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -1770,6 +1788,1544 @@ def _make_derived1():
                                                     _v if _o is None else _o + _v
                                                 )
 
+        def _batch_part(self, rows, mults):
+            """Apply a batch of part rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.part_rows
+            sums0 = {}  # atom part: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 9:
+                    raise ViewError(_arity_message("part", 9, row))
+                v_p_partkey = row[0]
+                c_part_p_name = row[1]
+                if v_p_partkey is None or c_part_p_name is None:
+                    raise _null_error("part", row, ((0, "p_partkey"), (1, "p_name")))
+                keep_part = "green" in c_part_p_name
+                if keep_part:
+                    _p = d
+                    _k = v_p_partkey
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("part", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey = (
+                self.lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey
+            )
+            n0_root = self.n0_root
+            n1_by_s_suppkey = self.n1_by_s_suppkey
+            n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+            n2_by_p_partkey_s_suppkey = self.n2_by_p_partkey_s_suppkey
+            n2_count_by_p_partkey_s_suppkey = self.n2_count_by_p_partkey_s_suppkey
+            n3_by_p_partkey_s_suppkey_l_orderkey = (
+                self.n3_by_p_partkey_s_suppkey_l_orderkey
+            )
+            n3_p_partkey_s_suppkey_by_l_orderkey = (
+                self.n3_p_partkey_s_suppkey_by_l_orderkey
+            )
+            n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+            orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
+            part_count_by_p_partkey = self.part_count_by_p_partkey
+            partsupp_count_by_p_partkey_s_suppkey = (
+                self.partsupp_count_by_p_partkey_s_suppkey
+            )
+            # atom part
+            for _k, _p in sums0.items():
+                v_p_partkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.part_count_by_p_partkey.get(v_p_partkey, _ZERO)
+                ):
+                    continue
+                _o = part_count_by_p_partkey.get(v_p_partkey)
+                if _o is None:
+                    part_count_by_p_partkey[v_p_partkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        part_count_by_p_partkey[v_p_partkey] = _n
+                    else:
+                        del part_count_by_p_partkey[v_p_partkey]
+                _g3 = lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey.get(
+                    v_p_partkey
+                )
+                if _g3:
+                    for (
+                        v_s_suppkey,
+                        v_l_orderkey,
+                        v_l_quantity,
+                        v_l_extendedprice,
+                        v_l_discount,
+                    ), _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(
+                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                        )
+                        if _grp is None:
+                            n3_by_p_partkey_s_suppkey_l_orderkey[
+                                (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                            ] = {
+                                (
+                                    v_p_partkey,
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                ): _d2
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_p_partkey,
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_p_partkey,
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                    )
+                                ] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_p_partkey,
+                                            v_s_suppkey,
+                                            v_l_orderkey,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_p_partkey,
+                                            v_s_suppkey,
+                                            v_l_orderkey,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n3_by_p_partkey_s_suppkey_l_orderkey[
+                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                        ]
+                        _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                        if _grp is None:
+                            n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                (v_p_partkey, v_s_suppkey): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_p_partkey, v_s_suppkey))
+                            if _o is None:
+                                _grp[(v_p_partkey, v_s_suppkey)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                else:
+                                    del _grp[(v_p_partkey, v_s_suppkey)]
+                                    if not _grp:
+                                        del n3_p_partkey_s_suppkey_by_l_orderkey[
+                                            v_l_orderkey
+                                        ]
+                        _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w4 is not None:
+                            _d5 = _d2 * _w4
+                            _grp = n2_by_p_partkey_s_suppkey.get(
+                                (v_p_partkey, v_s_suppkey)
+                            )
+                            if _grp is None:
+                                n2_by_p_partkey_s_suppkey[
+                                    (v_p_partkey, v_s_suppkey)
+                                ] = {(v_p_partkey, v_s_suppkey, v_l_orderkey): _d5}
+                            else:
+                                _o = _grp.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
+                                if _o is None:
+                                    _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[
+                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                        ] = _n
+                                    else:
+                                        del _grp[
+                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                        ]
+                                        if not _grp:
+                                            del n2_by_p_partkey_s_suppkey[
+                                                (v_p_partkey, v_s_suppkey)
+                                            ]
+                            _o = n2_count_by_p_partkey_s_suppkey.get(
+                                (v_p_partkey, v_s_suppkey)
+                            )
+                            if _o is None:
+                                n2_count_by_p_partkey_s_suppkey[
+                                    (v_p_partkey, v_s_suppkey)
+                                ] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n2_count_by_p_partkey_s_suppkey[
+                                        (v_p_partkey, v_s_suppkey)
+                                    ] = _n
+                                else:
+                                    del n2_count_by_p_partkey_s_suppkey[
+                                        (v_p_partkey, v_s_suppkey)
+                                    ]
+                            _w6 = partsupp_count_by_p_partkey_s_suppkey.get(
+                                (v_p_partkey, v_s_suppkey)
+                            )
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
+                                _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                                if _grp is None:
+                                    n1_by_s_suppkey[v_s_suppkey] = {
+                                        (v_p_partkey, v_s_suppkey): _d7
+                                    }
+                                else:
+                                    _o = _grp.get((v_p_partkey, v_s_suppkey))
+                                    if _o is None:
+                                        _grp[(v_p_partkey, v_s_suppkey)] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                        else:
+                                            del _grp[(v_p_partkey, v_s_suppkey)]
+                                            if not _grp:
+                                                del n1_by_s_suppkey[v_s_suppkey]
+                                _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                                if _o is None:
+                                    n1_count_by_s_suppkey[v_s_suppkey] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                    else:
+                                        del n1_count_by_s_suppkey[v_s_suppkey]
+                                _w8 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                                if _w8 is not None:
+                                    _d9 = _d7 * _w8
+                                    _o = n0_root.get(v_s_suppkey)
+                                    if _o is None:
+                                        n0_root[v_s_suppkey] = _d9
+                                    else:
+                                        _n = _o + _d9
+                                        if _n:
+                                            n0_root[v_s_suppkey] = _n
+                                        else:
+                                            del n0_root[v_s_suppkey]
+                                    if pending is not None:
+                                        for (
+                                            v_l_orderkey,
+                                            v_o_orderdate,
+                                        ), _m10 in self.orders_by_l_orderkey[
+                                            v_l_orderkey
+                                        ].items():
+                                            for (
+                                                v_p_partkey,
+                                                v_s_suppkey,
+                                                v_ps_supplycost,
+                                            ), _m11 in self.partsupp_by_p_partkey_s_suppkey[
+                                                (v_p_partkey, v_s_suppkey)
+                                            ].items():
+                                                for (
+                                                    v_s_suppkey,
+                                                    v_s_nationkey,
+                                                ), _m12 in self.n8_by_s_suppkey[
+                                                    v_s_suppkey
+                                                ].items():
+                                                    _m13 = self.supplier[
+                                                        (v_s_suppkey, v_s_nationkey)
+                                                    ]
+                                                    for (
+                                                        v_s_nationkey,
+                                                        v_n_name,
+                                                    ), _m14 in self.nation_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ].items():
+                                                        _k = (
+                                                            v_n_name,
+                                                            v_o_orderdate.year,
+                                                            (
+                                                                (
+                                                                    v_l_extendedprice
+                                                                    * (1 - v_l_discount)
+                                                                )
+                                                                - (
+                                                                    v_ps_supplycost
+                                                                    * v_l_quantity
+                                                                )
+                                                            ),
+                                                        )
+                                                        _v = (
+                                                            _d2
+                                                            * _m10
+                                                            * _m11
+                                                            * _m13
+                                                            * _m14
+                                                        )
+                                                        _o = pending.get(_k)
+                                                        pending[_k] = (
+                                                            _v
+                                                            if _o is None
+                                                            else _o + _v
+                                                        )
+
+        def _batch_supplier(self, rows, mults):
+            """Apply a batch of supplier rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.supplier_rows
+            sums0 = {}  # atom supplier: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 7:
+                    raise ViewError(_arity_message("supplier", 7, row))
+                v_s_suppkey = row[0]
+                v_s_nationkey = row[3]
+                if v_s_suppkey is None or v_s_nationkey is None:
+                    raise _null_error(
+                        "supplier", row, ((0, "s_suppkey"), (3, "s_nationkey"))
+                    )
+                _p = d
+                _k = (v_s_suppkey, v_s_nationkey)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("supplier", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+            n8_by_s_suppkey = self.n8_by_s_suppkey
+            n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+            nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+            supplier = self.supplier
+            supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
+            # atom supplier
+            for _k, _p in sums0.items():
+                v_s_suppkey, v_s_nationkey = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.supplier.get((v_s_suppkey, v_s_nationkey), _ZERO)
+                ):
+                    continue
+                _o = supplier.get((v_s_suppkey, v_s_nationkey))
+                if _o is None:
+                    supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                    else:
+                        del supplier[(v_s_suppkey, v_s_nationkey)]
+                _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                else:
+                    _o = _grp.get(v_s_suppkey)
+                    if _o is None:
+                        _grp[v_s_suppkey] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[v_s_suppkey] = _n
+                        else:
+                            del _grp[v_s_suppkey]
+                            if not _grp:
+                                del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n8_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n8_by_s_suppkey[v_s_suppkey] = {
+                            (v_s_suppkey, v_s_nationkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
+                        if _o is None:
+                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                            else:
+                                del _grp[(v_s_suppkey, v_s_nationkey)]
+                                if not _grp:
+                                    del n8_by_s_suppkey[v_s_suppkey]
+                    _o = n8_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n8_count_by_s_suppkey[v_s_suppkey] = _n
+                        else:
+                            del n8_count_by_s_suppkey[v_s_suppkey]
+                    _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w3 is not None:
+                        _d4 = _d2 * _w3
+                        _o = n0_root.get(v_s_suppkey)
+                        if _o is None:
+                            n0_root[v_s_suppkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n0_root[v_s_suppkey] = _n
+                            else:
+                                del n0_root[v_s_suppkey]
+                        if pending is not None:
+                            for (v_p_partkey, v_s_suppkey), _m5 in self.n1_by_s_suppkey[
+                                v_s_suppkey
+                            ].items():
+                                for (
+                                    v_p_partkey,
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                ), _m6 in self.n2_by_p_partkey_s_suppkey[
+                                    (v_p_partkey, v_s_suppkey)
+                                ].items():
+                                    for (
+                                        v_p_partkey,
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                    ), _m7 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                    ].items():
+                                        for (
+                                            v_l_orderkey,
+                                            v_o_orderdate,
+                                        ), _m8 in self.orders_by_l_orderkey[
+                                            v_l_orderkey
+                                        ].items():
+                                            for (
+                                                v_p_partkey,
+                                                v_s_suppkey,
+                                                v_ps_supplycost,
+                                            ), _m9 in self.partsupp_by_p_partkey_s_suppkey[
+                                                (v_p_partkey, v_s_suppkey)
+                                            ].items():
+                                                for (
+                                                    v_s_nationkey,
+                                                    v_n_name,
+                                                ), _m10 in self.nation_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_n_name,
+                                                        v_o_orderdate.year,
+                                                        (
+                                                            (
+                                                                v_l_extendedprice
+                                                                * (1 - v_l_discount)
+                                                            )
+                                                            - (
+                                                                v_ps_supplycost
+                                                                * v_l_quantity
+                                                            )
+                                                        ),
+                                                    )
+                                                    _v = _p * _m7 * _m8 * _m9 * _m10
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+        def _batch_lineitem(self, rows, mults):
+            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.lineitem_rows
+            sums0 = {}  # atom lineitem: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 16:
+                    raise ViewError(_arity_message("lineitem", 16, row))
+                v_l_orderkey = row[0]
+                v_p_partkey = row[1]
+                v_s_suppkey = row[2]
+                v_l_quantity = row[4]
+                v_l_extendedprice = row[5]
+                v_l_discount = row[6]
+                if (
+                    v_l_orderkey is None
+                    or v_p_partkey is None
+                    or v_s_suppkey is None
+                    or v_l_quantity is None
+                    or v_l_extendedprice is None
+                    or v_l_discount is None
+                ):
+                    raise _null_error(
+                        "lineitem",
+                        row,
+                        (
+                            (0, "l_orderkey"),
+                            (1, "l_partkey"),
+                            (2, "l_suppkey"),
+                            (4, "l_quantity"),
+                            (5, "l_extendedprice"),
+                            (6, "l_discount"),
+                        ),
+                    )
+                if not (
+                    v_l_quantity.__class__ in _NUM
+                    and v_l_extendedprice.__class__ in _NUM
+                    and v_l_discount.__class__ in _NUM
+                ):
+                    raise _type_error(
+                        "lineitem",
+                        row,
+                        (
+                            (4, "l_quantity", _NUM, "a number"),
+                            (5, "l_extendedprice", _NUM, "a number"),
+                            (6, "l_discount", _NUM, "a number"),
+                        ),
+                    )
+                _p = d
+                _k = (
+                    v_l_orderkey,
+                    v_p_partkey,
+                    v_s_suppkey,
+                    v_l_quantity,
+                    v_l_extendedprice,
+                    v_l_discount,
+                )
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("lineitem", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey = (
+                self.lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey
+            )
+            n0_root = self.n0_root
+            n1_by_s_suppkey = self.n1_by_s_suppkey
+            n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+            n2_by_p_partkey_s_suppkey = self.n2_by_p_partkey_s_suppkey
+            n2_count_by_p_partkey_s_suppkey = self.n2_count_by_p_partkey_s_suppkey
+            n3_by_p_partkey_s_suppkey_l_orderkey = (
+                self.n3_by_p_partkey_s_suppkey_l_orderkey
+            )
+            n3_p_partkey_s_suppkey_by_l_orderkey = (
+                self.n3_p_partkey_s_suppkey_by_l_orderkey
+            )
+            n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+            orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
+            part_count_by_p_partkey = self.part_count_by_p_partkey
+            partsupp_count_by_p_partkey_s_suppkey = (
+                self.partsupp_count_by_p_partkey_s_suppkey
+            )
+            # atom lineitem
+            for _k, _p in sums0.items():
+                (
+                    v_l_orderkey,
+                    v_p_partkey,
+                    v_s_suppkey,
+                    v_l_quantity,
+                    v_l_extendedprice,
+                    v_l_discount,
+                ) = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey.get(
+                                v_p_partkey
+                            )
+                            or _EMPTY
+                        ).get(
+                            (
+                                v_s_suppkey,
+                                v_l_orderkey,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                            )
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey.get(
+                    v_p_partkey
+                )
+                if _grp is None:
+                    lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                        v_p_partkey
+                    ] = {
+                        (
+                            v_s_suppkey,
+                            v_l_orderkey,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                        ): _p
+                    }
+                else:
+                    _o = _grp.get(
+                        (
+                            v_s_suppkey,
+                            v_l_orderkey,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                        )
+                    )
+                    if _o is None:
+                        _grp[
+                            (
+                                v_s_suppkey,
+                                v_l_orderkey,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                            )
+                        ] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[
+                                (
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            ] = _n
+                        else:
+                            del _grp[
+                                (
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            ]
+                            if not _grp:
+                                del lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                                    v_p_partkey
+                                ]
+                _w1 = part_count_by_p_partkey.get(v_p_partkey)
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(
+                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                    )
+                    if _grp is None:
+                        n3_by_p_partkey_s_suppkey_l_orderkey[
+                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                        ] = {
+                            (
+                                v_p_partkey,
+                                v_s_suppkey,
+                                v_l_orderkey,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_p_partkey,
+                                v_s_suppkey,
+                                v_l_orderkey,
+                                v_l_quantity,
+                                v_l_extendedprice,
+                                v_l_discount,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_p_partkey,
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                )
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (
+                                        v_p_partkey,
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_p_partkey,
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n3_by_p_partkey_s_suppkey_l_orderkey[
+                                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                    ]
+                    _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                    if _grp is None:
+                        n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                            (v_p_partkey, v_s_suppkey): _d2
+                        }
+                    else:
+                        _o = _grp.get((v_p_partkey, v_s_suppkey))
+                        if _o is None:
+                            _grp[(v_p_partkey, v_s_suppkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_p_partkey, v_s_suppkey)] = _n
+                            else:
+                                del _grp[(v_p_partkey, v_s_suppkey)]
+                                if not _grp:
+                                    del n3_p_partkey_s_suppkey_by_l_orderkey[
+                                        v_l_orderkey
+                                    ]
+                    _w3 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w3 is not None:
+                        _d4 = _d2 * _w3
+                        _grp = n2_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+                        if _grp is None:
+                            n2_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
+                                (v_p_partkey, v_s_suppkey, v_l_orderkey): _d4
+                            }
+                        else:
+                            _o = _grp.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
+                            if _o is None:
+                                _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _n
+                                else:
+                                    del _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)]
+                                    if not _grp:
+                                        del n2_by_p_partkey_s_suppkey[
+                                            (v_p_partkey, v_s_suppkey)
+                                        ]
+                        _o = n2_count_by_p_partkey_s_suppkey.get(
+                            (v_p_partkey, v_s_suppkey)
+                        )
+                        if _o is None:
+                            n2_count_by_p_partkey_s_suppkey[
+                                (v_p_partkey, v_s_suppkey)
+                            ] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n2_count_by_p_partkey_s_suppkey[
+                                    (v_p_partkey, v_s_suppkey)
+                                ] = _n
+                            else:
+                                del n2_count_by_p_partkey_s_suppkey[
+                                    (v_p_partkey, v_s_suppkey)
+                                ]
+                        _w5 = partsupp_count_by_p_partkey_s_suppkey.get(
+                            (v_p_partkey, v_s_suppkey)
+                        )
+                        if _w5 is not None:
+                            _d6 = _d4 * _w5
+                            _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                            if _grp is None:
+                                n1_by_s_suppkey[v_s_suppkey] = {
+                                    (v_p_partkey, v_s_suppkey): _d6
+                                }
+                            else:
+                                _o = _grp.get((v_p_partkey, v_s_suppkey))
+                                if _o is None:
+                                    _grp[(v_p_partkey, v_s_suppkey)] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                    else:
+                                        del _grp[(v_p_partkey, v_s_suppkey)]
+                                        if not _grp:
+                                            del n1_by_s_suppkey[v_s_suppkey]
+                            _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                            if _o is None:
+                                n1_count_by_s_suppkey[v_s_suppkey] = _d6
+                            else:
+                                _n = _o + _d6
+                                if _n:
+                                    n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                else:
+                                    del n1_count_by_s_suppkey[v_s_suppkey]
+                            _w7 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                            if _w7 is not None:
+                                _d8 = _d6 * _w7
+                                _o = n0_root.get(v_s_suppkey)
+                                if _o is None:
+                                    n0_root[v_s_suppkey] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n0_root[v_s_suppkey] = _n
+                                    else:
+                                        del n0_root[v_s_suppkey]
+                                if pending is not None:
+                                    for (
+                                        v_l_orderkey,
+                                        v_o_orderdate,
+                                    ), _m9 in self.orders_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_p_partkey,
+                                            v_s_suppkey,
+                                            v_ps_supplycost,
+                                        ), _m10 in self.partsupp_by_p_partkey_s_suppkey[
+                                            (v_p_partkey, v_s_suppkey)
+                                        ].items():
+                                            for (
+                                                v_s_suppkey,
+                                                v_s_nationkey,
+                                            ), _m11 in self.n8_by_s_suppkey[
+                                                v_s_suppkey
+                                            ].items():
+                                                _m12 = self.supplier[
+                                                    (v_s_suppkey, v_s_nationkey)
+                                                ]
+                                                for (
+                                                    v_s_nationkey,
+                                                    v_n_name,
+                                                ), _m13 in self.nation_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_n_name,
+                                                        v_o_orderdate.year,
+                                                        (
+                                                            (
+                                                                v_l_extendedprice
+                                                                * (1 - v_l_discount)
+                                                            )
+                                                            - (
+                                                                v_ps_supplycost
+                                                                * v_l_quantity
+                                                            )
+                                                        ),
+                                                    )
+                                                    _v = _d2 * _m9 * _m10 * _m12 * _m13
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+        def _batch_partsupp(self, rows, mults):
+            """Apply a batch of partsupp rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.partsupp_rows
+            sums0 = {}  # atom partsupp: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 5:
+                    raise ViewError(_arity_message("partsupp", 5, row))
+                v_p_partkey, v_s_suppkey, _, v_ps_supplycost, _ = row
+                if (
+                    v_p_partkey is None
+                    or v_s_suppkey is None
+                    or v_ps_supplycost is None
+                ):
+                    raise _null_error(
+                        "partsupp",
+                        row,
+                        ((0, "ps_partkey"), (1, "ps_suppkey"), (3, "ps_supplycost")),
+                    )
+                if not (v_ps_supplycost.__class__ in _NUM):
+                    raise _type_error(
+                        "partsupp", row, ((3, "ps_supplycost", _NUM, "a number"),)
+                    )
+                _p = d
+                _k = (v_p_partkey, v_s_suppkey, v_ps_supplycost)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("partsupp", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n1_by_s_suppkey = self.n1_by_s_suppkey
+            n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+            n2_count_by_p_partkey_s_suppkey = self.n2_count_by_p_partkey_s_suppkey
+            n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+            partsupp_by_p_partkey_s_suppkey = self.partsupp_by_p_partkey_s_suppkey
+            partsupp_count_by_p_partkey_s_suppkey = (
+                self.partsupp_count_by_p_partkey_s_suppkey
+            )
+            # atom partsupp
+            for _k, _p in sums0.items():
+                v_p_partkey, v_s_suppkey, v_ps_supplycost = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (
+                            self.partsupp_by_p_partkey_s_suppkey.get(
+                                (v_p_partkey, v_s_suppkey)
+                            )
+                            or _EMPTY
+                        ).get((v_p_partkey, v_s_suppkey, v_ps_supplycost))
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = partsupp_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+                if _grp is None:
+                    partsupp_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
+                        (v_p_partkey, v_s_suppkey, v_ps_supplycost): _p
+                    }
+                else:
+                    _o = _grp.get((v_p_partkey, v_s_suppkey, v_ps_supplycost))
+                    if _o is None:
+                        _grp[(v_p_partkey, v_s_suppkey, v_ps_supplycost)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_p_partkey, v_s_suppkey, v_ps_supplycost)] = _n
+                        else:
+                            del _grp[(v_p_partkey, v_s_suppkey, v_ps_supplycost)]
+                            if not _grp:
+                                del partsupp_by_p_partkey_s_suppkey[
+                                    (v_p_partkey, v_s_suppkey)
+                                ]
+                _o = partsupp_count_by_p_partkey_s_suppkey.get(
+                    (v_p_partkey, v_s_suppkey)
+                )
+                if _o is None:
+                    partsupp_count_by_p_partkey_s_suppkey[
+                        (v_p_partkey, v_s_suppkey)
+                    ] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        partsupp_count_by_p_partkey_s_suppkey[
+                            (v_p_partkey, v_s_suppkey)
+                        ] = _n
+                    else:
+                        del partsupp_count_by_p_partkey_s_suppkey[
+                            (v_p_partkey, v_s_suppkey)
+                        ]
+                _w1 = n2_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+                if _w1 is not None:
+                    _d2 = _p * _w1
+                    _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n1_by_s_suppkey[v_s_suppkey] = {(v_p_partkey, v_s_suppkey): _d2}
+                    else:
+                        _o = _grp.get((v_p_partkey, v_s_suppkey))
+                        if _o is None:
+                            _grp[(v_p_partkey, v_s_suppkey)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[(v_p_partkey, v_s_suppkey)] = _n
+                            else:
+                                del _grp[(v_p_partkey, v_s_suppkey)]
+                                if not _grp:
+                                    del n1_by_s_suppkey[v_s_suppkey]
+                    _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _o is None:
+                        n1_count_by_s_suppkey[v_s_suppkey] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n1_count_by_s_suppkey[v_s_suppkey] = _n
+                        else:
+                            del n1_count_by_s_suppkey[v_s_suppkey]
+                    _w3 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w3 is not None:
+                        _d4 = _d2 * _w3
+                        _o = n0_root.get(v_s_suppkey)
+                        if _o is None:
+                            n0_root[v_s_suppkey] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n0_root[v_s_suppkey] = _n
+                            else:
+                                del n0_root[v_s_suppkey]
+                        if pending is not None:
+                            for (
+                                v_p_partkey,
+                                v_s_suppkey,
+                                v_l_orderkey,
+                            ), _m5 in self.n2_by_p_partkey_s_suppkey[
+                                (v_p_partkey, v_s_suppkey)
+                            ].items():
+                                for (
+                                    v_p_partkey,
+                                    v_s_suppkey,
+                                    v_l_orderkey,
+                                    v_l_quantity,
+                                    v_l_extendedprice,
+                                    v_l_discount,
+                                ), _m6 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                    (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                ].items():
+                                    for (
+                                        v_l_orderkey,
+                                        v_o_orderdate,
+                                    ), _m7 in self.orders_by_l_orderkey[
+                                        v_l_orderkey
+                                    ].items():
+                                        for (
+                                            v_s_suppkey,
+                                            v_s_nationkey,
+                                        ), _m8 in self.n8_by_s_suppkey[
+                                            v_s_suppkey
+                                        ].items():
+                                            _m9 = self.supplier[
+                                                (v_s_suppkey, v_s_nationkey)
+                                            ]
+                                            for (
+                                                v_s_nationkey,
+                                                v_n_name,
+                                            ), _m10 in self.nation_by_s_nationkey[
+                                                v_s_nationkey
+                                            ].items():
+                                                _k = (
+                                                    v_n_name,
+                                                    v_o_orderdate.year,
+                                                    (
+                                                        (
+                                                            v_l_extendedprice
+                                                            * (1 - v_l_discount)
+                                                        )
+                                                        - (
+                                                            v_ps_supplycost
+                                                            * v_l_quantity
+                                                        )
+                                                    ),
+                                                )
+                                                _v = _p * _m6 * _m7 * _m9 * _m10
+                                                _o = pending.get(_k)
+                                                pending[_k] = (
+                                                    _v if _o is None else _o + _v
+                                                )
+
+        def _batch_orders(self, rows, mults):
+            """Apply a batch of orders rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.orders_rows
+            sums0 = {}  # atom orders: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 9:
+                    raise ViewError(_arity_message("orders", 9, row))
+                v_l_orderkey = row[0]
+                v_o_orderdate = row[4]
+                if v_l_orderkey is None or v_o_orderdate is None:
+                    raise _null_error(
+                        "orders", row, ((0, "o_orderkey"), (4, "o_orderdate"))
+                    )
+                if not (v_o_orderdate.__class__ in _DATE):
+                    raise _type_error(
+                        "orders", row, ((4, "o_orderdate", _DATE, "a datetime.date"),)
+                    )
+                _p = d
+                _k = (v_l_orderkey, v_o_orderdate)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("orders", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n1_by_s_suppkey = self.n1_by_s_suppkey
+            n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+            n2_by_p_partkey_s_suppkey = self.n2_by_p_partkey_s_suppkey
+            n2_count_by_p_partkey_s_suppkey = self.n2_count_by_p_partkey_s_suppkey
+            n3_p_partkey_s_suppkey_by_l_orderkey = (
+                self.n3_p_partkey_s_suppkey_by_l_orderkey
+            )
+            n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+            orders_by_l_orderkey = self.orders_by_l_orderkey
+            orders_count_by_l_orderkey = self.orders_count_by_l_orderkey
+            partsupp_count_by_p_partkey_s_suppkey = (
+                self.partsupp_count_by_p_partkey_s_suppkey
+            )
+            # atom orders
+            for _k, _p in sums0.items():
+                v_l_orderkey, v_o_orderdate = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.orders_by_l_orderkey.get(v_l_orderkey) or _EMPTY).get(
+                            (v_l_orderkey, v_o_orderdate)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = orders_by_l_orderkey.get(v_l_orderkey)
+                if _grp is None:
+                    orders_by_l_orderkey[v_l_orderkey] = {
+                        (v_l_orderkey, v_o_orderdate): _p
+                    }
+                else:
+                    _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                    if _o is None:
+                        _grp[(v_l_orderkey, v_o_orderdate)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                        else:
+                            del _grp[(v_l_orderkey, v_o_orderdate)]
+                            if not _grp:
+                                del orders_by_l_orderkey[v_l_orderkey]
+                _o = orders_count_by_l_orderkey.get(v_l_orderkey)
+                if _o is None:
+                    orders_count_by_l_orderkey[v_l_orderkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        orders_count_by_l_orderkey[v_l_orderkey] = _n
+                    else:
+                        del orders_count_by_l_orderkey[v_l_orderkey]
+                _g3 = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                if _g3:
+                    for (v_p_partkey, v_s_suppkey), _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n2_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+                        if _grp is None:
+                            n2_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
+                                (v_p_partkey, v_s_suppkey, v_l_orderkey): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
+                            if _o is None:
+                                _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _n
+                                else:
+                                    del _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)]
+                                    if not _grp:
+                                        del n2_by_p_partkey_s_suppkey[
+                                            (v_p_partkey, v_s_suppkey)
+                                        ]
+                        _o = n2_count_by_p_partkey_s_suppkey.get(
+                            (v_p_partkey, v_s_suppkey)
+                        )
+                        if _o is None:
+                            n2_count_by_p_partkey_s_suppkey[
+                                (v_p_partkey, v_s_suppkey)
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n2_count_by_p_partkey_s_suppkey[
+                                    (v_p_partkey, v_s_suppkey)
+                                ] = _n
+                            else:
+                                del n2_count_by_p_partkey_s_suppkey[
+                                    (v_p_partkey, v_s_suppkey)
+                                ]
+                        _w4 = partsupp_count_by_p_partkey_s_suppkey.get(
+                            (v_p_partkey, v_s_suppkey)
+                        )
+                        if _w4 is not None:
+                            _d5 = _d2 * _w4
+                            _grp = n1_by_s_suppkey.get(v_s_suppkey)
+                            if _grp is None:
+                                n1_by_s_suppkey[v_s_suppkey] = {
+                                    (v_p_partkey, v_s_suppkey): _d5
+                                }
+                            else:
+                                _o = _grp.get((v_p_partkey, v_s_suppkey))
+                                if _o is None:
+                                    _grp[(v_p_partkey, v_s_suppkey)] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                    else:
+                                        del _grp[(v_p_partkey, v_s_suppkey)]
+                                        if not _grp:
+                                            del n1_by_s_suppkey[v_s_suppkey]
+                            _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                            if _o is None:
+                                n1_count_by_s_suppkey[v_s_suppkey] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                else:
+                                    del n1_count_by_s_suppkey[v_s_suppkey]
+                            _w6 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
+                                _o = n0_root.get(v_s_suppkey)
+                                if _o is None:
+                                    n0_root[v_s_suppkey] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        n0_root[v_s_suppkey] = _n
+                                    else:
+                                        del n0_root[v_s_suppkey]
+                                if pending is not None:
+                                    for (
+                                        v_p_partkey,
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                        v_l_quantity,
+                                        v_l_extendedprice,
+                                        v_l_discount,
+                                    ), _m8 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                    ].items():
+                                        for (
+                                            v_p_partkey,
+                                            v_s_suppkey,
+                                            v_ps_supplycost,
+                                        ), _m9 in self.partsupp_by_p_partkey_s_suppkey[
+                                            (v_p_partkey, v_s_suppkey)
+                                        ].items():
+                                            for (
+                                                v_s_suppkey,
+                                                v_s_nationkey,
+                                            ), _m10 in self.n8_by_s_suppkey[
+                                                v_s_suppkey
+                                            ].items():
+                                                _m11 = self.supplier[
+                                                    (v_s_suppkey, v_s_nationkey)
+                                                ]
+                                                for (
+                                                    v_s_nationkey,
+                                                    v_n_name,
+                                                ), _m12 in self.nation_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ].items():
+                                                    _k = (
+                                                        v_n_name,
+                                                        v_o_orderdate.year,
+                                                        (
+                                                            (
+                                                                v_l_extendedprice
+                                                                * (1 - v_l_discount)
+                                                            )
+                                                            - (
+                                                                v_ps_supplycost
+                                                                * v_l_quantity
+                                                            )
+                                                        ),
+                                                    )
+                                                    _v = _p * _m8 * _m9 * _m11 * _m12
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
+        def _batch_nation(self, rows, mults):
+            """Apply a batch of nation rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.nation_rows
+            sums0 = {}  # atom nation: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 4:
+                    raise ViewError(_arity_message("nation", 4, row))
+                v_s_nationkey = row[0]
+                v_n_name = row[1]
+                if v_s_nationkey is None or v_n_name is None:
+                    raise _null_error(
+                        "nation", row, ((0, "n_nationkey"), (1, "n_name"))
+                    )
+                _p = d
+                _k = (v_s_nationkey, v_n_name)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("nation", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            n0_root = self.n0_root
+            n1_count_by_s_suppkey = self.n1_count_by_s_suppkey
+            n8_by_s_suppkey = self.n8_by_s_suppkey
+            n8_count_by_s_suppkey = self.n8_count_by_s_suppkey
+            nation_by_s_nationkey = self.nation_by_s_nationkey
+            nation_count_by_s_nationkey = self.nation_count_by_s_nationkey
+            supplier_s_suppkey_by_s_nationkey = self.supplier_s_suppkey_by_s_nationkey
+            # atom nation
+            for _k, _p in sums0.items():
+                v_s_nationkey, v_n_name = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not (
+                        (self.nation_by_s_nationkey.get(v_s_nationkey) or _EMPTY).get(
+                            (v_s_nationkey, v_n_name)
+                        )
+                        or _ZERO
+                    )
+                ):
+                    continue
+                _grp = nation_by_s_nationkey.get(v_s_nationkey)
+                if _grp is None:
+                    nation_by_s_nationkey[v_s_nationkey] = {
+                        (v_s_nationkey, v_n_name): _p
+                    }
+                else:
+                    _o = _grp.get((v_s_nationkey, v_n_name))
+                    if _o is None:
+                        _grp[(v_s_nationkey, v_n_name)] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            _grp[(v_s_nationkey, v_n_name)] = _n
+                        else:
+                            del _grp[(v_s_nationkey, v_n_name)]
+                            if not _grp:
+                                del nation_by_s_nationkey[v_s_nationkey]
+                _o = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _o is None:
+                    nation_count_by_s_nationkey[v_s_nationkey] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        nation_count_by_s_nationkey[v_s_nationkey] = _n
+                    else:
+                        del nation_count_by_s_nationkey[v_s_nationkey]
+                _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _g3:
+                    for v_s_suppkey, _w1 in _g3.items():
+                        _d2 = _p * _w1
+                        _grp = n8_by_s_suppkey.get(v_s_suppkey)
+                        if _grp is None:
+                            n8_by_s_suppkey[v_s_suppkey] = {
+                                (v_s_suppkey, v_s_nationkey): _d2
+                            }
+                        else:
+                            _o = _grp.get((v_s_suppkey, v_s_nationkey))
+                            if _o is None:
+                                _grp[(v_s_suppkey, v_s_nationkey)] = _d2
+                            else:
+                                _n = _o + _d2
+                                if _n:
+                                    _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                else:
+                                    del _grp[(v_s_suppkey, v_s_nationkey)]
+                                    if not _grp:
+                                        del n8_by_s_suppkey[v_s_suppkey]
+                        _o = n8_count_by_s_suppkey.get(v_s_suppkey)
+                        if _o is None:
+                            n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n8_count_by_s_suppkey[v_s_suppkey] = _n
+                            else:
+                                del n8_count_by_s_suppkey[v_s_suppkey]
+                        _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w4 is not None:
+                            _d5 = _d2 * _w4
+                            _o = n0_root.get(v_s_suppkey)
+                            if _o is None:
+                                n0_root[v_s_suppkey] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    n0_root[v_s_suppkey] = _n
+                                else:
+                                    del n0_root[v_s_suppkey]
+                            if pending is not None:
+                                for (
+                                    v_p_partkey,
+                                    v_s_suppkey,
+                                ), _m6 in self.n1_by_s_suppkey[v_s_suppkey].items():
+                                    for (
+                                        v_p_partkey,
+                                        v_s_suppkey,
+                                        v_l_orderkey,
+                                    ), _m7 in self.n2_by_p_partkey_s_suppkey[
+                                        (v_p_partkey, v_s_suppkey)
+                                    ].items():
+                                        for (
+                                            v_p_partkey,
+                                            v_s_suppkey,
+                                            v_l_orderkey,
+                                            v_l_quantity,
+                                            v_l_extendedprice,
+                                            v_l_discount,
+                                        ), _m8 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                        ].items():
+                                            for (
+                                                v_l_orderkey,
+                                                v_o_orderdate,
+                                            ), _m9 in self.orders_by_l_orderkey[
+                                                v_l_orderkey
+                                            ].items():
+                                                for (
+                                                    v_p_partkey,
+                                                    v_s_suppkey,
+                                                    v_ps_supplycost,
+                                                ), _m10 in self.partsupp_by_p_partkey_s_suppkey[
+                                                    (v_p_partkey, v_s_suppkey)
+                                                ].items():
+                                                    _m11 = self.supplier[
+                                                        (v_s_suppkey, v_s_nationkey)
+                                                    ]
+                                                    _k = (
+                                                        v_n_name,
+                                                        v_o_orderdate.year,
+                                                        (
+                                                            (
+                                                                v_l_extendedprice
+                                                                * (1 - v_l_discount)
+                                                            )
+                                                            - (
+                                                                v_ps_supplycost
+                                                                * v_l_quantity
+                                                            )
+                                                        ),
+                                                    )
+                                                    _v = _p * _m8 * _m9 * _m10 * _m11
+                                                    _o = pending.get(_k)
+                                                    pending[_k] = (
+                                                        _v if _o is None else _o + _v
+                                                    )
+
         def _lookup(
             self,
             v_n_name,
@@ -2083,6 +3639,7 @@ class View:
             "orders": self._apply_orders,
             "nation": self._apply_nation,
         }
+        self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         self._pending = {}  # the ordered result follows the result's changes
@@ -2141,6 +3698,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
