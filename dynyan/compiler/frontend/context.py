@@ -66,3 +66,12 @@ class Context:
         while name in self.relations:
             name += "_"
         return name
+
+
+def sql_conjuncts(e: exp.Expression) -> list[exp.Expression]:
+    """The AND-ed parts of a SQL condition (parentheses looked through)."""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.And):
+        return sql_conjuncts(e.this) + sql_conjuncts(e.expression)
+    return [e]

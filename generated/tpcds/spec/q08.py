@@ -704,6 +704,9 @@ def _make_derived1():
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
                     self.customer_address_root = {}  # root customer_address: its tuples
                     self._appliers = {"customer_address": self._apply_customer_address}
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "customer_address": self._batch_customer_address
+                    }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -755,6 +758,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -1255,6 +1268,483 @@ def _make_derived1():
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
+                def _batch_customer_address(self, rows, mults):
+                    """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.customer_address_rows
+                    sums0 = {}  # atom customer_address: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 13:
+                            raise ViewError(_arity_message("customer_address", 13, row))
+                        v_ca_zip = row[9]
+                        keep_customer_address = v_ca_zip is not None and (
+                            None
+                            if v_ca_zip[0:5] is None
+                            else (
+                                v_ca_zip[0:5]
+                                in (
+                                    "24128",
+                                    "76232",
+                                    "65084",
+                                    "87816",
+                                    "83926",
+                                    "77556",
+                                    "20548",
+                                    "26231",
+                                    "43848",
+                                    "15126",
+                                    "91137",
+                                    "61265",
+                                    "98294",
+                                    "25782",
+                                    "17920",
+                                    "18426",
+                                    "98235",
+                                    "40081",
+                                    "84093",
+                                    "28577",
+                                    "55565",
+                                    "17183",
+                                    "54601",
+                                    "67897",
+                                    "22752",
+                                    "86284",
+                                    "18376",
+                                    "38607",
+                                    "45200",
+                                    "21756",
+                                    "29741",
+                                    "96765",
+                                    "23932",
+                                    "89360",
+                                    "29839",
+                                    "25989",
+                                    "28898",
+                                    "91068",
+                                    "72550",
+                                    "10390",
+                                    "18845",
+                                    "47770",
+                                    "82636",
+                                    "41367",
+                                    "76638",
+                                    "86198",
+                                    "81312",
+                                    "37126",
+                                    "39192",
+                                    "88424",
+                                    "72175",
+                                    "81426",
+                                    "53672",
+                                    "10445",
+                                    "42666",
+                                    "66864",
+                                    "66708",
+                                    "41248",
+                                    "48583",
+                                    "82276",
+                                    "18842",
+                                    "78890",
+                                    "49448",
+                                    "14089",
+                                    "38122",
+                                    "34425",
+                                    "79077",
+                                    "19849",
+                                    "43285",
+                                    "39861",
+                                    "66162",
+                                    "77610",
+                                    "13695",
+                                    "99543",
+                                    "83444",
+                                    "83041",
+                                    "12305",
+                                    "57665",
+                                    "68341",
+                                    "25003",
+                                    "57834",
+                                    "62878",
+                                    "49130",
+                                    "81096",
+                                    "18840",
+                                    "27700",
+                                    "23470",
+                                    "50412",
+                                    "21195",
+                                    "16021",
+                                    "76107",
+                                    "71954",
+                                    "68309",
+                                    "18119",
+                                    "98359",
+                                    "64544",
+                                    "10336",
+                                    "86379",
+                                    "27068",
+                                    "39736",
+                                    "98569",
+                                    "28915",
+                                    "24206",
+                                    "56529",
+                                    "57647",
+                                    "54917",
+                                    "42961",
+                                    "91110",
+                                    "63981",
+                                    "14922",
+                                    "36420",
+                                    "23006",
+                                    "67467",
+                                    "32754",
+                                    "30903",
+                                    "20260",
+                                    "31671",
+                                    "51798",
+                                    "72325",
+                                    "85816",
+                                    "68621",
+                                    "13955",
+                                    "36446",
+                                    "41766",
+                                    "68806",
+                                    "16725",
+                                    "15146",
+                                    "22744",
+                                    "35850",
+                                    "88086",
+                                    "51649",
+                                    "18270",
+                                    "52867",
+                                    "39972",
+                                    "96976",
+                                    "63792",
+                                    "11376",
+                                    "94898",
+                                    "13595",
+                                    "10516",
+                                    "90225",
+                                    "58943",
+                                    "39371",
+                                    "94945",
+                                    "28587",
+                                    "96576",
+                                    "57855",
+                                    "28488",
+                                    "26105",
+                                    "83933",
+                                    "25858",
+                                    "34322",
+                                    "44438",
+                                    "73171",
+                                    "30122",
+                                    "34102",
+                                    "22685",
+                                    "71256",
+                                    "78451",
+                                    "54364",
+                                    "13354",
+                                    "45375",
+                                    "40558",
+                                    "56458",
+                                    "28286",
+                                    "45266",
+                                    "47305",
+                                    "69399",
+                                    "83921",
+                                    "26233",
+                                    "11101",
+                                    "15371",
+                                    "69913",
+                                    "35942",
+                                    "15882",
+                                    "25631",
+                                    "24610",
+                                    "44165",
+                                    "99076",
+                                    "33786",
+                                    "70738",
+                                    "26653",
+                                    "14328",
+                                    "72305",
+                                    "62496",
+                                    "22152",
+                                    "10144",
+                                    "64147",
+                                    "48425",
+                                    "14663",
+                                    "21076",
+                                    "18799",
+                                    "30450",
+                                    "63089",
+                                    "81019",
+                                    "68893",
+                                    "24996",
+                                    "51200",
+                                    "51211",
+                                    "45692",
+                                    "92712",
+                                    "70466",
+                                    "79994",
+                                    "22437",
+                                    "25280",
+                                    "38935",
+                                    "71791",
+                                    "73134",
+                                    "56571",
+                                    "14060",
+                                    "19505",
+                                    "72425",
+                                    "56575",
+                                    "74351",
+                                    "68786",
+                                    "51650",
+                                    "20004",
+                                    "18383",
+                                    "76614",
+                                    "11634",
+                                    "18906",
+                                    "15765",
+                                    "41368",
+                                    "73241",
+                                    "76698",
+                                    "78567",
+                                    "97189",
+                                    "28545",
+                                    "76231",
+                                    "75691",
+                                    "22246",
+                                    "51061",
+                                    "90578",
+                                    "56691",
+                                    "68014",
+                                    "51103",
+                                    "94167",
+                                    "57047",
+                                    "14867",
+                                    "73520",
+                                    "15734",
+                                    "63435",
+                                    "25733",
+                                    "35474",
+                                    "24676",
+                                    "94627",
+                                    "53535",
+                                    "17879",
+                                    "15559",
+                                    "53268",
+                                    "59166",
+                                    "11928",
+                                    "59402",
+                                    "33282",
+                                    "45721",
+                                    "43933",
+                                    "68101",
+                                    "33515",
+                                    "36634",
+                                    "71286",
+                                    "19736",
+                                    "58058",
+                                    "55253",
+                                    "67473",
+                                    "41918",
+                                    "19515",
+                                    "36495",
+                                    "19430",
+                                    "22351",
+                                    "77191",
+                                    "91393",
+                                    "49156",
+                                    "50298",
+                                    "87501",
+                                    "18652",
+                                    "53179",
+                                    "18767",
+                                    "63193",
+                                    "23968",
+                                    "65164",
+                                    "68880",
+                                    "21286",
+                                    "72823",
+                                    "58470",
+                                    "67301",
+                                    "13394",
+                                    "31016",
+                                    "70372",
+                                    "67030",
+                                    "40604",
+                                    "24317",
+                                    "45748",
+                                    "39127",
+                                    "26065",
+                                    "77721",
+                                    "31029",
+                                    "31880",
+                                    "60576",
+                                    "24671",
+                                    "45549",
+                                    "13376",
+                                    "50016",
+                                    "33123",
+                                    "19769",
+                                    "22927",
+                                    "97789",
+                                    "46081",
+                                    "72151",
+                                    "15723",
+                                    "46136",
+                                    "51949",
+                                    "68100",
+                                    "96888",
+                                    "64528",
+                                    "14171",
+                                    "79777",
+                                    "28709",
+                                    "11489",
+                                    "25103",
+                                    "32213",
+                                    "78668",
+                                    "22245",
+                                    "15798",
+                                    "27156",
+                                    "37930",
+                                    "62971",
+                                    "21337",
+                                    "51622",
+                                    "67853",
+                                    "10567",
+                                    "38415",
+                                    "15455",
+                                    "58263",
+                                    "42029",
+                                    "60279",
+                                    "37125",
+                                    "56240",
+                                    "88190",
+                                    "50308",
+                                    "26859",
+                                    "64457",
+                                    "89091",
+                                    "82136",
+                                    "62377",
+                                    "36233",
+                                    "63837",
+                                    "58078",
+                                    "17043",
+                                    "30010",
+                                    "60099",
+                                    "28810",
+                                    "98025",
+                                    "29178",
+                                    "87343",
+                                    "73273",
+                                    "30469",
+                                    "64034",
+                                    "39516",
+                                    "86057",
+                                    "21309",
+                                    "90257",
+                                    "67875",
+                                    "40162",
+                                    "11356",
+                                    "73650",
+                                    "61810",
+                                    "72013",
+                                    "30431",
+                                    "22461",
+                                    "19512",
+                                    "13375",
+                                    "55307",
+                                    "30625",
+                                    "83849",
+                                    "68908",
+                                    "26689",
+                                    "96451",
+                                    "38193",
+                                    "46820",
+                                    "88885",
+                                    "84935",
+                                    "69035",
+                                    "83144",
+                                    "47537",
+                                    "56616",
+                                    "94983",
+                                    "48033",
+                                    "69952",
+                                    "25486",
+                                    "61547",
+                                    "27385",
+                                    "61860",
+                                    "58048",
+                                    "56910",
+                                    "16807",
+                                    "17871",
+                                    "35258",
+                                    "31387",
+                                    "35458",
+                                    "35576",
+                                )
+                            )
+                        )
+                        if keep_customer_address and not (
+                            v_ca_zip.__class__ in _STR_OR_NULL
+                        ):
+                            raise _type_error(
+                                "customer_address",
+                                row,
+                                ((9, "ca_zip", _STR_OR_NULL, "a str or None"),),
+                            )
+                        if keep_customer_address:
+                            _p = d
+                            _k = v_ca_zip
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("customer_address", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    customer_address_root = self.customer_address_root
+                    # atom customer_address
+                    for _k, _p in sums0.items():
+                        v_ca_zip = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not self.customer_address_root.get(v_ca_zip, _ZERO)
+                        ):
+                            continue
+                        _o = customer_address_root.get(v_ca_zip)
+                        if _o is None:
+                            customer_address_root[v_ca_zip] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                customer_address_root[v_ca_zip] = _n
+                            else:
+                                del customer_address_root[v_ca_zip]
+                        if pending is not None:
+                            _k = ((None if v_ca_zip is None else v_ca_zip[0:5]),)
+                            _v = _p
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
+
                 def _lookup(self, v_ca_zip):
                     """The payload of one output tuple, in O(1); None if absent."""
                     _m1 = self.customer_address_root.get(v_ca_zip)
@@ -1546,6 +2036,12 @@ def _make_derived1():
                             "customer_address": self._apply_customer_address,
                             "customer": self._apply_customer,
                         }
+                        self._batchers = (
+                            {  # update() of several rows: summed per key first
+                                "customer_address": self._batch_customer_address,
+                                "customer": self._batch_customer,
+                            }
+                        )
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
                         self._reported = (
@@ -1600,6 +2096,18 @@ def _make_derived1():
                             raise ViewError(
                                 f"{len(rows)} rows but {len(mults)} multiplicities"
                             )
+                        batch = self._batchers.get(relation) if len(rows) > 1 else None
+                        if batch is not None:
+                            try:
+                                batch(
+                                    rows, (1,) * len(rows) if mults is None else mults
+                                )
+                            except BaseException:
+                                self._rejected()
+                                raise
+                            if self._pending is not None:
+                                self._flush()
+                            return
                         done = 0
                         try:
                             if mults is None:
@@ -1756,6 +2264,212 @@ def _make_derived1():
                         # atom customer
                         if keep_customer:
                             _p = d
+                            _o = customer_count_by_ca_address_sk.get(v_ca_address_sk)
+                            if _o is None:
+                                customer_count_by_ca_address_sk[v_ca_address_sk] = _p
+                            else:
+                                _n = _o + _p
+                                if _n:
+                                    customer_count_by_ca_address_sk[v_ca_address_sk] = (
+                                        _n
+                                    )
+                                else:
+                                    del customer_count_by_ca_address_sk[v_ca_address_sk]
+                            _g3 = customer_address_ca_zip_by_ca_address_sk.get(
+                                v_ca_address_sk
+                            )
+                            if _g3:
+                                for v_ca_zip, _w1 in _g3.items():
+                                    _d2 = _p * _w1
+                                    _o = n0_root.get(v_ca_zip)
+                                    if _o is None:
+                                        n0_root[v_ca_zip] = _d2
+                                    else:
+                                        _n = _o + _d2
+                                        if _n:
+                                            n0_root[v_ca_zip] = _n
+                                        else:
+                                            del n0_root[v_ca_zip]
+                                    if pending is not None:
+                                        _k = (v_ca_zip,)
+                                        _v = _d2
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+                    def _batch_customer_address(self, rows, mults):
+                        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.customer_address_rows
+                        sums0 = {}  # atom customer_address: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 13:
+                                raise ViewError(
+                                    _arity_message("customer_address", 13, row)
+                                )
+                            v_ca_address_sk = row[0]
+                            v_ca_zip = row[9]
+                            if v_ca_address_sk is None:
+                                raise _null_error(
+                                    "customer_address", row, ((0, "ca_address_sk"),)
+                                )
+                            if not (v_ca_zip.__class__ in _STR_OR_NULL):
+                                raise _type_error(
+                                    "customer_address",
+                                    row,
+                                    ((9, "ca_zip", _STR_OR_NULL, "a str or None"),),
+                                )
+                            _p = d
+                            _k = (v_ca_address_sk, v_ca_zip)
+                            _o = sums0.get(_k)
+                            sums0[_k] = _p if _o is None else _o + _p
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(
+                                    _absent_message("customer_address", row)
+                                )
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        customer_address_ca_zip_by_ca_address_sk = (
+                            self.customer_address_ca_zip_by_ca_address_sk
+                        )
+                        customer_count_by_ca_address_sk = (
+                            self.customer_count_by_ca_address_sk
+                        )
+                        n0_root = self.n0_root
+                        # atom customer_address
+                        for _k, _p in sums0.items():
+                            v_ca_address_sk, v_ca_zip = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p and (
+                                _p == _ZERO
+                                or not (
+                                    (
+                                        self.customer_address_ca_zip_by_ca_address_sk.get(
+                                            v_ca_address_sk
+                                        )
+                                        or _EMPTY
+                                    ).get(v_ca_zip)
+                                    or _ZERO
+                                )
+                            ):
+                                continue
+                            _grp = customer_address_ca_zip_by_ca_address_sk.get(
+                                v_ca_address_sk
+                            )
+                            if _grp is None:
+                                customer_address_ca_zip_by_ca_address_sk[
+                                    v_ca_address_sk
+                                ] = {v_ca_zip: _p}
+                            else:
+                                _o = _grp.get(v_ca_zip)
+                                if _o is None:
+                                    _grp[v_ca_zip] = _p
+                                else:
+                                    _n = _o + _p
+                                    if _n:
+                                        _grp[v_ca_zip] = _n
+                                    else:
+                                        del _grp[v_ca_zip]
+                                        if not _grp:
+                                            del customer_address_ca_zip_by_ca_address_sk[
+                                                v_ca_address_sk
+                                            ]
+                            _w1 = customer_count_by_ca_address_sk.get(v_ca_address_sk)
+                            if _w1 is not None:
+                                _d2 = _p * _w1
+                                _o = n0_root.get(v_ca_zip)
+                                if _o is None:
+                                    n0_root[v_ca_zip] = _d2
+                                else:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n0_root[v_ca_zip] = _n
+                                    else:
+                                        del n0_root[v_ca_zip]
+                                if pending is not None:
+                                    _k = (v_ca_zip,)
+                                    _v = _d2
+                                    _o = pending.get(_k)
+                                    pending[_k] = _v if _o is None else _o + _v
+
+                    def _batch_customer(self, rows, mults):
+                        """Apply a batch of customer rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.customer_rows
+                        sums0 = {}  # atom customer: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 18:
+                                raise ViewError(_arity_message("customer", 18, row))
+                            v_ca_address_sk = row[4]
+                            c_customer_c_preferred_cust_flag = row[10]
+                            keep_customer = v_ca_address_sk is not None and (
+                                c_customer_c_preferred_cust_flag is not None
+                                and (c_customer_c_preferred_cust_flag == "Y")
+                            )
+                            if keep_customer:
+                                _p = d
+                                _k = v_ca_address_sk
+                                _o = sums0.get(_k)
+                                sums0[_k] = _p if _o is None else _o + _p
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(_absent_message("customer", row))
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        customer_address_ca_zip_by_ca_address_sk = (
+                            self.customer_address_ca_zip_by_ca_address_sk
+                        )
+                        customer_count_by_ca_address_sk = (
+                            self.customer_count_by_ca_address_sk
+                        )
+                        n0_root = self.n0_root
+                        # atom customer
+                        for _k, _p in sums0.items():
+                            v_ca_address_sk = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p and (
+                                _p == _ZERO
+                                or not self.customer_count_by_ca_address_sk.get(
+                                    v_ca_address_sk, _ZERO
+                                )
+                            ):
+                                continue
                             _o = customer_count_by_ca_address_sk.get(v_ca_address_sk)
                             if _o is None:
                                 customer_count_by_ca_address_sk[v_ca_address_sk] = _p
@@ -1994,6 +2708,9 @@ def _make_derived1():
                         "customer_address": self._apply_customer_address,
                         "customer": self._apply_customer,
                     }
+                    self._batchers = (
+                        {}  # update() of several rows: summed per key first
+                    )
                     self.sub_derived1 = _derived1_view(
                         push=True
                     )  # a subquery's inner view
@@ -2053,6 +2770,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -2414,6 +3141,7 @@ def _make_derived1():
                 "customer_address": self._apply_customer_address,
                 "customer": self._apply_customer,
             }
+            self._batchers = {}  # update() of several rows: summed per key first
             self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -2469,6 +3197,16 @@ def _make_derived1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -2850,6 +3588,11 @@ class View:
             "customer_address": self._apply_customer_address,
             "customer": self._apply_customer,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "store_sales": self._batch_store_sales,
+            "date_dim": self._batch_date_dim,
+            "store": self._batch_store,
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
@@ -2912,6 +3655,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -3458,6 +4211,503 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_derived1(sub_row, change)
+
+    def _batch_store_sales(self, rows, mults):
+        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_sales_rows
+        sums0 = {}  # atom store_sales: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 23:
+                raise ViewError(_arity_message("store_sales", 23, row))
+            v_ss_sold_date_sk = row[0]
+            v_ss_store_sk = row[7]
+            c_store_sales_ss_net_profit = row[22]
+            keep_store_sales = (
+                v_ss_sold_date_sk is not None and v_ss_store_sk is not None
+            )
+            if keep_store_sales:
+                _p = (
+                    d,
+                    (d if c_store_sales_ss_net_profit is not None else 0),
+                    (
+                        d * round(c_store_sales_ss_net_profit * 100)
+                        if c_store_sales_ss_net_profit is not None
+                        else 0
+                    ),
+                )
+                _k = (v_ss_sold_date_sk, v_ss_store_sk)
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store_sales", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+        n0_root = self.n0_root
+        n1_by_all = self.n1_by_all
+        n1_count_by_all = self.n1_count_by_all
+        n4_count_by_ss_store_sk = self.n4_count_by_ss_store_sk
+        store_2_s_store_name_s_zip_by_ss_store_sk = (
+            self.store_2_s_store_name_s_zip_by_ss_store_sk
+        )
+        store_sales_ss_store_sk_by_ss_sold_date_sk = (
+            self.store_sales_ss_store_sk_by_ss_sold_date_sk
+        )
+        v1_count_by_all = self.v1_count_by_all
+        # atom store_sales
+        for _k, _p in sums0.items():
+            v_ss_sold_date_sk, v_ss_store_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_sales_ss_store_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        )
+                        or _EMPTY
+                    ).get(v_ss_store_sk)
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = store_sales_ss_store_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _grp is None:
+                store_sales_ss_store_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                    v_ss_store_sk: _p
+                }
+            else:
+                _o = _grp.get(v_ss_store_sk)
+                if _o is None:
+                    _grp[v_ss_store_sk] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[v_ss_store_sk] = _n
+                    else:
+                        del _grp[v_ss_store_sk]
+                        if not _grp:
+                            del store_sales_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+            _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n4_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _o is None:
+                    n4_count_by_ss_store_sk[v_ss_store_sk] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n4_count_by_ss_store_sk[v_ss_store_sk] = _n
+                    else:
+                        del n4_count_by_ss_store_sk[v_ss_store_sk]
+                _g5 = store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk)
+                if _g5:
+                    for (v_s_store_name, v_s_zip), _w3 in _g5.items():
+                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _grp = n1_by_all.get(())
+                        if _grp is None:
+                            n1_by_all[()] = {(v_s_store_name, v_s_zip): _d4}
+                        else:
+                            _o = _grp.get((v_s_store_name, v_s_zip))
+                            if _o is None:
+                                _grp[(v_s_store_name, v_s_zip)] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    _grp[(v_s_store_name, v_s_zip)] = _n
+                                else:
+                                    del _grp[(v_s_store_name, v_s_zip)]
+                                    if not _grp:
+                                        del n1_by_all[()]
+                        _o = n1_count_by_all.get(())
+                        if _o is None:
+                            n1_count_by_all[()] = _d4
+                        else:
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            if _n[0]:
+                                n1_count_by_all[()] = _n
+                            else:
+                                del n1_count_by_all[()]
+                        _w6 = v1_count_by_all.get(())
+                        if _w6 is not None:
+                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
+                            _o = n0_root.get(())
+                            if _o is None:
+                                n0_root[()] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n0_root[()] = _n
+                                else:
+                                    del n0_root[()]
+                            if pending is not None:
+                                for v_ca_zip, _m8 in self.v1_by_all[()].items():
+                                    if (
+                                        v_s_zip is not None
+                                        and v_ca_zip is not None
+                                        and (
+                                            None
+                                            if v_s_zip[0:2] is None
+                                            or v_ca_zip[0:2] is None
+                                            else (v_s_zip[0:2] == v_ca_zip[0:2])
+                                        )
+                                    ):  # conditions on result rows
+                                        _k = (v_s_store_name,)
+                                        _v = (
+                                            _d4[0] * _m8[0],
+                                            _d4[1] * _m8[1],
+                                            _d4[2] * _m8[2],
+                                        )
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_ss_sold_date_sk = row[0]
+            c_date_dim_d_year = row[6]
+            c_date_dim_d_qoy = row[10]
+            if v_ss_sold_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = (
+                c_date_dim_d_qoy is not None
+                and c_date_dim_d_year is not None
+                and (c_date_dim_d_qoy == 2)
+                and (c_date_dim_d_year == 1998)
+            )
+            if keep_date_dim:
+                _p = (d, d, d)
+                _k = v_ss_sold_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
+        n0_root = self.n0_root
+        n1_by_all = self.n1_by_all
+        n1_count_by_all = self.n1_count_by_all
+        n4_count_by_ss_store_sk = self.n4_count_by_ss_store_sk
+        store_2_s_store_name_s_zip_by_ss_store_sk = (
+            self.store_2_s_store_name_s_zip_by_ss_store_sk
+        )
+        store_sales_ss_store_sk_by_ss_sold_date_sk = (
+            self.store_sales_ss_store_sk_by_ss_sold_date_sk
+        )
+        v1_count_by_all = self.v1_count_by_all
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_ss_sold_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.date_dim_count_by_ss_sold_date_sk.get(
+                    v_ss_sold_date_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _o is None:
+                date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
+            else:
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
+                else:
+                    del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
+            _g3 = store_sales_ss_store_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _g3:
+                for v_ss_store_sk, _w1 in _g3.items():
+                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _o = n4_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _o is None:
+                        n4_count_by_ss_store_sk[v_ss_store_sk] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n4_count_by_ss_store_sk[v_ss_store_sk] = _n
+                        else:
+                            del n4_count_by_ss_store_sk[v_ss_store_sk]
+                    _g6 = store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk)
+                    if _g6:
+                        for (v_s_store_name, v_s_zip), _w4 in _g6.items():
+                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _grp = n1_by_all.get(())
+                            if _grp is None:
+                                n1_by_all[()] = {(v_s_store_name, v_s_zip): _d5}
+                            else:
+                                _o = _grp.get((v_s_store_name, v_s_zip))
+                                if _o is None:
+                                    _grp[(v_s_store_name, v_s_zip)] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[(v_s_store_name, v_s_zip)] = _n
+                                    else:
+                                        del _grp[(v_s_store_name, v_s_zip)]
+                                        if not _grp:
+                                            del n1_by_all[()]
+                            _o = n1_count_by_all.get(())
+                            if _o is None:
+                                n1_count_by_all[()] = _d5
+                            else:
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n1_count_by_all[()] = _n
+                                else:
+                                    del n1_count_by_all[()]
+                            _w7 = v1_count_by_all.get(())
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d5[0] * _w7[0],
+                                    _d5[1] * _w7[1],
+                                    _d5[2] * _w7[2],
+                                )
+                                _o = n0_root.get(())
+                                if _o is None:
+                                    n0_root[()] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[()] = _n
+                                    else:
+                                        del n0_root[()]
+                                if pending is not None:
+                                    for v_ca_zip, _m9 in self.v1_by_all[()].items():
+                                        if (
+                                            v_s_zip is not None
+                                            and v_ca_zip is not None
+                                            and (
+                                                None
+                                                if v_s_zip[0:2] is None
+                                                or v_ca_zip[0:2] is None
+                                                else (v_s_zip[0:2] == v_ca_zip[0:2])
+                                            )
+                                        ):  # conditions on result rows
+                                            _k = (v_s_store_name,)
+                                            _v = (
+                                                _d5[0] * _m9[0],
+                                                _d5[1] * _m9[1],
+                                                _d5[2] * _m9[2],
+                                            )
+                                            _o = pending.get(_k)
+                                            pending[_k] = (
+                                                _v
+                                                if _o is None
+                                                else (
+                                                    _o[0] + _v[0],
+                                                    _o[1] + _v[1],
+                                                    _o[2] + _v[2],
+                                                )
+                                            )
+
+    def _batch_store(self, rows, mults):
+        """Apply a batch of store rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.store_rows
+        sums0 = {}  # atom store_2: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 29:
+                raise ViewError(_arity_message("store", 29, row))
+            v_ss_store_sk = row[0]
+            v_s_store_name = row[5]
+            v_s_zip = row[25]
+            if v_ss_store_sk is None:
+                raise _null_error("store", row, ((0, "s_store_sk"),))
+            if not (v_s_zip.__class__ in _STR_OR_NULL):
+                raise _type_error(
+                    "store", row, ((25, "s_zip", _STR_OR_NULL, "a str or None"),)
+                )
+            _p = (d, d, d)
+            _k = (v_ss_store_sk, v_s_store_name, v_s_zip)
+            _o = sums0.get(_k)
+            sums0[_k] = (
+                _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+            )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("store", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        n0_root = self.n0_root
+        n1_by_all = self.n1_by_all
+        n1_count_by_all = self.n1_count_by_all
+        n4_count_by_ss_store_sk = self.n4_count_by_ss_store_sk
+        store_2_s_store_name_s_zip_by_ss_store_sk = (
+            self.store_2_s_store_name_s_zip_by_ss_store_sk
+        )
+        v1_count_by_all = self.v1_count_by_all
+        # atom store_2
+        for _k, _p in sums0.items():
+            v_ss_store_sk, v_s_store_name, v_s_zip = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.store_2_s_store_name_s_zip_by_ss_store_sk.get(
+                            v_ss_store_sk
+                        )
+                        or _EMPTY
+                    ).get((v_s_store_name, v_s_zip))
+                    or _ZERO
+                )[0]
+            ):
+                continue
+            _grp = store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk)
+            if _grp is None:
+                store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = {
+                    (v_s_store_name, v_s_zip): _p
+                }
+            else:
+                _o = _grp.get((v_s_store_name, v_s_zip))
+                if _o is None:
+                    _grp[(v_s_store_name, v_s_zip)] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[(v_s_store_name, v_s_zip)] = _n
+                    else:
+                        del _grp[(v_s_store_name, v_s_zip)]
+                        if not _grp:
+                            del store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk]
+            _w1 = n4_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _grp = n1_by_all.get(())
+                if _grp is None:
+                    n1_by_all[()] = {(v_s_store_name, v_s_zip): _d2}
+                else:
+                    _o = _grp.get((v_s_store_name, v_s_zip))
+                    if _o is None:
+                        _grp[(v_s_store_name, v_s_zip)] = _d2
+                    else:
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            _grp[(v_s_store_name, v_s_zip)] = _n
+                        else:
+                            del _grp[(v_s_store_name, v_s_zip)]
+                            if not _grp:
+                                del n1_by_all[()]
+                _o = n1_count_by_all.get(())
+                if _o is None:
+                    n1_count_by_all[()] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n1_count_by_all[()] = _n
+                    else:
+                        del n1_count_by_all[()]
+                _w3 = v1_count_by_all.get(())
+                if _w3 is not None:
+                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _o = n0_root.get(())
+                    if _o is None:
+                        n0_root[()] = _d4
+                    else:
+                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        if _n[0]:
+                            n0_root[()] = _n
+                        else:
+                            del n0_root[()]
+                    if pending is not None:
+                        for v_ca_zip, _m5 in self.v1_by_all[()].items():
+                            if (
+                                v_s_zip is not None
+                                and v_ca_zip is not None
+                                and (
+                                    None
+                                    if v_s_zip[0:2] is None or v_ca_zip[0:2] is None
+                                    else (v_s_zip[0:2] == v_ca_zip[0:2])
+                                )
+                            ):  # conditions on result rows
+                                _k = (v_s_store_name,)
+                                _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
     def _lookup(self, v_s_store_name, v_s_zip, v_ca_zip):
         """The payload of one output tuple, in O(1); None if absent."""

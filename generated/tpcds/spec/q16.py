@@ -263,6 +263,9 @@ def _make_exists_1():
             self.catalog_sales_rows = {}  # input rows: row -> multiplicity
             self.cs2_root = {}  # root cs2: its tuples
             self._appliers = {"catalog_sales": self._apply_catalog_sales}
+            self._batchers = {  # update() of several rows: summed per key first
+                "catalog_sales": self._batch_catalog_sales
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -312,6 +315,16 @@ def _make_exists_1():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -387,6 +400,70 @@ def _make_exists_1():
                 _v = _p
                 _o = pending.get(_k)
                 pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_catalog_sales(self, rows, mults):
+            """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.catalog_sales_rows
+            sums0 = {}  # atom cs2: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 34:
+                    raise ViewError(_arity_message("catalog_sales", 34, row))
+                v_cs_warehouse_sk = row[14]
+                v_cs_order_number = row[17]
+                if v_cs_order_number is None:
+                    raise _null_error("catalog_sales", row, ((17, "cs_order_number"),))
+                _p = d
+                _k = (v_cs_warehouse_sk, v_cs_order_number)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("catalog_sales", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            cs2_root = self.cs2_root
+            # atom cs2
+            for _k, _p in sums0.items():
+                v_cs_warehouse_sk, v_cs_order_number = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO
+                    or not self.cs2_root.get(
+                        (v_cs_warehouse_sk, v_cs_order_number), _ZERO
+                    )
+                ):
+                    continue
+                _o = cs2_root.get((v_cs_warehouse_sk, v_cs_order_number))
+                if _o is None:
+                    cs2_root[(v_cs_warehouse_sk, v_cs_order_number)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        cs2_root[(v_cs_warehouse_sk, v_cs_order_number)] = _n
+                    else:
+                        del cs2_root[(v_cs_warehouse_sk, v_cs_order_number)]
+                if pending is not None:
+                    _k = (v_cs_order_number, v_cs_warehouse_sk)
+                    _v = _p
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
 
         def _lookup(self, v_cs_order_number, v_cs_warehouse_sk):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -590,6 +667,9 @@ def _make_exists_2():
             self.catalog_returns_rows = {}  # input rows: row -> multiplicity
             self.cr1_root = {}  # root cr1: its tuples
             self._appliers = {"catalog_returns": self._apply_catalog_returns}
+            self._batchers = {  # update() of several rows: summed per key first
+                "catalog_returns": self._batch_catalog_returns
+            }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -639,6 +719,16 @@ def _make_exists_2():
             if mults is not None and len(mults) != len(rows):
                 self._rejected()
                 raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+            batch = self._batchers.get(relation) if len(rows) > 1 else None
+            if batch is not None:
+                try:
+                    batch(rows, (1,) * len(rows) if mults is None else mults)
+                except BaseException:
+                    self._rejected()
+                    raise
+                if self._pending is not None:
+                    self._flush()
+                return
             done = 0
             try:
                 if mults is None:
@@ -713,6 +803,68 @@ def _make_exists_2():
                 _v = _p
                 _o = pending.get(_k)
                 pending[_k] = _v if _o is None else _o + _v
+
+        def _batch_catalog_returns(self, rows, mults):
+            """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
+            every row is checked and its payload summed per key (the values its
+            atoms' paths read) first, then each key's sum takes the path to the
+            root once. Nothing changes before every check has passed."""
+            counts = {}  # row -> its multiplicity after the batch
+            store = self.catalog_returns_rows
+            sums0 = {}  # atom cr1: key -> summed payload
+            for row, d in zip(rows, mults):
+                if type(d) is not int:
+                    raise ViewError(f"multiplicities must be int, got {d!r}")
+                if not d:
+                    continue
+                if type(row) is not tuple:
+                    row = tuple(row)
+                if len(row) != 27:
+                    raise ViewError(_arity_message("catalog_returns", 27, row))
+                v_cr_order_number = row[16]
+                if v_cr_order_number is None:
+                    raise _null_error(
+                        "catalog_returns", row, ((16, "cr_order_number"),)
+                    )
+                _p = d
+                _k = v_cr_order_number
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+                c = counts.get(row)
+                counts[row] = (store.get(row, 0) if c is None else c) + d
+            for row, c in counts.items():
+                if c < 0:
+                    raise ViewError(_absent_message("catalog_returns", row))
+            for row, c in counts.items():
+                if c:
+                    store[row] = c
+                else:
+                    store.pop(row, None)
+            pending = self._pending
+            cr1_root = self.cr1_root
+            # atom cr1
+            for _k, _p in sums0.items():
+                v_cr_order_number = _k
+                # a zero count with nonzero sums only where the key is kept (else
+                # it is what float sums leave of rows inserted and deleted again)
+                if not _p and (
+                    _p == _ZERO or not self.cr1_root.get(v_cr_order_number, _ZERO)
+                ):
+                    continue
+                _o = cr1_root.get(v_cr_order_number)
+                if _o is None:
+                    cr1_root[v_cr_order_number] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        cr1_root[v_cr_order_number] = _n
+                    else:
+                        del cr1_root[v_cr_order_number]
+                if pending is not None:
+                    _k = (v_cr_order_number,)
+                    _v = _p
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
 
         def _lookup(self, v_cr_order_number):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -1018,6 +1170,11 @@ class View:
             "call_center": self._apply_call_center,
             "catalog_returns": self._apply_catalog_returns,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "date_dim": self._batch_date_dim,
+            "customer_address": self._batch_customer_address,
+            "call_center": self._batch_call_center,
+        }
         self.sub_exists_1 = _exists_1_view(push=True)  # a subquery's inner view
         self.sub_exists_2 = _exists_2_view(push=True)  # a subquery's inner view
         self.exists_1_result = (
@@ -1103,6 +1260,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -1841,6 +2008,528 @@ class View:
         sub._flush()
         if sub._changes:
             self._on_exists_2(sub._changes)
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_cs_ship_date_sk = row[0]
+            c_date_dim_d_date = row[2]
+            if v_cs_ship_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = (
+                c_date_dim_d_date is not None
+                and (c_date_dim_d_date >= datetime.date(2002, 2, 1))
+                and (c_date_dim_d_date <= datetime.date(2002, 4, 2))
+            )
+            if keep_date_dim:
+                _p = (d, d, d, d, d)
+                _k = v_cs_ship_date_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        call_center_count_by_cs_call_center_sk = (
+            self.call_center_count_by_cs_call_center_sk
+        )
+        cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk = (
+            self.cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk
+        )
+        customer_address_count_by_cs_ship_addr_sk = (
+            self.customer_address_count_by_cs_ship_addr_sk
+        )
+        date_dim_count_by_cs_ship_date_sk = self.date_dim_count_by_cs_ship_date_sk
+        n0_root = self.n0_root
+        n2_cs_order_number_by_cs_call_center_sk = (
+            self.n2_cs_order_number_by_cs_call_center_sk
+        )
+        n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk = (
+            self.n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk
+        )
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_cs_ship_date_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.date_dim_count_by_cs_ship_date_sk.get(
+                    v_cs_ship_date_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = date_dim_count_by_cs_ship_date_sk.get(v_cs_ship_date_sk)
+            if _o is None:
+                date_dim_count_by_cs_ship_date_sk[v_cs_ship_date_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                )
+                if _n[0]:
+                    date_dim_count_by_cs_ship_date_sk[v_cs_ship_date_sk] = _n
+                else:
+                    del date_dim_count_by_cs_ship_date_sk[v_cs_ship_date_sk]
+            _g3 = cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk.get(
+                v_cs_ship_date_sk
+            )
+            if _g3:
+                for (
+                    v_cs_ship_addr_sk,
+                    v_cs_call_center_sk,
+                    v_cs_order_number,
+                ), _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                    )
+                    _grp = n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk.get(
+                        v_cs_ship_addr_sk
+                    )
+                    if _grp is None:
+                        n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                            v_cs_ship_addr_sk
+                        ] = {(v_cs_call_center_sk, v_cs_order_number): _d2}
+                    else:
+                        _o = _grp.get((v_cs_call_center_sk, v_cs_order_number))
+                        if _o is None:
+                            _grp[(v_cs_call_center_sk, v_cs_order_number)] = _d2
+                        else:
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                _grp[(v_cs_call_center_sk, v_cs_order_number)] = _n
+                            else:
+                                del _grp[(v_cs_call_center_sk, v_cs_order_number)]
+                                if not _grp:
+                                    del n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                        v_cs_ship_addr_sk
+                                    ]
+                    _w4 = customer_address_count_by_cs_ship_addr_sk.get(
+                        v_cs_ship_addr_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                            _d2[4] * _w4[4],
+                        )
+                        _grp = n2_cs_order_number_by_cs_call_center_sk.get(
+                            v_cs_call_center_sk
+                        )
+                        if _grp is None:
+                            n2_cs_order_number_by_cs_call_center_sk[
+                                v_cs_call_center_sk
+                            ] = {v_cs_order_number: _d5}
+                        else:
+                            _o = _grp.get(v_cs_order_number)
+                            if _o is None:
+                                _grp[v_cs_order_number] = _d5
+                            else:
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                )
+                                if _n[0]:
+                                    _grp[v_cs_order_number] = _n
+                                else:
+                                    del _grp[v_cs_order_number]
+                                    if not _grp:
+                                        del n2_cs_order_number_by_cs_call_center_sk[
+                                            v_cs_call_center_sk
+                                        ]
+                        _w6 = call_center_count_by_cs_call_center_sk.get(
+                            v_cs_call_center_sk
+                        )
+                        if _w6 is not None:
+                            _d7 = (
+                                _d5[0] * _w6[0],
+                                _d5[1] * _w6[1],
+                                _d5[2] * _w6[2],
+                                _d5[3] * _w6[3],
+                                _d5[4] * _w6[4],
+                            )
+                            _o = n0_root.get(v_cs_order_number)
+                            if _o is None:
+                                n0_root[v_cs_order_number] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                )
+                                if _n[0]:
+                                    n0_root[v_cs_order_number] = _n
+                                else:
+                                    del n0_root[v_cs_order_number]
+                            if pending is not None:
+                                _k = (v_cs_order_number,)
+                                _v = _d7
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (
+                                        _o[0] + _v[0],
+                                        _o[1] + _v[1],
+                                        _o[2] + _v[2],
+                                        _o[3] + _v[3],
+                                        _o[4] + _v[4],
+                                    )
+                                )
+
+    def _batch_customer_address(self, rows, mults):
+        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.customer_address_rows
+        sums0 = {}  # atom customer_address: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 13:
+                raise ViewError(_arity_message("customer_address", 13, row))
+            v_cs_ship_addr_sk = row[0]
+            c_customer_address_ca_state = row[8]
+            if v_cs_ship_addr_sk is None:
+                raise _null_error("customer_address", row, ((0, "ca_address_sk"),))
+            keep_customer_address = c_customer_address_ca_state is not None and (
+                c_customer_address_ca_state == "GA"
+            )
+            if keep_customer_address:
+                _p = (d, d, d, d, d)
+                _k = v_cs_ship_addr_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("customer_address", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        call_center_count_by_cs_call_center_sk = (
+            self.call_center_count_by_cs_call_center_sk
+        )
+        customer_address_count_by_cs_ship_addr_sk = (
+            self.customer_address_count_by_cs_ship_addr_sk
+        )
+        n0_root = self.n0_root
+        n2_cs_order_number_by_cs_call_center_sk = (
+            self.n2_cs_order_number_by_cs_call_center_sk
+        )
+        n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk = (
+            self.n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk
+        )
+        # atom customer_address
+        for _k, _p in sums0.items():
+            v_cs_ship_addr_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.customer_address_count_by_cs_ship_addr_sk.get(
+                    v_cs_ship_addr_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = customer_address_count_by_cs_ship_addr_sk.get(v_cs_ship_addr_sk)
+            if _o is None:
+                customer_address_count_by_cs_ship_addr_sk[v_cs_ship_addr_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                )
+                if _n[0]:
+                    customer_address_count_by_cs_ship_addr_sk[v_cs_ship_addr_sk] = _n
+                else:
+                    del customer_address_count_by_cs_ship_addr_sk[v_cs_ship_addr_sk]
+            _g3 = n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk.get(
+                v_cs_ship_addr_sk
+            )
+            if _g3:
+                for (v_cs_call_center_sk, v_cs_order_number), _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                    )
+                    _grp = n2_cs_order_number_by_cs_call_center_sk.get(
+                        v_cs_call_center_sk
+                    )
+                    if _grp is None:
+                        n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = {
+                            v_cs_order_number: _d2
+                        }
+                    else:
+                        _o = _grp.get(v_cs_order_number)
+                        if _o is None:
+                            _grp[v_cs_order_number] = _d2
+                        else:
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                _grp[v_cs_order_number] = _n
+                            else:
+                                del _grp[v_cs_order_number]
+                                if not _grp:
+                                    del n2_cs_order_number_by_cs_call_center_sk[
+                                        v_cs_call_center_sk
+                                    ]
+                    _w4 = call_center_count_by_cs_call_center_sk.get(
+                        v_cs_call_center_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = (
+                            _d2[0] * _w4[0],
+                            _d2[1] * _w4[1],
+                            _d2[2] * _w4[2],
+                            _d2[3] * _w4[3],
+                            _d2[4] * _w4[4],
+                        )
+                        _o = n0_root.get(v_cs_order_number)
+                        if _o is None:
+                            n0_root[v_cs_order_number] = _d5
+                        else:
+                            _n = (
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                            )
+                            if _n[0]:
+                                n0_root[v_cs_order_number] = _n
+                            else:
+                                del n0_root[v_cs_order_number]
+                        if pending is not None:
+                            _k = (v_cs_order_number,)
+                            _v = _d5
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (
+                                    _o[0] + _v[0],
+                                    _o[1] + _v[1],
+                                    _o[2] + _v[2],
+                                    _o[3] + _v[3],
+                                    _o[4] + _v[4],
+                                )
+                            )
+
+    def _batch_call_center(self, rows, mults):
+        """Apply a batch of call_center rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.call_center_rows
+        sums0 = {}  # atom call_center: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 31:
+                raise ViewError(_arity_message("call_center", 31, row))
+            v_cs_call_center_sk = row[0]
+            c_call_center_cc_county = row[25]
+            if v_cs_call_center_sk is None:
+                raise _null_error("call_center", row, ((0, "cc_call_center_sk"),))
+            keep_call_center = c_call_center_cc_county is not None and (
+                c_call_center_cc_county
+                in (
+                    "Williamson County",
+                    "Williamson County",
+                    "Williamson County",
+                    "Williamson County",
+                    "Williamson County",
+                )
+            )
+            if keep_call_center:
+                _p = (d, d, d, d, d)
+                _k = v_cs_call_center_sk
+                _o = sums0.get(_k)
+                sums0[_k] = (
+                    _p
+                    if _o is None
+                    else (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                )
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("call_center", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        call_center_count_by_cs_call_center_sk = (
+            self.call_center_count_by_cs_call_center_sk
+        )
+        n0_root = self.n0_root
+        n2_cs_order_number_by_cs_call_center_sk = (
+            self.n2_cs_order_number_by_cs_call_center_sk
+        )
+        # atom call_center
+        for _k, _p in sums0.items():
+            v_cs_call_center_sk = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p[0] and (
+                _p == _ZERO
+                or not self.call_center_count_by_cs_call_center_sk.get(
+                    v_cs_call_center_sk, _ZERO
+                )[0]
+            ):
+                continue
+            _o = call_center_count_by_cs_call_center_sk.get(v_cs_call_center_sk)
+            if _o is None:
+                call_center_count_by_cs_call_center_sk[v_cs_call_center_sk] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                )
+                if _n[0]:
+                    call_center_count_by_cs_call_center_sk[v_cs_call_center_sk] = _n
+                else:
+                    del call_center_count_by_cs_call_center_sk[v_cs_call_center_sk]
+            _g3 = n2_cs_order_number_by_cs_call_center_sk.get(v_cs_call_center_sk)
+            if _g3:
+                for v_cs_order_number, _w1 in _g3.items():
+                    _d2 = (
+                        _p[0] * _w1[0],
+                        _p[1] * _w1[1],
+                        _p[2] * _w1[2],
+                        _p[3] * _w1[3],
+                        _p[4] * _w1[4],
+                    )
+                    _o = n0_root.get(v_cs_order_number)
+                    if _o is None:
+                        n0_root[v_cs_order_number] = _d2
+                    else:
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                        )
+                        if _n[0]:
+                            n0_root[v_cs_order_number] = _n
+                        else:
+                            del n0_root[v_cs_order_number]
+                    if pending is not None:
+                        _k = (v_cs_order_number,)
+                        _v = _d2
+                        _o = pending.get(_k)
+                        pending[_k] = (
+                            _v
+                            if _o is None
+                            else (
+                                _o[0] + _v[0],
+                                _o[1] + _v[1],
+                                _o[2] + _v[2],
+                                _o[3] + _v[3],
+                                _o[4] + _v[4],
+                            )
+                        )
 
     def _rows_of_cs1(self, row, d):
         """Apply `d` copies of `row` to atom cs1 alone (its relation's

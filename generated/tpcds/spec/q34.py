@@ -1674,23 +1674,18 @@ def _make_derived1():
                     )
                 keep_household_demographics = (
                     c_household_demographics_hd_vehicle_count is not None
-                    and c_household_demographics_hd_dep_count is not None
+                    and (
+                        c_household_demographics_hd_dep_count is not None
+                        and c_household_demographics_hd_vehicle_count is not None
+                        if (
+                            c_household_demographics_hd_vehicle_count is not None
+                            and (c_household_demographics_hd_vehicle_count > 0)
+                        )
+                        else False
+                    )
                     and (c_household_demographics_hd_vehicle_count > 0)
                     and (
-                        None
-                        if (
-                            _div(
-                                c_household_demographics_hd_dep_count,
-                                c_household_demographics_hd_vehicle_count,
-                            )
-                            if (
-                                c_household_demographics_hd_vehicle_count is not None
-                                and (c_household_demographics_hd_vehicle_count > 0)
-                            )
-                            else None
-                        )
-                        is None
-                        else (
+                        _nan_key(
                             (
                                 _div(
                                     c_household_demographics_hd_dep_count,
@@ -1703,8 +1698,8 @@ def _make_derived1():
                                 )
                                 else None
                             )
-                            > 1.2
                         )
+                        > _nan_key(1.2)
                     )
                     and (
                         (

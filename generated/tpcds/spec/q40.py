@@ -345,6 +345,10 @@ def _make_derived1():
                     "catalog_sales": self._apply_catalog_sales,
                     "catalog_returns": self._apply_catalog_returns,
                 }
+                self._batchers = {  # update() of several rows: summed per key first
+                    "catalog_sales": self._batch_catalog_sales,
+                    "catalog_returns": self._batch_catalog_returns,
+                }
                 self._on_delta = on_delta
                 # Not free-connex: the projected result, maintained from the deltas
                 # of the widened query (memory proportional to the result).
@@ -398,6 +402,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -704,6 +718,366 @@ def _make_derived1():
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
+            def _batch_catalog_sales(self, rows, mults):
+                """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.catalog_sales_rows
+                sums0 = {}  # atom catalog_sales: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 34:
+                        raise ViewError(_arity_message("catalog_sales", 34, row))
+                    v_cs_sold_date_sk = row[0]
+                    v_cs_warehouse_sk = row[14]
+                    v_cs_item_sk = row[15]
+                    v_cs_order_number = row[17]
+                    v_cs_sales_price = row[21]
+                    if v_cs_item_sk is None or v_cs_order_number is None:
+                        raise _null_error(
+                            "catalog_sales",
+                            row,
+                            ((15, "cs_item_sk"), (17, "cs_order_number")),
+                        )
+                    _p = d
+                    _k = (
+                        v_cs_sold_date_sk,
+                        v_cs_warehouse_sk,
+                        v_cs_item_sk,
+                        v_cs_order_number,
+                        v_cs_sales_price,
+                    )
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("catalog_sales", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                catalog_returns_count_by_cs_item_sk_cs_order_number = (
+                    self.catalog_returns_count_by_cs_item_sk_cs_order_number
+                )
+                catalog_sales_by_cs_item_sk_cs_order_number = (
+                    self.catalog_sales_by_cs_item_sk_cs_order_number
+                )
+                catalog_sales_count_by_cs_item_sk_cs_order_number = (
+                    self.catalog_sales_count_by_cs_item_sk_cs_order_number
+                )
+                n0_root = self.n0_root
+                # atom catalog_sales
+                for _k, _p in sums0.items():
+                    (
+                        v_cs_sold_date_sk,
+                        v_cs_warehouse_sk,
+                        v_cs_item_sk,
+                        v_cs_order_number,
+                        v_cs_sales_price,
+                    ) = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.catalog_sales_by_cs_item_sk_cs_order_number.get(
+                                    (v_cs_item_sk, v_cs_order_number)
+                                )
+                                or _EMPTY
+                            ).get(
+                                (
+                                    v_cs_sold_date_sk,
+                                    v_cs_warehouse_sk,
+                                    v_cs_item_sk,
+                                    v_cs_order_number,
+                                    v_cs_sales_price,
+                                )
+                            )
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = catalog_sales_by_cs_item_sk_cs_order_number.get(
+                        (v_cs_item_sk, v_cs_order_number)
+                    )
+                    if _grp is None:
+                        catalog_sales_by_cs_item_sk_cs_order_number[
+                            (v_cs_item_sk, v_cs_order_number)
+                        ] = {
+                            (
+                                v_cs_sold_date_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_item_sk,
+                                v_cs_order_number,
+                                v_cs_sales_price,
+                            ): _p
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_cs_sold_date_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_item_sk,
+                                v_cs_order_number,
+                                v_cs_sales_price,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_cs_sold_date_sk,
+                                    v_cs_warehouse_sk,
+                                    v_cs_item_sk,
+                                    v_cs_order_number,
+                                    v_cs_sales_price,
+                                )
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_item_sk,
+                                        v_cs_order_number,
+                                        v_cs_sales_price,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_cs_sold_date_sk,
+                                        v_cs_warehouse_sk,
+                                        v_cs_item_sk,
+                                        v_cs_order_number,
+                                        v_cs_sales_price,
+                                    )
+                                ]
+                                if not _grp:
+                                    del catalog_sales_by_cs_item_sk_cs_order_number[
+                                        (v_cs_item_sk, v_cs_order_number)
+                                    ]
+                    _o = catalog_sales_count_by_cs_item_sk_cs_order_number.get(
+                        (v_cs_item_sk, v_cs_order_number)
+                    )
+                    if _o is None:
+                        catalog_sales_count_by_cs_item_sk_cs_order_number[
+                            (v_cs_item_sk, v_cs_order_number)
+                        ] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            catalog_sales_count_by_cs_item_sk_cs_order_number[
+                                (v_cs_item_sk, v_cs_order_number)
+                            ] = _n
+                        else:
+                            del catalog_sales_count_by_cs_item_sk_cs_order_number[
+                                (v_cs_item_sk, v_cs_order_number)
+                            ]
+                    _w1 = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
+                        (v_cs_item_sk, v_cs_order_number)
+                    )
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get((v_cs_item_sk, v_cs_order_number))
+                        if _o is None:
+                            n0_root[(v_cs_item_sk, v_cs_order_number)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[(v_cs_item_sk, v_cs_order_number)] = _n
+                            else:
+                                del n0_root[(v_cs_item_sk, v_cs_order_number)]
+                        if pending is not None:
+                            for (
+                                v_cs_item_sk,
+                                v_cs_order_number,
+                                v_cr_refunded_cash,
+                            ), _m3 in self.catalog_returns_by_cs_item_sk_cs_order_number[
+                                (v_cs_item_sk, v_cs_order_number)
+                            ].items():
+                                _k = (
+                                    v_cs_sold_date_sk,
+                                    v_cs_sales_price,
+                                    v_cs_warehouse_sk,
+                                    v_cr_refunded_cash,
+                                    v_cs_item_sk,
+                                )
+                                _v = _p * _m3
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+            def _batch_catalog_returns(self, rows, mults):
+                """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
+                every row is checked and its payload summed per key (the values its
+                atoms' paths read) first, then each key's sum takes the path to the
+                root once. Nothing changes before every check has passed."""
+                counts = {}  # row -> its multiplicity after the batch
+                store = self.catalog_returns_rows
+                sums0 = {}  # atom catalog_returns: key -> summed payload
+                for row, d in zip(rows, mults):
+                    if type(d) is not int:
+                        raise ViewError(f"multiplicities must be int, got {d!r}")
+                    if not d:
+                        continue
+                    if type(row) is not tuple:
+                        row = tuple(row)
+                    if len(row) != 27:
+                        raise ViewError(_arity_message("catalog_returns", 27, row))
+                    v_cs_item_sk = row[2]
+                    v_cs_order_number = row[16]
+                    v_cr_refunded_cash = row[23]
+                    if v_cs_item_sk is None or v_cs_order_number is None:
+                        raise _null_error(
+                            "catalog_returns",
+                            row,
+                            ((2, "cr_item_sk"), (16, "cr_order_number")),
+                        )
+                    _p = d
+                    _k = (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
+                    _o = sums0.get(_k)
+                    sums0[_k] = _p if _o is None else _o + _p
+                    c = counts.get(row)
+                    counts[row] = (store.get(row, 0) if c is None else c) + d
+                for row, c in counts.items():
+                    if c < 0:
+                        raise ViewError(_absent_message("catalog_returns", row))
+                for row, c in counts.items():
+                    if c:
+                        store[row] = c
+                    else:
+                        store.pop(row, None)
+                pending = self._pending
+                catalog_returns_by_cs_item_sk_cs_order_number = (
+                    self.catalog_returns_by_cs_item_sk_cs_order_number
+                )
+                catalog_returns_count_by_cs_item_sk_cs_order_number = (
+                    self.catalog_returns_count_by_cs_item_sk_cs_order_number
+                )
+                catalog_sales_count_by_cs_item_sk_cs_order_number = (
+                    self.catalog_sales_count_by_cs_item_sk_cs_order_number
+                )
+                n0_root = self.n0_root
+                # atom catalog_returns
+                for _k, _p in sums0.items():
+                    v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash = _k
+                    # a zero count with nonzero sums only where the key is kept (else
+                    # it is what float sums leave of rows inserted and deleted again)
+                    if not _p and (
+                        _p == _ZERO
+                        or not (
+                            (
+                                self.catalog_returns_by_cs_item_sk_cs_order_number.get(
+                                    (v_cs_item_sk, v_cs_order_number)
+                                )
+                                or _EMPTY
+                            ).get((v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash))
+                            or _ZERO
+                        )
+                    ):
+                        continue
+                    _grp = catalog_returns_by_cs_item_sk_cs_order_number.get(
+                        (v_cs_item_sk, v_cs_order_number)
+                    )
+                    if _grp is None:
+                        catalog_returns_by_cs_item_sk_cs_order_number[
+                            (v_cs_item_sk, v_cs_order_number)
+                        ] = {(v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash): _p}
+                    else:
+                        _o = _grp.get(
+                            (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
+                        )
+                        if _o is None:
+                            _grp[
+                                (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
+                            ] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                _grp[
+                                    (
+                                        v_cs_item_sk,
+                                        v_cs_order_number,
+                                        v_cr_refunded_cash,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_cs_item_sk,
+                                        v_cs_order_number,
+                                        v_cr_refunded_cash,
+                                    )
+                                ]
+                                if not _grp:
+                                    del catalog_returns_by_cs_item_sk_cs_order_number[
+                                        (v_cs_item_sk, v_cs_order_number)
+                                    ]
+                    _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
+                        (v_cs_item_sk, v_cs_order_number)
+                    )
+                    if _o is None:
+                        catalog_returns_count_by_cs_item_sk_cs_order_number[
+                            (v_cs_item_sk, v_cs_order_number)
+                        ] = _p
+                    else:
+                        _n = _o + _p
+                        if _n:
+                            catalog_returns_count_by_cs_item_sk_cs_order_number[
+                                (v_cs_item_sk, v_cs_order_number)
+                            ] = _n
+                        else:
+                            del catalog_returns_count_by_cs_item_sk_cs_order_number[
+                                (v_cs_item_sk, v_cs_order_number)
+                            ]
+                    _w1 = catalog_sales_count_by_cs_item_sk_cs_order_number.get(
+                        (v_cs_item_sk, v_cs_order_number)
+                    )
+                    if _w1 is not None:
+                        _d2 = _p * _w1
+                        _o = n0_root.get((v_cs_item_sk, v_cs_order_number))
+                        if _o is None:
+                            n0_root[(v_cs_item_sk, v_cs_order_number)] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                n0_root[(v_cs_item_sk, v_cs_order_number)] = _n
+                            else:
+                                del n0_root[(v_cs_item_sk, v_cs_order_number)]
+                        if pending is not None:
+                            for (
+                                v_cs_sold_date_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_item_sk,
+                                v_cs_order_number,
+                                v_cs_sales_price,
+                            ), _m3 in self.catalog_sales_by_cs_item_sk_cs_order_number[
+                                (v_cs_item_sk, v_cs_order_number)
+                            ].items():
+                                _k = (
+                                    v_cs_sold_date_sk,
+                                    v_cs_sales_price,
+                                    v_cs_warehouse_sk,
+                                    v_cr_refunded_cash,
+                                    v_cs_item_sk,
+                                )
+                                _v = _p * _m3
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
             def _lookup(
                 self,
                 v_cs_sold_date_sk,
@@ -997,6 +1371,9 @@ def _make_derived1():
                     self.catalog_returns_rows = {}  # input rows: row -> multiplicity
                     self.catalog_returns_root = {}  # root catalog_returns: its tuples
                     self._appliers = {"catalog_returns": self._apply_catalog_returns}
+                    self._batchers = {  # update() of several rows: summed per key first
+                        "catalog_returns": self._batch_catalog_returns
+                    }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -1048,6 +1425,16 @@ def _make_derived1():
                         raise ViewError(
                             f"{len(rows)} rows but {len(mults)} multiplicities"
                         )
+                    batch = self._batchers.get(relation) if len(rows) > 1 else None
+                    if batch is not None:
+                        try:
+                            batch(rows, (1,) * len(rows) if mults is None else mults)
+                        except BaseException:
+                            self._rejected()
+                            raise
+                        if self._pending is not None:
+                            self._flush()
+                        return
                     done = 0
                     try:
                         if mults is None:
@@ -1136,6 +1523,78 @@ def _make_derived1():
                         _v = _p
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
+
+                def _batch_catalog_returns(self, rows, mults):
+                    """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.catalog_returns_rows
+                    sums0 = {}  # atom catalog_returns: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 27:
+                            raise ViewError(_arity_message("catalog_returns", 27, row))
+                        v_cr_item_sk = row[2]
+                        v_cr_order_number = row[16]
+                        if v_cr_item_sk is None or v_cr_order_number is None:
+                            raise _null_error(
+                                "catalog_returns",
+                                row,
+                                ((2, "cr_item_sk"), (16, "cr_order_number")),
+                            )
+                        _p = d
+                        _k = (v_cr_item_sk, v_cr_order_number)
+                        _o = sums0.get(_k)
+                        sums0[_k] = _p if _o is None else _o + _p
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("catalog_returns", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    catalog_returns_root = self.catalog_returns_root
+                    # atom catalog_returns
+                    for _k, _p in sums0.items():
+                        v_cr_item_sk, v_cr_order_number = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p and (
+                            _p == _ZERO
+                            or not self.catalog_returns_root.get(
+                                (v_cr_item_sk, v_cr_order_number), _ZERO
+                            )
+                        ):
+                            continue
+                        _o = catalog_returns_root.get((v_cr_item_sk, v_cr_order_number))
+                        if _o is None:
+                            catalog_returns_root[(v_cr_item_sk, v_cr_order_number)] = _p
+                        else:
+                            _n = _o + _p
+                            if _n:
+                                catalog_returns_root[
+                                    (v_cr_item_sk, v_cr_order_number)
+                                ] = _n
+                            else:
+                                del catalog_returns_root[
+                                    (v_cr_item_sk, v_cr_order_number)
+                                ]
+                        if pending is not None:
+                            _k = (v_cr_order_number, v_cr_item_sk)
+                            _v = _p
+                            _o = pending.get(_k)
+                            pending[_k] = _v if _o is None else _o + _v
 
                 def _lookup(self, v_cr_order_number, v_cr_item_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -1356,6 +1815,7 @@ def _make_derived1():
                     "catalog_sales": self._apply_catalog_sales,
                     "catalog_returns": self._apply_catalog_returns,
                 }
+                self._batchers = {}  # update() of several rows: summed per key first
                 self.sub_exists_1 = _exists_1_view(push=True)  # a subquery's inner view
                 self.exists_1_result = (
                     {}
@@ -1417,6 +1877,16 @@ def _make_derived1():
                 if mults is not None and len(mults) != len(rows):
                     self._rejected()
                     raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+                batch = self._batchers.get(relation) if len(rows) > 1 else None
+                if batch is not None:
+                    try:
+                        batch(rows, (1,) * len(rows) if mults is None else mults)
+                    except BaseException:
+                        self._rejected()
+                        raise
+                    if self._pending is not None:
+                        self._flush()
+                    return
                 done = 0
                 try:
                     if mults is None:
@@ -2089,6 +2559,11 @@ class View:
             "catalog_sales": self._apply_catalog_sales,
             "catalog_returns": self._apply_catalog_returns,
         }
+        self._batchers = {  # update() of several rows: summed per key first
+            "warehouse": self._batch_warehouse,
+            "item": self._batch_item,
+            "date_dim": self._batch_date_dim,
+        }
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
         # Not free-connex: the projected result, maintained from the deltas
@@ -2151,6 +2626,16 @@ class View:
         if mults is not None and len(mults) != len(rows):
             self._rejected()
             raise ViewError(f"{len(rows)} rows but {len(mults)} multiplicities")
+        batch = self._batchers.get(relation) if len(rows) > 1 else None
+        if batch is not None:
+            try:
+                batch(rows, (1,) * len(rows) if mults is None else mults)
+            except BaseException:
+                self._rejected()
+                raise
+            if self._pending is not None:
+                self._flush()
+            return
         done = 0
         try:
             if mults is None:
@@ -3176,6 +3661,743 @@ class View:
         sub._flush()
         for sub_row, change in sub._changes:
             self._apply_derived1(sub_row, change)
+
+    def _batch_warehouse(self, rows, mults):
+        """Apply a batch of warehouse rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.warehouse_rows
+        sums0 = {}  # atom warehouse: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 14:
+                raise ViewError(_arity_message("warehouse", 14, row))
+            v_catalog_sales__cs_warehouse_sk = row[0]
+            v_w_state = row[10]
+            if v_catalog_sales__cs_warehouse_sk is None:
+                raise _null_error("warehouse", row, ((0, "w_warehouse_sk"),))
+            _p = d
+            _k = (v_catalog_sales__cs_warehouse_sk, v_w_state)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("warehouse", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_count_by_catalog_sales__cs_sold_date_sk = (
+            self.date_dim_count_by_catalog_sales__cs_sold_date_sk
+        )
+        item_count_by_catalog_sales__cs_item_sk = (
+            self.item_count_by_catalog_sales__cs_item_sk
+        )
+        n0_root = self.n0_root
+        n1_by_catalog_sales__cs_item_sk = self.n1_by_catalog_sales__cs_item_sk
+        n1_count_by_catalog_sales__cs_item_sk = (
+            self.n1_count_by_catalog_sales__cs_item_sk
+        )
+        n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk = (
+            self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk
+        )
+        n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk = (
+            self.n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk
+        )
+        oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk = (
+            self.oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk
+        )
+        warehouse_by_catalog_sales__cs_warehouse_sk = (
+            self.warehouse_by_catalog_sales__cs_warehouse_sk
+        )
+        warehouse_count_by_catalog_sales__cs_warehouse_sk = (
+            self.warehouse_count_by_catalog_sales__cs_warehouse_sk
+        )
+        # atom warehouse
+        for _k, _p in sums0.items():
+            v_catalog_sales__cs_warehouse_sk, v_w_state = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.warehouse_by_catalog_sales__cs_warehouse_sk.get(
+                            v_catalog_sales__cs_warehouse_sk
+                        )
+                        or _EMPTY
+                    ).get((v_catalog_sales__cs_warehouse_sk, v_w_state))
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = warehouse_by_catalog_sales__cs_warehouse_sk.get(
+                v_catalog_sales__cs_warehouse_sk
+            )
+            if _grp is None:
+                warehouse_by_catalog_sales__cs_warehouse_sk[
+                    v_catalog_sales__cs_warehouse_sk
+                ] = {(v_catalog_sales__cs_warehouse_sk, v_w_state): _p}
+            else:
+                _o = _grp.get((v_catalog_sales__cs_warehouse_sk, v_w_state))
+                if _o is None:
+                    _grp[(v_catalog_sales__cs_warehouse_sk, v_w_state)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_catalog_sales__cs_warehouse_sk, v_w_state)] = _n
+                    else:
+                        del _grp[(v_catalog_sales__cs_warehouse_sk, v_w_state)]
+                        if not _grp:
+                            del warehouse_by_catalog_sales__cs_warehouse_sk[
+                                v_catalog_sales__cs_warehouse_sk
+                            ]
+            _o = warehouse_count_by_catalog_sales__cs_warehouse_sk.get(
+                v_catalog_sales__cs_warehouse_sk
+            )
+            if _o is None:
+                warehouse_count_by_catalog_sales__cs_warehouse_sk[
+                    v_catalog_sales__cs_warehouse_sk
+                ] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    warehouse_count_by_catalog_sales__cs_warehouse_sk[
+                        v_catalog_sales__cs_warehouse_sk
+                    ] = _n
+                else:
+                    del warehouse_count_by_catalog_sales__cs_warehouse_sk[
+                        v_catalog_sales__cs_warehouse_sk
+                    ]
+            _g3 = oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk.get(
+                v_catalog_sales__cs_warehouse_sk
+            )
+            if _g3:
+                for (
+                    v_catalog_sales__cs_sold_date_sk,
+                    v_catalog_sales__cs_item_sk,
+                ), _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk.get(
+                        (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
+                    )
+                    if _grp is None:
+                        n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                            (
+                                v_catalog_sales__cs_sold_date_sk,
+                                v_catalog_sales__cs_item_sk,
+                            )
+                        ] = {
+                            (
+                                v_catalog_sales__cs_sold_date_sk,
+                                v_catalog_sales__cs_warehouse_sk,
+                                v_catalog_sales__cs_item_sk,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_catalog_sales__cs_sold_date_sk,
+                                v_catalog_sales__cs_warehouse_sk,
+                                v_catalog_sales__cs_item_sk,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_catalog_sales__cs_sold_date_sk,
+                                    v_catalog_sales__cs_warehouse_sk,
+                                    v_catalog_sales__cs_item_sk,
+                                )
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (
+                                        v_catalog_sales__cs_sold_date_sk,
+                                        v_catalog_sales__cs_warehouse_sk,
+                                        v_catalog_sales__cs_item_sk,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_catalog_sales__cs_sold_date_sk,
+                                        v_catalog_sales__cs_warehouse_sk,
+                                        v_catalog_sales__cs_item_sk,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                        (
+                                            v_catalog_sales__cs_sold_date_sk,
+                                            v_catalog_sales__cs_item_sk,
+                                        )
+                                    ]
+                    _grp = n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
+                        v_catalog_sales__cs_sold_date_sk
+                    )
+                    if _grp is None:
+                        n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                            v_catalog_sales__cs_sold_date_sk
+                        ] = {v_catalog_sales__cs_item_sk: _d2}
+                    else:
+                        _o = _grp.get(v_catalog_sales__cs_item_sk)
+                        if _o is None:
+                            _grp[v_catalog_sales__cs_item_sk] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[v_catalog_sales__cs_item_sk] = _n
+                            else:
+                                del _grp[v_catalog_sales__cs_item_sk]
+                                if not _grp:
+                                    del n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                                        v_catalog_sales__cs_sold_date_sk
+                                    ]
+                    _w4 = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
+                        v_catalog_sales__cs_sold_date_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _grp = n1_by_catalog_sales__cs_item_sk.get(
+                            v_catalog_sales__cs_item_sk
+                        )
+                        if _grp is None:
+                            n1_by_catalog_sales__cs_item_sk[
+                                v_catalog_sales__cs_item_sk
+                            ] = {
+                                (
+                                    v_catalog_sales__cs_sold_date_sk,
+                                    v_catalog_sales__cs_item_sk,
+                                ): _d5
+                            }
+                        else:
+                            _o = _grp.get(
+                                (
+                                    v_catalog_sales__cs_sold_date_sk,
+                                    v_catalog_sales__cs_item_sk,
+                                )
+                            )
+                            if _o is None:
+                                _grp[
+                                    (
+                                        v_catalog_sales__cs_sold_date_sk,
+                                        v_catalog_sales__cs_item_sk,
+                                    )
+                                ] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[
+                                        (
+                                            v_catalog_sales__cs_sold_date_sk,
+                                            v_catalog_sales__cs_item_sk,
+                                        )
+                                    ] = _n
+                                else:
+                                    del _grp[
+                                        (
+                                            v_catalog_sales__cs_sold_date_sk,
+                                            v_catalog_sales__cs_item_sk,
+                                        )
+                                    ]
+                                    if not _grp:
+                                        del n1_by_catalog_sales__cs_item_sk[
+                                            v_catalog_sales__cs_item_sk
+                                        ]
+                        _o = n1_count_by_catalog_sales__cs_item_sk.get(
+                            v_catalog_sales__cs_item_sk
+                        )
+                        if _o is None:
+                            n1_count_by_catalog_sales__cs_item_sk[
+                                v_catalog_sales__cs_item_sk
+                            ] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n1_count_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
+                                ] = _n
+                            else:
+                                del n1_count_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
+                                ]
+                        _w6 = item_count_by_catalog_sales__cs_item_sk.get(
+                            v_catalog_sales__cs_item_sk
+                        )
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
+                            _o = n0_root.get(v_catalog_sales__cs_item_sk)
+                            if _o is None:
+                                n0_root[v_catalog_sales__cs_item_sk] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    n0_root[v_catalog_sales__cs_item_sk] = _n
+                                else:
+                                    del n0_root[v_catalog_sales__cs_item_sk]
+                            if pending is not None:
+                                for (
+                                    v_catalog_sales__cs_sold_date_sk,
+                                    v_catalog_sales__cs_sales_price,
+                                    v_catalog_sales__cs_warehouse_sk,
+                                    v_catalog_returns__cr_refunded_cash,
+                                    v_catalog_sales__cs_item_sk,
+                                ), _m8 in self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                    (
+                                        v_catalog_sales__cs_sold_date_sk,
+                                        v_catalog_sales__cs_warehouse_sk,
+                                        v_catalog_sales__cs_item_sk,
+                                    )
+                                ].items():
+                                    for (
+                                        v_catalog_sales__cs_sold_date_sk,
+                                        v_d_date,
+                                    ), _m9 in self.date_dim_by_catalog_sales__cs_sold_date_sk[
+                                        v_catalog_sales__cs_sold_date_sk
+                                    ].items():
+                                        for (
+                                            v_catalog_sales__cs_item_sk,
+                                            v_i_item_id,
+                                        ), _m10 in self.item_by_catalog_sales__cs_item_sk[
+                                            v_catalog_sales__cs_item_sk
+                                        ].items():
+                                            _k = (
+                                                v_w_state,
+                                                v_i_item_id,
+                                                v_d_date,
+                                                v_catalog_sales__cs_sales_price,
+                                                v_catalog_returns__cr_refunded_cash,
+                                            )
+                                            _v = _p * _m8 * _m9 * _m10
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_item(self, rows, mults):
+        """Apply a batch of item rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.item_rows
+        sums0 = {}  # atom item: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 22:
+                raise ViewError(_arity_message("item", 22, row))
+            v_catalog_sales__cs_item_sk = row[0]
+            v_i_item_id = row[1]
+            c_item_i_current_price = row[5]
+            if v_catalog_sales__cs_item_sk is None or v_i_item_id is None:
+                raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+            keep_item = (
+                c_item_i_current_price is not None
+                and (c_item_i_current_price >= 0.99)
+                and (c_item_i_current_price <= 1.49)
+            )
+            if keep_item:
+                _p = d
+                _k = (v_catalog_sales__cs_item_sk, v_i_item_id)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("item", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        item_by_catalog_sales__cs_item_sk = self.item_by_catalog_sales__cs_item_sk
+        item_count_by_catalog_sales__cs_item_sk = (
+            self.item_count_by_catalog_sales__cs_item_sk
+        )
+        n0_root = self.n0_root
+        n1_count_by_catalog_sales__cs_item_sk = (
+            self.n1_count_by_catalog_sales__cs_item_sk
+        )
+        # atom item
+        for _k, _p in sums0.items():
+            v_catalog_sales__cs_item_sk, v_i_item_id = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.item_by_catalog_sales__cs_item_sk.get(
+                            v_catalog_sales__cs_item_sk
+                        )
+                        or _EMPTY
+                    ).get((v_catalog_sales__cs_item_sk, v_i_item_id))
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = item_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
+            if _grp is None:
+                item_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
+                    (v_catalog_sales__cs_item_sk, v_i_item_id): _p
+                }
+            else:
+                _o = _grp.get((v_catalog_sales__cs_item_sk, v_i_item_id))
+                if _o is None:
+                    _grp[(v_catalog_sales__cs_item_sk, v_i_item_id)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_catalog_sales__cs_item_sk, v_i_item_id)] = _n
+                    else:
+                        del _grp[(v_catalog_sales__cs_item_sk, v_i_item_id)]
+                        if not _grp:
+                            del item_by_catalog_sales__cs_item_sk[
+                                v_catalog_sales__cs_item_sk
+                            ]
+            _o = item_count_by_catalog_sales__cs_item_sk.get(
+                v_catalog_sales__cs_item_sk
+            )
+            if _o is None:
+                item_count_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = (
+                    _p
+                )
+            else:
+                _n = _o + _p
+                if _n:
+                    item_count_by_catalog_sales__cs_item_sk[
+                        v_catalog_sales__cs_item_sk
+                    ] = _n
+                else:
+                    del item_count_by_catalog_sales__cs_item_sk[
+                        v_catalog_sales__cs_item_sk
+                    ]
+            _w1 = n1_count_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n0_root.get(v_catalog_sales__cs_item_sk)
+                if _o is None:
+                    n0_root[v_catalog_sales__cs_item_sk] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n0_root[v_catalog_sales__cs_item_sk] = _n
+                    else:
+                        del n0_root[v_catalog_sales__cs_item_sk]
+                if pending is not None:
+                    for (
+                        v_catalog_sales__cs_sold_date_sk,
+                        v_catalog_sales__cs_item_sk,
+                    ), _m3 in self.n1_by_catalog_sales__cs_item_sk[
+                        v_catalog_sales__cs_item_sk
+                    ].items():
+                        for (
+                            v_catalog_sales__cs_sold_date_sk,
+                            v_catalog_sales__cs_warehouse_sk,
+                            v_catalog_sales__cs_item_sk,
+                        ), _m4 in self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                            (
+                                v_catalog_sales__cs_sold_date_sk,
+                                v_catalog_sales__cs_item_sk,
+                            )
+                        ].items():
+                            for (
+                                v_catalog_sales__cs_sold_date_sk,
+                                v_catalog_sales__cs_sales_price,
+                                v_catalog_sales__cs_warehouse_sk,
+                                v_catalog_returns__cr_refunded_cash,
+                                v_catalog_sales__cs_item_sk,
+                            ), _m5 in self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                (
+                                    v_catalog_sales__cs_sold_date_sk,
+                                    v_catalog_sales__cs_warehouse_sk,
+                                    v_catalog_sales__cs_item_sk,
+                                )
+                            ].items():
+                                for (
+                                    v_catalog_sales__cs_warehouse_sk,
+                                    v_w_state,
+                                ), _m6 in self.warehouse_by_catalog_sales__cs_warehouse_sk[
+                                    v_catalog_sales__cs_warehouse_sk
+                                ].items():
+                                    for (
+                                        v_catalog_sales__cs_sold_date_sk,
+                                        v_d_date,
+                                    ), _m7 in self.date_dim_by_catalog_sales__cs_sold_date_sk[
+                                        v_catalog_sales__cs_sold_date_sk
+                                    ].items():
+                                        _k = (
+                                            v_w_state,
+                                            v_i_item_id,
+                                            v_d_date,
+                                            v_catalog_sales__cs_sales_price,
+                                            v_catalog_returns__cr_refunded_cash,
+                                        )
+                                        _v = _p * _m5 * _m6 * _m7
+                                        _o = pending.get(_k)
+                                        pending[_k] = _v if _o is None else _o + _v
+
+    def _batch_date_dim(self, rows, mults):
+        """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
+        every row is checked and its payload summed per key (the values its
+        atoms' paths read) first, then each key's sum takes the path to the
+        root once. Nothing changes before every check has passed."""
+        counts = {}  # row -> its multiplicity after the batch
+        store = self.date_dim_rows
+        sums0 = {}  # atom date_dim: key -> summed payload
+        for row, d in zip(rows, mults):
+            if type(d) is not int:
+                raise ViewError(f"multiplicities must be int, got {d!r}")
+            if not d:
+                continue
+            if type(row) is not tuple:
+                row = tuple(row)
+            if len(row) != 28:
+                raise ViewError(_arity_message("date_dim", 28, row))
+            v_catalog_sales__cs_sold_date_sk = row[0]
+            v_d_date = row[2]
+            if v_catalog_sales__cs_sold_date_sk is None:
+                raise _null_error("date_dim", row, ((0, "d_date_sk"),))
+            keep_date_dim = (
+                v_d_date is not None
+                and (v_d_date >= datetime.date(2000, 2, 10))
+                and (v_d_date <= datetime.date(2000, 4, 10))
+            )
+            if keep_date_dim:
+                _p = d
+                _k = (v_catalog_sales__cs_sold_date_sk, v_d_date)
+                _o = sums0.get(_k)
+                sums0[_k] = _p if _o is None else _o + _p
+            c = counts.get(row)
+            counts[row] = (store.get(row, 0) if c is None else c) + d
+        for row, c in counts.items():
+            if c < 0:
+                raise ViewError(_absent_message("date_dim", row))
+        for row, c in counts.items():
+            if c:
+                store[row] = c
+            else:
+                store.pop(row, None)
+        pending = self._pending
+        date_dim_by_catalog_sales__cs_sold_date_sk = (
+            self.date_dim_by_catalog_sales__cs_sold_date_sk
+        )
+        date_dim_count_by_catalog_sales__cs_sold_date_sk = (
+            self.date_dim_count_by_catalog_sales__cs_sold_date_sk
+        )
+        item_count_by_catalog_sales__cs_item_sk = (
+            self.item_count_by_catalog_sales__cs_item_sk
+        )
+        n0_root = self.n0_root
+        n1_by_catalog_sales__cs_item_sk = self.n1_by_catalog_sales__cs_item_sk
+        n1_count_by_catalog_sales__cs_item_sk = (
+            self.n1_count_by_catalog_sales__cs_item_sk
+        )
+        n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk = (
+            self.n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk
+        )
+        # atom date_dim
+        for _k, _p in sums0.items():
+            v_catalog_sales__cs_sold_date_sk, v_d_date = _k
+            # a zero count with nonzero sums only where the key is kept (else
+            # it is what float sums leave of rows inserted and deleted again)
+            if not _p and (
+                _p == _ZERO
+                or not (
+                    (
+                        self.date_dim_by_catalog_sales__cs_sold_date_sk.get(
+                            v_catalog_sales__cs_sold_date_sk
+                        )
+                        or _EMPTY
+                    ).get((v_catalog_sales__cs_sold_date_sk, v_d_date))
+                    or _ZERO
+                )
+            ):
+                continue
+            _grp = date_dim_by_catalog_sales__cs_sold_date_sk.get(
+                v_catalog_sales__cs_sold_date_sk
+            )
+            if _grp is None:
+                date_dim_by_catalog_sales__cs_sold_date_sk[
+                    v_catalog_sales__cs_sold_date_sk
+                ] = {(v_catalog_sales__cs_sold_date_sk, v_d_date): _p}
+            else:
+                _o = _grp.get((v_catalog_sales__cs_sold_date_sk, v_d_date))
+                if _o is None:
+                    _grp[(v_catalog_sales__cs_sold_date_sk, v_d_date)] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[(v_catalog_sales__cs_sold_date_sk, v_d_date)] = _n
+                    else:
+                        del _grp[(v_catalog_sales__cs_sold_date_sk, v_d_date)]
+                        if not _grp:
+                            del date_dim_by_catalog_sales__cs_sold_date_sk[
+                                v_catalog_sales__cs_sold_date_sk
+                            ]
+            _o = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
+                v_catalog_sales__cs_sold_date_sk
+            )
+            if _o is None:
+                date_dim_count_by_catalog_sales__cs_sold_date_sk[
+                    v_catalog_sales__cs_sold_date_sk
+                ] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    date_dim_count_by_catalog_sales__cs_sold_date_sk[
+                        v_catalog_sales__cs_sold_date_sk
+                    ] = _n
+                else:
+                    del date_dim_count_by_catalog_sales__cs_sold_date_sk[
+                        v_catalog_sales__cs_sold_date_sk
+                    ]
+            _g3 = n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
+                v_catalog_sales__cs_sold_date_sk
+            )
+            if _g3:
+                for v_catalog_sales__cs_item_sk, _w1 in _g3.items():
+                    _d2 = _p * _w1
+                    _grp = n1_by_catalog_sales__cs_item_sk.get(
+                        v_catalog_sales__cs_item_sk
+                    )
+                    if _grp is None:
+                        n1_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
+                            (
+                                v_catalog_sales__cs_sold_date_sk,
+                                v_catalog_sales__cs_item_sk,
+                            ): _d2
+                        }
+                    else:
+                        _o = _grp.get(
+                            (
+                                v_catalog_sales__cs_sold_date_sk,
+                                v_catalog_sales__cs_item_sk,
+                            )
+                        )
+                        if _o is None:
+                            _grp[
+                                (
+                                    v_catalog_sales__cs_sold_date_sk,
+                                    v_catalog_sales__cs_item_sk,
+                                )
+                            ] = _d2
+                        else:
+                            _n = _o + _d2
+                            if _n:
+                                _grp[
+                                    (
+                                        v_catalog_sales__cs_sold_date_sk,
+                                        v_catalog_sales__cs_item_sk,
+                                    )
+                                ] = _n
+                            else:
+                                del _grp[
+                                    (
+                                        v_catalog_sales__cs_sold_date_sk,
+                                        v_catalog_sales__cs_item_sk,
+                                    )
+                                ]
+                                if not _grp:
+                                    del n1_by_catalog_sales__cs_item_sk[
+                                        v_catalog_sales__cs_item_sk
+                                    ]
+                    _o = n1_count_by_catalog_sales__cs_item_sk.get(
+                        v_catalog_sales__cs_item_sk
+                    )
+                    if _o is None:
+                        n1_count_by_catalog_sales__cs_item_sk[
+                            v_catalog_sales__cs_item_sk
+                        ] = _d2
+                    else:
+                        _n = _o + _d2
+                        if _n:
+                            n1_count_by_catalog_sales__cs_item_sk[
+                                v_catalog_sales__cs_item_sk
+                            ] = _n
+                        else:
+                            del n1_count_by_catalog_sales__cs_item_sk[
+                                v_catalog_sales__cs_item_sk
+                            ]
+                    _w4 = item_count_by_catalog_sales__cs_item_sk.get(
+                        v_catalog_sales__cs_item_sk
+                    )
+                    if _w4 is not None:
+                        _d5 = _d2 * _w4
+                        _o = n0_root.get(v_catalog_sales__cs_item_sk)
+                        if _o is None:
+                            n0_root[v_catalog_sales__cs_item_sk] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                n0_root[v_catalog_sales__cs_item_sk] = _n
+                            else:
+                                del n0_root[v_catalog_sales__cs_item_sk]
+                        if pending is not None:
+                            for (
+                                v_catalog_sales__cs_sold_date_sk,
+                                v_catalog_sales__cs_warehouse_sk,
+                                v_catalog_sales__cs_item_sk,
+                            ), _m6 in self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                (
+                                    v_catalog_sales__cs_sold_date_sk,
+                                    v_catalog_sales__cs_item_sk,
+                                )
+                            ].items():
+                                for (
+                                    v_catalog_sales__cs_sold_date_sk,
+                                    v_catalog_sales__cs_sales_price,
+                                    v_catalog_sales__cs_warehouse_sk,
+                                    v_catalog_returns__cr_refunded_cash,
+                                    v_catalog_sales__cs_item_sk,
+                                ), _m7 in self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                    (
+                                        v_catalog_sales__cs_sold_date_sk,
+                                        v_catalog_sales__cs_warehouse_sk,
+                                        v_catalog_sales__cs_item_sk,
+                                    )
+                                ].items():
+                                    for (
+                                        v_catalog_sales__cs_warehouse_sk,
+                                        v_w_state,
+                                    ), _m8 in self.warehouse_by_catalog_sales__cs_warehouse_sk[
+                                        v_catalog_sales__cs_warehouse_sk
+                                    ].items():
+                                        for (
+                                            v_catalog_sales__cs_item_sk,
+                                            v_i_item_id,
+                                        ), _m9 in self.item_by_catalog_sales__cs_item_sk[
+                                            v_catalog_sales__cs_item_sk
+                                        ].items():
+                                            _k = (
+                                                v_w_state,
+                                                v_i_item_id,
+                                                v_d_date,
+                                                v_catalog_sales__cs_sales_price,
+                                                v_catalog_returns__cr_refunded_cash,
+                                            )
+                                            _v = _p * _m7 * _m8 * _m9
+                                            _o = pending.get(_k)
+                                            pending[_k] = _v if _o is None else _o + _v
 
     def _lookup(
         self,

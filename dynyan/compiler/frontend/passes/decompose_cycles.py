@@ -35,7 +35,7 @@ import itertools
 from sqlglot import exp
 
 from ...ir import Query
-from ..context import Context
+from ..context import Context, sql_conjuncts
 
 MAX_WIDTH = 3  # tables in one bag
 MAX_BAGS = 3
@@ -157,7 +157,7 @@ def _inline_join_conditions(select: exp.Select) -> None:
 
 def _bag(select: exp.Select, aliases: set[str], name: str, ctx: Context):
     where = select.args.get("where")
-    conds = _conjuncts(where.this) if where is not None else []
+    conds = sql_conjuncts(where.this) if where is not None else []
     inside = [c for c in conds if _reads_only(c, aliases)]
     outside = [c for c in conds if c not in inside]
     sources = _sources(select)
@@ -227,14 +227,6 @@ def _clauses(select: exp.Select) -> list[exp.Expression]:
 def _reads_only(cond: exp.Expression, aliases: set[str]) -> bool:
     cols = list(cond.find_all(exp.Column))
     return bool(cols) and all(c.table.lower() in aliases for c in cols)
-
-
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]
 
 
 __all__ = ["choose_bags", "cyclic_core", "decompose_cycles"]

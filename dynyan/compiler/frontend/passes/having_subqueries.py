@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context
+from ..context import Context, sql_conjuncts
 from ..diagnostics import unsupported
 
 ALIAS = "__having"
@@ -45,7 +45,7 @@ def _split(select: exp.Select) -> exp.Select:
     ):
         raise unsupported("SELECT * with a subquery in HAVING", select)
     inner = select.copy()
-    conds = _conjuncts(inner.args["having"].this)
+    conds = sql_conjuncts(inner.args["having"].this)
     moved = [c for c in conds if c.find(exp.Subquery, exp.Exists) is not None]
     kept = [c for c in conds if c not in moved]
     inner.set("having", exp.Having(this=exp.and_(*kept)) if kept else None)
@@ -113,11 +113,3 @@ def _split(select: exp.Select) -> exp.Select:
         if value is not None:
             outer.set(arg, value.copy())
     return outer
-
-
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]
