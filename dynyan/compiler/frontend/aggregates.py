@@ -381,10 +381,11 @@ def nonnull_leaves(e, negate: bool = False) -> set:
 
 
 def _plain_refs(e):
-    """The column references of `e` outside NOT IN/NOT EXISTS tests."""
+    """The column references of `e` outside NOT IN/NOT EXISTS tests, CASE
+    (a NULL WHEN selects the next branch) and IS NULL."""
     if isinstance(e, Ref):
         yield e
-    elif isinstance(e, Op):
+    elif isinstance(e, Op) and e.op not in ("case", "isnull"):
         for a in e.args:
             yield from _plain_refs(a)
 
