@@ -1,18 +1,19 @@
 """The differential fuzzer's query generator: SQL drawn from small productions.
 
 A query is built in phases, each a list of *productions* (small functions
-that add one construct to a `Query`): FROM (atoms: tables, derived tables),
-JOIN (an edge of a random join tree between two atoms: equality, several
-equalities, inequality, band, `<>` on the edge, none = a cartesian product),
-WHERE (local filters of every supported form, cross-table conditions,
-IN/EXISTS/NOT IN/NOT EXISTS subqueries) and SELECT (`*`, columns,
-expressions, DISTINCT, GROUP BY with every aggregate, HAVING, arithmetic
-over aggregates). A production is picked by weight among the enabled ones
-of its phase; a construct the compiler learns is one more production.
-Productions for constructs that do not compile yet (ORDER BY/LIMIT, WITH,
-scalar subqueries, outer joins, UNION, IS NULL, COALESCE, ILIKE) are listed
-with ``enabled=False``; `enable()` (or ``scripts/fuzz.py --enable NAME``)
-switches them on once they compile.
+that add one construct to a `Query`): FROM (atoms: tables, derived tables,
+CTEs), JOIN (an edge of a random join tree between two atoms: equality,
+several equalities, inequality, band, `<>` on the edge, LEFT/RIGHT/FULL
+JOIN, none = a cartesian product), WHERE (local filters of every supported
+form, IS [NOT] NULL, cross-table conditions, IN/EXISTS/NOT IN/NOT EXISTS
+and scalar subqueries), SELECT (`*`, columns, expressions, DISTINCT, GROUP
+BY with every aggregate, HAVING, arithmetic over aggregates) and a tail
+(ORDER BY/LIMIT/OFFSET, UNION/INTERSECT/EXCEPT [ALL]). A production is
+picked by weight among the enabled ones of its phase; a construct the
+compiler learns is one more production. Productions for constructs that do
+not compile yet (COALESCE, ILIKE) are listed with ``enabled=False``;
+`enable()` (or ``scripts/fuzz.py --enable NAME``) switches them on once
+they compile.
 
 Queries are structured (`Query`: atoms, conjuncts, SELECT items, GROUP BY
 keys, HAVING conjuncts), so the shrinker (tests/fuzzrun.py) can drop parts.

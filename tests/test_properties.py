@@ -3,10 +3,11 @@
 The generator (tests/fuzzgen.py) draws queries from small productions over
 six tables (INTEGER, DECIMAL, DOUBLE, VARCHAR, DATE columns; one table
 declared NOT NULL): joins along a random tree (equalities, inequalities,
-bands, `<>`, cartesian products, self-joins), derived tables, local filters
-of every supported form, conditions across tables, IN/EXISTS/NOT IN/NOT
-EXISTS subqueries, and a SELECT of `*`, columns, expressions (also ones
-giving ±inf and NaN), DISTINCT, GROUP BY with every aggregate, HAVING.
+bands, `<>`, outer joins, cartesian products, self-joins, cycles), derived
+tables and CTEs, local filters of every supported form, conditions across
+tables, IN/EXISTS/NOT IN/NOT EXISTS and scalar subqueries, a SELECT of `*`,
+columns, expressions (also ones giving ±inf and NaN), DISTINCT, GROUP BY
+with every aggregate, HAVING, and ORDER BY/LIMIT/OFFSET or a set operation.
 Each compiled query gets several update streams (pull and push mode) with
 NULLs, duplicates and deletions, checked against DuckDB after every batch
 (tests/fuzzrun.py, tests/differential.py).

@@ -1511,14 +1511,15 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
             total, n = f"e[{slots['slot'][i]}][0]", f"e[{slots['slot'][i]}][1]"
             if agg.scale:
                 total = f"{total} / {10 ** agg.scale}"
+            kind = agg.kind
             if agg.nonfinite:
                 s = f"e[{slots['slot'][i]}]"
-                total = f"_ieee_total({total}, {s}[2], {s}[3], {s}[4])"
+                total, kind = _ieee_value(kind, total, n, f"{s}[2], {s}[3], {s}[4]")
             empty = f"e is None or not {n}"
             values.append(
                 f"(0 if {empty} else {n})"
                 if agg.kind == "count"
-                else functions.aggregate_value(agg.kind, n, total=total, empty=empty)
+                else functions.aggregate_value(kind, n, total=total, empty=empty)
             )
             continue
         # the rows whose argument is not NULL (all rows when it never is)
@@ -1568,9 +1569,20 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                     )
                     for chs in agg.nonfinite
                 ]
-                total = f"_ieee_total({total}, {', '.join(counts)})"
+                total, kind = _ieee_value(agg.kind, total, nonnull, ", ".join(counts))
+                value = functools.partial(functions.aggregate_value, kind, nonnull)
             values.append(value(total=total))
     return values
+
+
+def _ieee_value(kind: str, finite: str, n: str, counts: str) -> tuple[str, str]:
+    """A float SUM/AVG with ±inf/NaN counts (`Aggregate.nonfinite`): the
+    Python of its value when there are non-NULL terms, and the aggregate kind
+    that reads it as is (AVG divides before `_ieee_total`, so that a NaN
+    result is the one object math.nan)."""
+    if kind == "avg":
+        return f"_ieee_total({finite} / {n}, {counts})", "sum"
+    return f"_ieee_total({finite}, {counts})", kind
 
 
 def split_nonfinite(query):
