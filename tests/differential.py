@@ -764,6 +764,8 @@ def norm_value(v: Any) -> Any:
             return "NaN"
         if v in (math.inf, -math.inf):
             return v
+        if abs(v) < 1e-9:  # what a running float sum keeps of x - x
+            return 0
         r = float(f"{v:.9g}")
         return int(r) if r == int(r) and abs(r) < 2**53 else r
     if isinstance(v, datetime.datetime):

@@ -83,6 +83,11 @@ class Atom:
     # derived table: column -> the stored (table, column) pairs it comes from
     sources: tuple = ()
 
+    @property
+    def outer(self) -> bool:
+        """An outer join: its ON condition sees every earlier atom."""
+        return self.sql.split(" ", 1)[0] in ("LEFT", "RIGHT", "FULL")
+
 
 @dataclass
 class Query:
@@ -93,9 +98,10 @@ class Query:
     having: list[Part] = field(default_factory=list)
     grouped: bool = False  # aggregates or GROUP BY
     distinct: bool = False
-    tail: str = ""  # ORDER BY/LIMIT (disabled productions)
-    ctes: list[str] = field(default_factory=list)  # WITH name AS (…) (disabled)
-    union_all: bool = False  # the query UNION ALL itself (disabled)
+    tail: str = ""  # ORDER BY/LIMIT/OFFSET
+    ctes: list[str] = field(default_factory=list)  # WITH name AS (…)
+    set_op: str = ""  # the query UNION/INTERSECT/EXCEPT [ALL] itself …
+    set_filter: Part | None = None  # … with this conjunct more on the right
     tags: list[str] = field(default_factory=list)  # productions used
 
     def select_sql(self) -> str:
@@ -104,23 +110,29 @@ class Query:
             if self.items
             else "*"
         )
-        # LEFT JOIN binds tighter than a comma: with one, the others are
+        # an outer JOIN binds tighter than a comma: with one, the others are
         # CROSS JOINs, so that its ON condition sees every earlier atom
-        outer = any(a.sql.startswith("LEFT JOIN") for a in self.atoms)
+        outer = any(a.outer for a in self.atoms)
         sep = " CROSS JOIN " if outer else ", "
         from_sql = self.atoms[0].sql + "".join(
-            (" " if a.sql.startswith("LEFT JOIN") else sep) + a.sql
-            for a in self.atoms[1:]
+            (" " if a.outer else sep) + a.sql for a in self.atoms[1:]
         )
-        sql = f"SELECT {'DISTINCT ' if self.distinct else ''}{items} FROM {from_sql}"
-        if self.where:
-            sql += " WHERE " + " AND ".join(p.sql for p in self.where)
-        if self.group_by:
-            sql += " GROUP BY " + ", ".join(p.sql for p in self.group_by)
-        if self.having:
-            sql += " HAVING " + " AND ".join(p.sql for p in self.having)
-        if self.union_all:
-            sql = f"{sql} UNION ALL {sql}"
+        head = f"SELECT {'DISTINCT ' if self.distinct else ''}{items} FROM {from_sql}"
+
+        def body(where: list[Part]) -> str:
+            sql = head
+            if where:
+                sql += " WHERE " + " AND ".join(p.sql for p in where)
+            if self.group_by:
+                sql += " GROUP BY " + ", ".join(p.sql for p in self.group_by)
+            if self.having:
+                sql += " HAVING " + " AND ".join(p.sql for p in self.having)
+            return sql
+
+        sql = body(self.where)
+        if self.set_op:
+            extra = [self.set_filter] if self.set_filter else []
+            sql = f"{sql} {self.set_op} {body(self.where + extra)}"
         if self.ctes:
             sql = "WITH " + ", ".join(self.ctes) + " " + sql
         return sql + self.tail
@@ -152,6 +164,11 @@ class Query:
             items=keep(self.items),
             group_by=keep(self.group_by),
             having=keep(self.having),
+            set_filter=(
+                None
+                if self.set_filter and alias in self.set_filter.aliases
+                else self.set_filter
+            ),
         )
         if self.items and not q.items:
             return None
@@ -310,7 +327,7 @@ def derived_group(g: Gen, alias: str):
     g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
 
 
-@production("from", weight=1, enabled=False, note="WITH is refused")
+@production("from", weight=1)
 def with_table(g: Gen, alias: str):
     """WITH walias AS (SELECT * FROM t WHERE …): a common table expression."""
     t = g.choice(sorted(TABLES))
@@ -411,14 +428,16 @@ def cartesian(g, a, b):
     return None  # no condition: a cartesian product
 
 
-@production("join", weight=1, enabled=False, note="outer joins are refused")
+@production("join", weight=1)
 def left_join(g, a, b):
-    """`a` LEFT JOINs its parent `b`: the equality goes into ON."""
+    """`a` LEFT (sometimes RIGHT or FULL) JOINs what comes before it: the
+    equality with its parent `b` goes into ON."""
     eq = _eq(g, a, b)
     if eq is None or a is g.q.atoms[0]:
         return False
+    kind = g.rng.choices(["LEFT", "RIGHT", "FULL"], [3, 1, 1])[0]
     i = g.q.atoms.index(a)
-    g.q.atoms[i] = replace(a, sql=f"LEFT JOIN {a.sql} ON {eq.sql}")
+    g.q.atoms[i] = replace(a, sql=f"{kind} JOIN {a.sql} ON {eq.sql}")
 
 
 # --- WHERE: local filters on one atom -------------------------------------------------
@@ -552,6 +571,7 @@ def string_function_filter(g, atom):
     f = g.choice(
         [
             f"SUBSTRING({ref[0]}, 1, 1) = 'a'",
+            f"SUBSTRING({ref[0]}, -1, {g.choice([1, 2, -1])}) = 'b'",
             f"UPPER({ref[0]}) = 'AB'",
             f"LOWER({ref[0]}) <> 'b'",
             f"{ref[0]} || 'x' = 'ax'",
@@ -568,7 +588,7 @@ def abs_filter(g, atom):
     return _local(g, atom, f"ABS({a[0]} - {b[0]}) <= 1")
 
 
-@production("filter", weight=0.5, enabled=False, note="IS [NOT] NULL is refused")
+@production("filter", weight=0.5)
 def is_null(g, atom):
     ref = g.col(atom)
     return _local(g, atom, f"{ref[0]} IS {g.choice(['', 'NOT '])}NULL")
@@ -684,15 +704,22 @@ def exists_subquery(g, atom):
     )
 
 
-@production("subquery", weight=1, enabled=False, note="scalar subqueries are refused")
+@production("subquery", weight=1)
 def scalar_subquery(g, atom):
+    """`x >= (SELECT MAX(…) …)`, uncorrelated or correlated with `atom`."""
     ref = g.col(atom, ("int",))
     if ref is None:
         return False
     t, s, inner = _inner(g, atom)
+    agg = g.choice([f"MAX({inner[0]})", f"MIN({inner[0]})", "COUNT(*)"])
+    where = ""
+    if g.chance(0.5):  # correlated
+        other = g.col(s, ("int",))
+        where = f" WHERE {other[0]} = {g.col(atom, ('int',))[0]}"
     g.q.where.append(
         Part(
-            f"{ref[0]} >= (SELECT MAX({inner[0]}) FROM {t} {s.alias})",
+            f"{ref[0]} {g.choice(['>=', '<', '='])} (SELECT {agg} FROM {t} {s.alias}"
+            f"{where})",
             frozenset({atom.alias}),
         )
     )
@@ -909,16 +936,31 @@ def _having(g: Gen) -> None:
 # --- tails (disabled) ----------------------------------------------------------------
 
 
-@production("tail", weight=1, enabled=False, note="ORDER BY/LIMIT are refused")
+@production("tail", weight=1)
 def order_by_limit(g):
+    """ORDER BY every output column (ASC or DESC) [LIMIT n] [OFFSET m]: a
+    window fixed up to equal rows."""
     n = len(g.q.items) or sum(len(a.columns) for a in g.q.atoms)
-    order = ", ".join(str(i + 1) for i in range(n))
-    g.q.tail = f" ORDER BY {order} LIMIT {g.rng.randint(1, 5)}"
+    order = ", ".join(f"{i + 1}{' DESC' if g.chance(0.3) else ''}" for i in range(n))
+    tail = f" ORDER BY {order}"
+    if g.chance(0.85):
+        tail += f" LIMIT {g.rng.randint(1, 5)}"
+    if g.chance(0.3):
+        tail += f" OFFSET {g.rng.randint(1, 3)}"
+    g.q.tail = tail
 
 
-@production("tail", weight=1, enabled=False, note="UNION is refused")
-def union_all(g):
-    g.q.union_all = True
+@production("tail", weight=1)
+def set_operation(g):
+    """The query UNION/INTERSECT/EXCEPT [ALL] itself with one more filter on
+    its first atom (so that INTERSECT and EXCEPT are not trivial)."""
+    g.q.set_op = g.choice(
+        ["UNION ALL", "UNION", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL"]
+    )
+    a = g.q.atoms[0]
+    ref = g.col(a, ("int",))
+    if ref is not None:
+        g.q.set_filter = Part(f"{ref[0]} <> {g.literal('int')}", frozenset({a.alias}))
 
 
 # --- the generator --------------------------------------------------------------------

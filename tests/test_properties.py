@@ -83,7 +83,7 @@ def test_generator_makes_valid_duckdb_sql():
     con = duckdb.connect()
     con.execute(SCHEMA)
     tags: Counter = Counter()
-    for i in range(300):
+    for i in range(600):
         q = fuzzgen.generate(random.Random(f"valid/{i}"))
         con.execute(q.select_sql()).fetchall()
         tags.update(q.tags)

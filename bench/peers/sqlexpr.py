@@ -103,8 +103,51 @@ def sql_substr(s, start, length=None):
     return s[max(begin, 0) : max(end, 0)]
 
 
+def sql_extreme(largest: bool, *values):
+    """GREATEST/LEAST: the largest (smallest) non-NULL value, NULL if none;
+    NaN counts as larger than every number, as DuckDB orders it."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+
+    def rank(v):
+        return (1, 0) if isinstance(v, float) and math.isnan(v) else (0, v)
+
+    return (max if largest else min)(present, key=rank)
+
+
+def sql_coalesce(*values):
+    return next((v for v in values if v is not None), None)
+
+
+def sql_date_part(part: str, d):
+    if d is None:
+        return None
+    return {
+        "year": d.year,
+        "month": d.month,
+        "day": d.day,
+        "quarter": (d.month + 2) // 3,
+        "dayofweek": (d.weekday() + 1) % 7,
+        "dayofyear": (d - datetime.date(d.year, 1, 1)).days + 1,
+        "week": d.isocalendar().week,
+    }[part]
+
+
+def sql_nan_rank(v):
+    return (1, 0) if isinstance(v, float) and math.isnan(v) else (0, v)
+
+
+def _quotient(e) -> bool:
+    return isinstance(e, Op) and (e.op == "div" or any(_quotient(a) for a in e.args))
+
+
 HELPERS = {
     "datetime": datetime,
+    "_sql_nan_rank": sql_nan_rank,
+    "_sql_extreme": sql_extreme,
+    "_sql_coalesce": sql_coalesce,
+    "_sql_date_part": sql_date_part,
     "_sql_div": sql_div,
     "_sql_mod": sql_mod,
     "_sql_add_months": sql_add_months,
@@ -216,8 +259,26 @@ class SQLPython:
                 f"_sql_add_months({self.value(args[0], env)}, "
                 f"{literal(args[1].value)})"
             )
-        if op in ("year", "month", "day"):
-            return self._strict([self.value(args[0], env)], lambda t: f"{t[0]}.{op}")
+        if op in ("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"):
+            return f"_sql_date_part({op!r}, {self.value(args[0], env)})"
+        if op in ("greatest", "least"):
+            values = ", ".join(self.value(a, env) for a in args)
+            return f"_sql_extreme({op == 'greatest'}, {values})"
+        if op == "coalesce":
+            return f"_sql_coalesce({', '.join(self.value(a, env) for a in args)})"
+        if op == "nullif":
+            a, b = (self.value(x, env) for x in args)
+            return f"(lambda a, b: None if a is None or (b is not None and a == b) else a)({a}, {b})"
+        if op == "isnull":
+            return f"({self.value(args[0], env)} is None)"
+        if op == "length":
+            return self._strict([self.value(args[0], env)], lambda t: f"len({t[0]})")
+        if op == "trim":
+            return self._strict(
+                [self.value(args[0], env)], lambda t: f"{t[0]}.strip(' ')"
+            )
+        if op == "to_float":
+            return self._strict([self.value(args[0], env)], lambda t: f"float({t[0]})")
         if op == "substr":
             rest = ", ".join(literal(a.value) for a in args[1:])
             return f"_sql_substr({self.value(args[0], env)}, {rest})"
@@ -267,6 +328,11 @@ class SQLPython:
                 return "False"
             names, nonnull = self._operands(parts, "is not None")
             cmp = f"{names[0]} {_COMPARE[e.op]} {names[1]}"
+            if any(_quotient(a) for a in e.args):  # NaN: above all, equal to itself
+                cmp = (
+                    f"_sql_nan_rank({names[0]}) {_COMPARE[e.op]} "
+                    f"_sql_nan_rank({names[1]})"
+                )
             return "(" + " and ".join([*nonnull, cmp]) + ")"
         return f"({self.truth(e, env)} is True)"
 
@@ -277,9 +343,10 @@ class SQLPython:
             return self._strict([self.value(e, env)], lambda t: f"bool({t[0]})")
         op, args = e.op, e.args
         if op in _COMPARE:
+            rank = "_sql_nan_rank" if any(_quotient(a) for a in args) else ""
             return self._strict(
                 [self.value(args[0], env), self.value(args[1], env)],
-                lambda t: f"{t[0]} {_COMPARE[op]} {t[1]}",
+                lambda t: f"{rank}({t[0]}) {_COMPARE[op]} {rank}({t[1]})",
             )
         if op == "not":
             return self._strict([self.truth(args[0], env)], lambda t: f"not {t[0]}")

@@ -75,8 +75,29 @@ FUNCTIONS = {
     "lower",
     "abs",
     "isnull",  # (value,): TRUE exactly when the value is NULL
+    "coalesce",  # (v1, v2, ...): the first that is not NULL
+    "nullif",  # (a, b): NULL when a = b, else a
+    "greatest",  # (v1, v2, ...): NULLs skipped, NaN above every number
+    "least",
+    "quarter",
+    "dayofweek",  # Sunday 0 ... Saturday 6
+    "dayofyear",
+    "week",  # ISO week
+    "length",
+    "trim",  # spaces at both ends
+    "to_float",  # CAST(number AS DOUBLE), and an INTEGER among DOUBLE results
+    # a float SUM's term split (Aggregate.nonfinite): its finite part (0
+    # when it is not), and whether it is +inf, -inf, NaN
+    "finite_part",
+    "is_posinf",
+    "is_neginf",
+    "is_nan",
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+# Operators whose value need not be NULL when an operand is: a NULL operand
+# proves nothing about the result (every other operator is NULL-strict, but
+# AND/OR/NOT, three-valued, are handled apart).
+NULL_ABSORBING = {"isnull", "case", "coalesce", "nullif", "greatest", "least"}
 FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
@@ -364,9 +385,27 @@ class Aggregate:
     # exactly (summed as an integer), None when it is summed in floats.
     computed: object = None
     scale: int | None = None
+    # A float SUM/AVG whose terms may be ±inf or NaN (x / 0): its channels
+    # hold the finite parts, and these (+inf, -inf, NaN) channel tuples count
+    # the terms that are not, so a delete restores the sum exactly (made by
+    # the renderer, `render.split_nonfinite`; a computed argument: True, its
+    # group keeps the counts beside its total).
+    nonfinite: tuple | bool = ()
 
     def __str__(self) -> str:
         return self.text
+
+
+def may_be_nonfinite(e) -> bool:
+    """Whether expression `e` can be ±inf or NaN: it divides by something
+    that can be 0 (x / 0)."""
+    if not isinstance(e, Op):
+        return False
+    if e.op == "div":
+        divisor = e.args[1]
+        if not (isinstance(divisor, Lit) and divisor.value not in (0, None)):
+            return True
+    return any(may_be_nonfinite(a) for a in e.args)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,14 @@ HELPERS = (
     Helper("_RangeSum", "rangesum", "_RangeSum"),
     Helper("_div", "sqlfuncs", "_div"),
     Helper("_mod", "sqlfuncs", "_mod"),
+    Helper("_substr", "sqlfuncs", "_substr"),
+    Helper("_finite_part", "sqlfuncs", "_finite_part"),
+    Helper("_ieee_total", "sqlfuncs", "_ieee_total"),
+    Helper("_nan_key", "sqlfuncs", "_nan_key"),
+    Helper("_nan_value", "sqlfuncs", "_nan_value"),
     Helper("_add_months", "sqlfuncs", "_add_months"),
+    Helper("_greatest", "sqlfuncs", "_greatest"),
+    Helper("_least", "sqlfuncs", "_least"),
 )
 BY_NAME = {h.name: h for h in HELPERS}
 

@@ -16,8 +16,9 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
@@ -31,6 +32,72 @@ def _mod(a, b):
         raise ZeroDivisionError(f"SQL remainder of {a!r} by zero")
     r = abs(a) % abs(b)
     return -r if a < 0 else r
+
+
+def _substr(s, start, length=None):
+    """SUBSTRING(s, start[, length]) as DuckDB: 1-based; a negative start
+    counts from the end, 0 is just before the first character; a negative
+    length takes the characters before the start. NULL in, NULL out."""
+    if s is None:
+        return None
+    begin = start - 1 if start > 0 else (-1 if start == 0 else len(s) + start)
+    if length is None:
+        return s[max(begin, 0) :]
+    if length < 0:
+        begin, length = begin + length, -length
+    return s[max(begin, 0) : max(begin + length, 0)]
+
+
+def _finite_part(x):
+    """x when it is finite, else 0: a float sum keeps its infinities and
+    NaNs as counts beside it (`_ieee_total`), so a delete restores it exactly."""
+    return x if x - x == 0 else 0.0
+
+
+def _ieee_total(finite, pos, neg, nan):
+    """A float SUM from its finite part and the numbers of +inf, -inf and
+    NaN terms in it (IEEE: inf - inf and anything + NaN are NaN)."""
+    if nan or (pos and neg):
+        return math.nan
+    if pos:
+        return math.inf
+    if neg:
+        return -math.inf
+    return finite
+
+
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
+
+
+def _nan_value(key):
+    """The value of a `_nan_key` key."""
+    return key[1] if key[0] == 0 else math.nan
+
+
+def _greatest(*values):
+    """GREATEST as DuckDB: NULLs are skipped (NULL when all are), NaN is
+    above every number."""
+    best = None
+    for v in values:
+        if v is not None and (best is None or v > best or v != v):
+            best = v
+    return best
+
+
+def _least(*values):
+    """LEAST as DuckDB: NULLs are skipped (NULL when all are), NaN only
+    when every value is NaN."""
+    best = None
+    for v in values:
+        if v is not None and (best is None or v < best or best != best):
+            best = v
+    return best
 
 
 def _add_months(date, months):

@@ -317,10 +317,20 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
+
+
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
 
 
 def _make_derived1():
@@ -439,8 +449,9 @@ def _make_derived1():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -1677,8 +1688,9 @@ def _make_derived1():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -2992,8 +3004,9 @@ def _make_derived1():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -4255,8 +4268,9 @@ def _make_derived2():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -5493,8 +5507,9 @@ def _make_derived2():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -6808,8 +6823,9 @@ def _make_derived2():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -8071,8 +8087,9 @@ def _make_derived3():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -9309,8 +9326,9 @@ def _make_derived3():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -10624,8 +10642,9 @@ def _make_derived3():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -11887,8 +11906,9 @@ def _make_derived4():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -13125,8 +13145,9 @@ def _make_derived4():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -14440,8 +14461,9 @@ def _make_derived4():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -15703,8 +15725,9 @@ def _make_derived5():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -16941,8 +16964,9 @@ def _make_derived5():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -18256,8 +18280,9 @@ def _make_derived5():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -19519,8 +19544,9 @@ def _make_derived6():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -20757,8 +20783,9 @@ def _make_derived6():
                 if a is None or b is None:
                     return None
                 if b == 0:
+                    # NaN is the one object math.nan: a row holding it finds itself again
                     if a == 0 or a != a:
-                        return float("nan")
+                        return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
@@ -22072,8 +22099,9 @@ def _make_derived6():
             if a is None or b is None:
                 return None
             if b == 0:
+                # NaN is the one object math.nan: a row holding it finds itself again
                 if a == 0 or a != a:
-                    return float("nan")
+                    return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
 
@@ -23732,48 +23760,37 @@ class View:
                                                         v_customer_id
                                                     ].items():
                                                         if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_year_total is not None
-                                                            and v_t_s_secyear_year_total
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_t_s_secyear_year_total,
-                                                                        v_year_total,
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_s_secyear_year_total
+                                                                is not None
+                                                                and v_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_year_total > 0
                                                                     )
-                                                                    if (
-                                                                        v_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
                                                                     (
                                                                         _div(
                                                                             v_t_c_secyear_year_total,
@@ -23789,7 +23806,9 @@ class View:
                                                                         )
                                                                         else None
                                                                     )
-                                                                    > (
+                                                                )
+                                                                > _nan_key(
+                                                                    (
                                                                         _div(
                                                                             v_t_s_secyear_year_total,
                                                                             v_year_total,
@@ -23807,49 +23826,38 @@ class View:
                                                                 )
                                                             )
                                                         ) and (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and v_t_w_secyear_year_total
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_t_w_secyear_year_total,
-                                                                        v_t_w_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_w_secyear_year_total
+                                                                is not None
+                                                                and v_t_w_firstyear_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_t_w_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_w_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_w_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
                                                                     (
                                                                         _div(
                                                                             v_t_c_secyear_year_total,
@@ -23865,7 +23873,9 @@ class View:
                                                                         )
                                                                         else None
                                                                     )
-                                                                    > (
+                                                                )
+                                                                > _nan_key(
+                                                                    (
                                                                         _div(
                                                                             v_t_w_secyear_year_total,
                                                                             v_t_w_firstyear_year_total,
@@ -24108,48 +24118,37 @@ class View:
                                                         v_customer_id
                                                     ].items():
                                                         if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_year_total is not None
-                                                            and v_t_s_secyear_year_total
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_t_s_secyear_year_total,
-                                                                        v_year_total,
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_s_secyear_year_total
+                                                                is not None
+                                                                and v_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_year_total > 0
                                                                     )
-                                                                    if (
-                                                                        v_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_year_total
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
                                                                     (
                                                                         _div(
                                                                             v_t_c_secyear_year_total,
@@ -24165,7 +24164,9 @@ class View:
                                                                         )
                                                                         else None
                                                                     )
-                                                                    > (
+                                                                )
+                                                                > _nan_key(
+                                                                    (
                                                                         _div(
                                                                             v_t_s_secyear_year_total,
                                                                             v_year_total,
@@ -24183,49 +24184,38 @@ class View:
                                                                 )
                                                             )
                                                         ) and (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and v_t_c_secyear_year_total
-                                                            is not None
-                                                            and v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and v_t_w_secyear_year_total
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_t_c_secyear_year_total
+                                                                is not None
+                                                                and v_t_c_firstyear_year_total
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_c_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_t_w_secyear_year_total,
-                                                                        v_t_w_firstyear_year_total,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_t_w_secyear_year_total
+                                                                is not None
+                                                                and v_t_w_firstyear_year_total
+                                                                is not None
+                                                                if (
+                                                                    v_t_w_firstyear_year_total
+                                                                    is not None
+                                                                    and (
                                                                         v_t_w_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_w_firstyear_year_total
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
                                                                     (
                                                                         _div(
                                                                             v_t_c_secyear_year_total,
@@ -24241,7 +24231,9 @@ class View:
                                                                         )
                                                                         else None
                                                                     )
-                                                                    > (
+                                                                )
+                                                                > _nan_key(
+                                                                    (
                                                                         _div(
                                                                             v_t_w_secyear_year_total,
                                                                             v_t_w_firstyear_year_total,
@@ -24429,47 +24421,33 @@ class View:
                                                     v_customer_id
                                                 ].items():
                                                     if (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and v_t_c_secyear_year_total
-                                                        is not None
-                                                        and v_year_total is not None
-                                                        and v_t_s_secyear_year_total
-                                                        is not None
-                                                        and (
-                                                            None
+                                                        (
+                                                            v_t_c_secyear_year_total
+                                                            is not None
+                                                            and v_t_c_firstyear_year_total
+                                                            is not None
                                                             if (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
+                                                                v_t_c_firstyear_year_total
+                                                                is not None
+                                                                and (
                                                                     v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_c_firstyear_year_total
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
-                                                            is None
-                                                            or (
-                                                                _div(
-                                                                    v_t_s_secyear_year_total,
-                                                                    v_year_total,
-                                                                )
-                                                                if (
-                                                                    v_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_year_total > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_t_s_secyear_year_total
+                                                            is not None
+                                                            and v_year_total is not None
+                                                            if (
+                                                                v_year_total is not None
+                                                                and (v_year_total > 0)
                                                             )
-                                                            is None
-                                                            else (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            _nan_key(
                                                                 (
                                                                     _div(
                                                                         v_t_c_secyear_year_total,
@@ -24485,7 +24463,9 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                > (
+                                                            )
+                                                            > _nan_key(
+                                                                (
                                                                     _div(
                                                                         v_t_s_secyear_year_total,
                                                                         v_year_total,
@@ -24503,49 +24483,38 @@ class View:
                                                             )
                                                         )
                                                     ) and (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and v_t_c_secyear_year_total
-                                                        is not None
-                                                        and v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and v_t_w_secyear_year_total
-                                                        is not None
-                                                        and (
-                                                            None
+                                                        (
+                                                            v_t_c_secyear_year_total
+                                                            is not None
+                                                            and v_t_c_firstyear_year_total
+                                                            is not None
                                                             if (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
+                                                                v_t_c_firstyear_year_total
+                                                                is not None
+                                                                and (
                                                                     v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_c_firstyear_year_total
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
-                                                            is None
-                                                            or (
-                                                                _div(
-                                                                    v_t_w_secyear_year_total,
-                                                                    v_t_w_firstyear_year_total,
-                                                                )
-                                                                if (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_t_w_secyear_year_total
+                                                            is not None
+                                                            and v_t_w_firstyear_year_total
+                                                            is not None
+                                                            if (
+                                                                v_t_w_firstyear_year_total
+                                                                is not None
+                                                                and (
                                                                     v_t_w_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_w_firstyear_year_total
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
-                                                            is None
-                                                            else (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            _nan_key(
                                                                 (
                                                                     _div(
                                                                         v_t_c_secyear_year_total,
@@ -24561,7 +24530,9 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                > (
+                                                            )
+                                                            > _nan_key(
+                                                                (
                                                                     _div(
                                                                         v_t_w_secyear_year_total,
                                                                         v_t_w_firstyear_year_total,
@@ -24733,44 +24704,33 @@ class View:
                                                 v_customer_id
                                             ].items():
                                                 if (
-                                                    v_t_c_firstyear_year_total
-                                                    is not None
-                                                    and v_t_c_secyear_year_total
-                                                    is not None
-                                                    and v_year_total is not None
-                                                    and v_t_s_secyear_year_total
-                                                    is not None
-                                                    and (
-                                                        None
+                                                    (
+                                                        v_t_c_secyear_year_total
+                                                        is not None
+                                                        and v_t_c_firstyear_year_total
+                                                        is not None
                                                         if (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
+                                                            v_t_c_firstyear_year_total
+                                                            is not None
+                                                            and (
                                                                 v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_c_firstyear_year_total
-                                                                    > 0
-                                                                )
+                                                                > 0
                                                             )
-                                                            else None
                                                         )
-                                                        is None
-                                                        or (
-                                                            _div(
-                                                                v_t_s_secyear_year_total,
-                                                                v_year_total,
-                                                            )
-                                                            if (
-                                                                v_year_total is not None
-                                                                and (v_year_total > 0)
-                                                            )
-                                                            else None
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_t_s_secyear_year_total
+                                                        is not None
+                                                        and v_year_total is not None
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
                                                         )
-                                                        is None
-                                                        else (
+                                                        else False
+                                                    )
+                                                    and (
+                                                        _nan_key(
                                                             (
                                                                 _div(
                                                                     v_t_c_secyear_year_total,
@@ -24786,7 +24746,9 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            > (
+                                                        )
+                                                        > _nan_key(
+                                                            (
                                                                 _div(
                                                                     v_t_s_secyear_year_total,
                                                                     v_year_total,
@@ -24803,49 +24765,38 @@ class View:
                                                         )
                                                     )
                                                 ) and (
-                                                    v_t_c_firstyear_year_total
-                                                    is not None
-                                                    and v_t_c_secyear_year_total
-                                                    is not None
-                                                    and v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and v_t_w_secyear_year_total
-                                                    is not None
-                                                    and (
-                                                        None
+                                                    (
+                                                        v_t_c_secyear_year_total
+                                                        is not None
+                                                        and v_t_c_firstyear_year_total
+                                                        is not None
                                                         if (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
+                                                            v_t_c_firstyear_year_total
+                                                            is not None
+                                                            and (
                                                                 v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_c_firstyear_year_total
-                                                                    > 0
-                                                                )
+                                                                > 0
                                                             )
-                                                            else None
                                                         )
-                                                        is None
-                                                        or (
-                                                            _div(
-                                                                v_t_w_secyear_year_total,
-                                                                v_t_w_firstyear_year_total,
-                                                            )
-                                                            if (
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_t_w_secyear_year_total
+                                                        is not None
+                                                        and v_t_w_firstyear_year_total
+                                                        is not None
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
                                                                 v_t_w_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_w_firstyear_year_total
-                                                                    > 0
-                                                                )
+                                                                > 0
                                                             )
-                                                            else None
                                                         )
-                                                        is None
-                                                        else (
+                                                        else False
+                                                    )
+                                                    and (
+                                                        _nan_key(
                                                             (
                                                                 _div(
                                                                     v_t_c_secyear_year_total,
@@ -24861,7 +24812,9 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            > (
+                                                        )
+                                                        > _nan_key(
+                                                            (
                                                                 _div(
                                                                     v_t_w_secyear_year_total,
                                                                     v_t_w_firstyear_year_total,
@@ -25019,41 +24972,31 @@ class View:
                                             v_customer_id
                                         ].items():
                                             if (
-                                                v_t_c_firstyear_year_total is not None
-                                                and v_t_c_secyear_year_total is not None
-                                                and v_year_total is not None
-                                                and v_t_s_secyear_year_total is not None
-                                                and (
-                                                    None
+                                                (
+                                                    v_t_c_secyear_year_total is not None
+                                                    and v_t_c_firstyear_year_total
+                                                    is not None
                                                     if (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
+                                                        v_t_c_firstyear_year_total
+                                                        is not None
+                                                        and (
                                                             v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_c_firstyear_year_total
-                                                                > 0
-                                                            )
+                                                            > 0
                                                         )
-                                                        else None
                                                     )
-                                                    is None
-                                                    or (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
-                                                        )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else None
+                                                    else False
+                                                )
+                                                and (
+                                                    v_t_s_secyear_year_total is not None
+                                                    and v_year_total is not None
+                                                    if (
+                                                        v_year_total is not None
+                                                        and (v_year_total > 0)
                                                     )
-                                                    is None
-                                                    else (
+                                                    else False
+                                                )
+                                                and (
+                                                    _nan_key(
                                                         (
                                                             _div(
                                                                 v_t_c_secyear_year_total,
@@ -25069,7 +25012,9 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        > (
+                                                    )
+                                                    > _nan_key(
+                                                        (
                                                             _div(
                                                                 v_t_s_secyear_year_total,
                                                                 v_year_total,
@@ -25083,46 +25028,36 @@ class View:
                                                     )
                                                 )
                                             ) and (
-                                                v_t_c_firstyear_year_total is not None
-                                                and v_t_c_secyear_year_total is not None
-                                                and v_t_w_firstyear_year_total
-                                                is not None
-                                                and v_t_w_secyear_year_total is not None
-                                                and (
-                                                    None
+                                                (
+                                                    v_t_c_secyear_year_total is not None
+                                                    and v_t_c_firstyear_year_total
+                                                    is not None
                                                     if (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
+                                                        v_t_c_firstyear_year_total
+                                                        is not None
+                                                        and (
                                                             v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_c_firstyear_year_total
-                                                                > 0
-                                                            )
+                                                            > 0
                                                         )
-                                                        else None
                                                     )
-                                                    is None
-                                                    or (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
+                                                    else False
+                                                )
+                                                and (
+                                                    v_t_w_secyear_year_total is not None
+                                                    and v_t_w_firstyear_year_total
+                                                    is not None
+                                                    if (
+                                                        v_t_w_firstyear_year_total
+                                                        is not None
+                                                        and (
                                                             v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
-                                                            )
+                                                            > 0
                                                         )
-                                                        else None
                                                     )
-                                                    is None
-                                                    else (
+                                                    else False
+                                                )
+                                                and (
+                                                    _nan_key(
                                                         (
                                                             _div(
                                                                 v_t_c_secyear_year_total,
@@ -25138,7 +25073,9 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        > (
+                                                    )
+                                                    > _nan_key(
+                                                        (
                                                             _div(
                                                                 v_t_w_secyear_year_total,
                                                                 v_t_w_firstyear_year_total,
@@ -25271,41 +25208,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_c_firstyear_year_total is not None
-                                            and v_t_c_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_c_secyear_year_total is not None
+                                                and v_t_c_firstyear_year_total
+                                                is not None
                                                 if (
-                                                    _div(
-                                                        v_t_c_secyear_year_total,
-                                                        v_t_c_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_c_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
+                                                    v_t_c_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_c_firstyear_year_total > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else None
+                                                else False
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
                                                 )
-                                                is None
-                                                else (
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
                                                     (
                                                         _div(
                                                             v_t_c_secyear_year_total,
@@ -25321,7 +25245,9 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    > (
+                                                )
+                                                > _nan_key(
+                                                    (
                                                         _div(
                                                             v_t_s_secyear_year_total,
                                                             v_year_total,
@@ -25335,45 +25261,30 @@ class View:
                                                 )
                                             )
                                         ) and (
-                                            v_t_c_firstyear_year_total is not None
-                                            and v_t_c_secyear_year_total is not None
-                                            and v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_c_secyear_year_total is not None
+                                                and v_t_c_firstyear_year_total
+                                                is not None
                                                 if (
-                                                    _div(
-                                                        v_t_c_secyear_year_total,
-                                                        v_t_c_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_c_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
+                                                    v_t_c_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_c_firstyear_year_total > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
+                                                else False
+                                            )
+                                            and (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
+                                                if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
                                                 )
-                                                is None
-                                                else (
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
                                                     (
                                                         _div(
                                                             v_t_c_secyear_year_total,
@@ -25389,7 +25300,9 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    > (
+                                                )
+                                                > _nan_key(
+                                                    (
                                                         _div(
                                                             v_t_w_secyear_year_total,
                                                             v_t_w_firstyear_year_total,

@@ -215,10 +215,20 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
+
+
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
 
 
 def _make_derived1():
@@ -9281,41 +9291,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else 0.0
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else 0.0
+                                                else True
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
                                                 )
-                                                is None
-                                                else (
+                                                else True
+                                            )
+                                            and (
+                                                _nan_key(
                                                     (
                                                         _div(
                                                             v_t_w_secyear_year_total,
@@ -9331,7 +9328,9 @@ class View:
                                                         )
                                                         else 0.0
                                                     )
-                                                    > (
+                                                )
+                                                > _nan_key(
+                                                    (
                                                         _div(
                                                             v_t_s_secyear_year_total,
                                                             v_year_total,
@@ -9519,41 +9518,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else 0.0
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else 0.0
+                                                else True
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
                                                 )
-                                                is None
-                                                else (
+                                                else True
+                                            )
+                                            and (
+                                                _nan_key(
                                                     (
                                                         _div(
                                                             v_t_w_secyear_year_total,
@@ -9569,7 +9555,9 @@ class View:
                                                         )
                                                         else 0.0
                                                     )
-                                                    > (
+                                                )
+                                                > _nan_key(
+                                                    (
                                                         _div(
                                                             v_t_s_secyear_year_total,
                                                             v_year_total,
@@ -9702,38 +9690,26 @@ class View:
                                     v_customer_id
                                 ].items():
                                     if (
-                                        v_t_w_firstyear_year_total is not None
-                                        and v_t_w_secyear_year_total is not None
-                                        and v_year_total is not None
-                                        and v_t_s_secyear_year_total is not None
-                                        and (
-                                            None
+                                        (
+                                            v_t_w_secyear_year_total is not None
+                                            and v_t_w_firstyear_year_total is not None
                                             if (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
-                                                )
-                                                if (
-                                                    v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and (v_t_w_firstyear_year_total > 0)
-                                                )
-                                                else 0.0
+                                                v_t_w_firstyear_year_total is not None
+                                                and (v_t_w_firstyear_year_total > 0)
                                             )
-                                            is None
-                                            or (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
-                                                )
-                                                if (
-                                                    v_year_total is not None
-                                                    and (v_year_total > 0)
-                                                )
-                                                else 0.0
+                                            else True
+                                        )
+                                        and (
+                                            v_t_s_secyear_year_total is not None
+                                            and v_year_total is not None
+                                            if (
+                                                v_year_total is not None
+                                                and (v_year_total > 0)
                                             )
-                                            is None
-                                            else (
+                                            else True
+                                        )
+                                        and (
+                                            _nan_key(
                                                 (
                                                     _div(
                                                         v_t_w_secyear_year_total,
@@ -9749,7 +9725,9 @@ class View:
                                                     )
                                                     else 0.0
                                                 )
-                                                > (
+                                            )
+                                            > _nan_key(
+                                                (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -9864,34 +9842,26 @@ class View:
                                 v_customer_id
                             ].items():
                                 if (
-                                    v_t_w_firstyear_year_total is not None
-                                    and v_t_w_secyear_year_total is not None
-                                    and v_year_total is not None
-                                    and v_t_s_secyear_year_total is not None
-                                    and (
-                                        None
+                                    (
+                                        v_t_w_secyear_year_total is not None
+                                        and v_t_w_firstyear_year_total is not None
                                         if (
-                                            _div(
-                                                v_t_w_secyear_year_total,
-                                                v_t_w_firstyear_year_total,
-                                            )
-                                            if (
-                                                v_t_w_firstyear_year_total is not None
-                                                and (v_t_w_firstyear_year_total > 0)
-                                            )
-                                            else 0.0
+                                            v_t_w_firstyear_year_total is not None
+                                            and (v_t_w_firstyear_year_total > 0)
                                         )
-                                        is None
-                                        or (
-                                            _div(v_t_s_secyear_year_total, v_year_total)
-                                            if (
-                                                v_year_total is not None
-                                                and (v_year_total > 0)
-                                            )
-                                            else 0.0
+                                        else True
+                                    )
+                                    and (
+                                        v_t_s_secyear_year_total is not None
+                                        and v_year_total is not None
+                                        if (
+                                            v_year_total is not None
+                                            and (v_year_total > 0)
                                         )
-                                        is None
-                                        else (
+                                        else True
+                                    )
+                                    and (
+                                        _nan_key(
                                             (
                                                 _div(
                                                     v_t_w_secyear_year_total,
@@ -9904,7 +9874,9 @@ class View:
                                                 )
                                                 else 0.0
                                             )
-                                            > (
+                                        )
+                                        > _nan_key(
+                                            (
                                                 _div(
                                                     v_t_s_secyear_year_total,
                                                     v_year_total,

@@ -139,10 +139,20 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
+
+
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
 
 
 def _make_derived1():
@@ -1560,41 +1570,30 @@ class View:
             raise ViewError(_arity_message("derived1", 4, row))
         v_w_warehouse_name, v_i_item_id, v_inv_before, v_inv_after = row
         keep_x = (
-            v_inv_before is not None
-            and v_inv_after is not None
-            and (
-                None
-                if (
-                    _div(v_inv_after, v_inv_before)
-                    if (v_inv_before is not None and (v_inv_before > 0))
-                    else None
-                )
-                is None
-                else (
-                    (
-                        _div(v_inv_after, v_inv_before)
-                        if (v_inv_before is not None and (v_inv_before > 0))
-                        else None
-                    )
-                    >= _div(2.0, 3.0)
-                )
+            (
+                v_inv_after is not None and v_inv_before is not None
+                if (v_inv_before is not None and (v_inv_before > 0))
+                else False
             )
             and (
-                None
-                if (
-                    _div(v_inv_after, v_inv_before)
-                    if (v_inv_before is not None and (v_inv_before > 0))
-                    else None
-                )
-                is None
-                else (
+                _nan_key(
                     (
                         _div(v_inv_after, v_inv_before)
                         if (v_inv_before is not None and (v_inv_before > 0))
                         else None
                     )
-                    <= _div(3.0, 2.0)
                 )
+                >= _nan_key(_div(2.0, 3.0))
+            )
+            and (
+                _nan_key(
+                    (
+                        _div(v_inv_after, v_inv_before)
+                        if (v_inv_before is not None and (v_inv_before > 0))
+                        else None
+                    )
+                )
+                <= _nan_key(_div(3.0, 2.0))
             )
         )
         store = self.derived1_rows

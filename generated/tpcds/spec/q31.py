@@ -189,10 +189,20 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
+
+
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
 
 
 def _make_derived1():
@@ -5712,48 +5722,37 @@ class View:
                                                         v_ca_county
                                                     ].items():
                                                         if (
-                                                            v_web_sales is not None
-                                                            and v_ws2_web_sales
-                                                            is not None
-                                                            and v_store_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and v_web_sales
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_ws2_web_sales,
-                                                                        v_web_sales,
+                                                                    v_web_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_web_sales > 0
                                                                     )
-                                                                    if (
-                                                                        v_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_web_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_ss2_store_sales,
-                                                                        v_store_sales,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and v_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_store_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_store_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
                                                                     (
                                                                         _div(
                                                                             v_ws2_web_sales,
@@ -5769,7 +5768,9 @@ class View:
                                                                         )
                                                                         else None
                                                                     )
-                                                                    > (
+                                                                )
+                                                                > _nan_key(
+                                                                    (
                                                                         _div(
                                                                             v_ss2_store_sales,
                                                                             v_store_sales,
@@ -5787,48 +5788,38 @@ class View:
                                                                 )
                                                             )
                                                         ) and (
-                                                            v_ws2_web_sales is not None
-                                                            and v_ws3_web_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and v_ss3_store_sales
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_ws3_web_sales
+                                                                is not None
+                                                                and v_ws2_web_sales
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_ws3_web_sales,
-                                                                        v_ws2_web_sales,
-                                                                    )
-                                                                    if (
+                                                                    v_ws2_web_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_ws2_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ws2_web_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_ss3_store_sales,
-                                                                        v_ss2_store_sales,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss3_store_sales
+                                                                is not None
+                                                                and v_ss2_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_ss2_store_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_ss2_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ss2_store_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
                                                                     (
                                                                         _div(
                                                                             v_ws3_web_sales,
@@ -5844,7 +5835,9 @@ class View:
                                                                         )
                                                                         else None
                                                                     )
-                                                                    > (
+                                                                )
+                                                                > _nan_key(
+                                                                    (
                                                                         _div(
                                                                             v_ss3_store_sales,
                                                                             v_ss2_store_sales,
@@ -6051,48 +6044,37 @@ class View:
                                                         v_ca_county
                                                     ].items():
                                                         if (
-                                                            v_web_sales is not None
-                                                            and v_ws2_web_sales
-                                                            is not None
-                                                            and v_store_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and v_web_sales
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_ws2_web_sales,
-                                                                        v_web_sales,
+                                                                    v_web_sales
+                                                                    is not None
+                                                                    and (
+                                                                        v_web_sales > 0
                                                                     )
-                                                                    if (
-                                                                        v_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_web_sales
-                                                                            > 0
-                                                                        )
-                                                                    )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_ss2_store_sales,
-                                                                        v_store_sales,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and v_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_store_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_store_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
                                                                     (
                                                                         _div(
                                                                             v_ws2_web_sales,
@@ -6108,7 +6090,9 @@ class View:
                                                                         )
                                                                         else None
                                                                     )
-                                                                    > (
+                                                                )
+                                                                > _nan_key(
+                                                                    (
                                                                         _div(
                                                                             v_ss2_store_sales,
                                                                             v_store_sales,
@@ -6126,48 +6110,38 @@ class View:
                                                                 )
                                                             )
                                                         ) and (
-                                                            v_ws2_web_sales is not None
-                                                            and v_ws3_web_sales
-                                                            is not None
-                                                            and v_ss2_store_sales
-                                                            is not None
-                                                            and v_ss3_store_sales
-                                                            is not None
-                                                            and (
-                                                                None
+                                                            (
+                                                                v_ws3_web_sales
+                                                                is not None
+                                                                and v_ws2_web_sales
+                                                                is not None
                                                                 if (
-                                                                    _div(
-                                                                        v_ws3_web_sales,
-                                                                        v_ws2_web_sales,
-                                                                    )
-                                                                    if (
+                                                                    v_ws2_web_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_ws2_web_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ws2_web_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                or (
-                                                                    _div(
-                                                                        v_ss3_store_sales,
-                                                                        v_ss2_store_sales,
-                                                                    )
-                                                                    if (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                v_ss3_store_sales
+                                                                is not None
+                                                                and v_ss2_store_sales
+                                                                is not None
+                                                                if (
+                                                                    v_ss2_store_sales
+                                                                    is not None
+                                                                    and (
                                                                         v_ss2_store_sales
-                                                                        is not None
-                                                                        and (
-                                                                            v_ss2_store_sales
-                                                                            > 0
-                                                                        )
+                                                                        > 0
                                                                     )
-                                                                    else None
                                                                 )
-                                                                is None
-                                                                else (
+                                                                else False
+                                                            )
+                                                            and (
+                                                                _nan_key(
                                                                     (
                                                                         _div(
                                                                             v_ws3_web_sales,
@@ -6183,7 +6157,9 @@ class View:
                                                                         )
                                                                         else None
                                                                     )
-                                                                    > (
+                                                                )
+                                                                > _nan_key(
+                                                                    (
                                                                         _div(
                                                                             v_ss3_store_sales,
                                                                             v_ss2_store_sales,
@@ -6374,45 +6350,29 @@ class View:
                                                     v_ca_county
                                                 ].items():
                                                     if (
-                                                        v_web_sales is not None
-                                                        and v_ws2_web_sales is not None
-                                                        and v_store_sales is not None
-                                                        and v_ss2_store_sales
-                                                        is not None
-                                                        and (
-                                                            None
+                                                        (
+                                                            v_ws2_web_sales is not None
+                                                            and v_web_sales is not None
                                                             if (
-                                                                _div(
-                                                                    v_ws2_web_sales,
-                                                                    v_web_sales,
-                                                                )
-                                                                if (
-                                                                    v_web_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_web_sales > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                                v_web_sales is not None
+                                                                and (v_web_sales > 0)
                                                             )
-                                                            is None
-                                                            or (
-                                                                _div(
-                                                                    v_ss2_store_sales,
-                                                                    v_store_sales,
-                                                                )
-                                                                if (
-                                                                    v_store_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_store_sales
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_ss2_store_sales
+                                                            is not None
+                                                            and v_store_sales
+                                                            is not None
+                                                            if (
+                                                                v_store_sales
+                                                                is not None
+                                                                and (v_store_sales > 0)
                                                             )
-                                                            is None
-                                                            else (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            _nan_key(
                                                                 (
                                                                     _div(
                                                                         v_ws2_web_sales,
@@ -6428,7 +6388,9 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                > (
+                                                            )
+                                                            > _nan_key(
+                                                                (
                                                                     _div(
                                                                         v_ss2_store_sales,
                                                                         v_store_sales,
@@ -6446,47 +6408,36 @@ class View:
                                                             )
                                                         )
                                                     ) and (
-                                                        v_ws2_web_sales is not None
-                                                        and v_ws3_web_sales is not None
-                                                        and v_ss2_store_sales
-                                                        is not None
-                                                        and v_ss3_store_sales
-                                                        is not None
-                                                        and (
-                                                            None
+                                                        (
+                                                            v_ws3_web_sales is not None
+                                                            and v_ws2_web_sales
+                                                            is not None
                                                             if (
-                                                                _div(
-                                                                    v_ws3_web_sales,
-                                                                    v_ws2_web_sales,
+                                                                v_ws2_web_sales
+                                                                is not None
+                                                                and (
+                                                                    v_ws2_web_sales > 0
                                                                 )
-                                                                if (
-                                                                    v_ws2_web_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_ws2_web_sales
-                                                                        > 0
-                                                                    )
-                                                                )
-                                                                else None
                                                             )
-                                                            is None
-                                                            or (
-                                                                _div(
-                                                                    v_ss3_store_sales,
-                                                                    v_ss2_store_sales,
-                                                                )
-                                                                if (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            v_ss3_store_sales
+                                                            is not None
+                                                            and v_ss2_store_sales
+                                                            is not None
+                                                            if (
+                                                                v_ss2_store_sales
+                                                                is not None
+                                                                and (
                                                                     v_ss2_store_sales
-                                                                    is not None
-                                                                    and (
-                                                                        v_ss2_store_sales
-                                                                        > 0
-                                                                    )
+                                                                    > 0
                                                                 )
-                                                                else None
                                                             )
-                                                            is None
-                                                            else (
+                                                            else False
+                                                        )
+                                                        and (
+                                                            _nan_key(
                                                                 (
                                                                     _div(
                                                                         v_ws3_web_sales,
@@ -6502,7 +6453,9 @@ class View:
                                                                     )
                                                                     else None
                                                                 )
-                                                                > (
+                                                            )
+                                                            > _nan_key(
+                                                                (
                                                                     _div(
                                                                         v_ss3_store_sales,
                                                                         v_ss2_store_sales,
@@ -6677,38 +6630,26 @@ class View:
                                                 v_ca_county
                                             ].items():
                                                 if (
-                                                    v_web_sales is not None
-                                                    and v_ws2_web_sales is not None
-                                                    and v_store_sales is not None
-                                                    and v_ss2_store_sales is not None
-                                                    and (
-                                                        None
+                                                    (
+                                                        v_ws2_web_sales is not None
+                                                        and v_web_sales is not None
                                                         if (
-                                                            _div(
-                                                                v_ws2_web_sales,
-                                                                v_web_sales,
-                                                            )
-                                                            if (
-                                                                v_web_sales is not None
-                                                                and (v_web_sales > 0)
-                                                            )
-                                                            else None
+                                                            v_web_sales is not None
+                                                            and (v_web_sales > 0)
                                                         )
-                                                        is None
-                                                        or (
-                                                            _div(
-                                                                v_ss2_store_sales,
-                                                                v_store_sales,
-                                                            )
-                                                            if (
-                                                                v_store_sales
-                                                                is not None
-                                                                and (v_store_sales > 0)
-                                                            )
-                                                            else None
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_ss2_store_sales is not None
+                                                        and v_store_sales is not None
+                                                        if (
+                                                            v_store_sales is not None
+                                                            and (v_store_sales > 0)
                                                         )
-                                                        is None
-                                                        else (
+                                                        else False
+                                                    )
+                                                    and (
+                                                        _nan_key(
                                                             (
                                                                 _div(
                                                                     v_ws2_web_sales,
@@ -6723,7 +6664,9 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            > (
+                                                        )
+                                                        > _nan_key(
+                                                            (
                                                                 _div(
                                                                     v_ss2_store_sales,
                                                                     v_store_sales,
@@ -6741,44 +6684,28 @@ class View:
                                                         )
                                                     )
                                                 ) and (
-                                                    v_ws2_web_sales is not None
-                                                    and v_ws3_web_sales is not None
-                                                    and v_ss2_store_sales is not None
-                                                    and v_ss3_store_sales is not None
-                                                    and (
-                                                        None
+                                                    (
+                                                        v_ws3_web_sales is not None
+                                                        and v_ws2_web_sales is not None
                                                         if (
-                                                            _div(
-                                                                v_ws3_web_sales,
-                                                                v_ws2_web_sales,
-                                                            )
-                                                            if (
-                                                                v_ws2_web_sales
-                                                                is not None
-                                                                and (
-                                                                    v_ws2_web_sales > 0
-                                                                )
-                                                            )
-                                                            else None
+                                                            v_ws2_web_sales is not None
+                                                            and (v_ws2_web_sales > 0)
                                                         )
-                                                        is None
-                                                        or (
-                                                            _div(
-                                                                v_ss3_store_sales,
-                                                                v_ss2_store_sales,
-                                                            )
-                                                            if (
-                                                                v_ss2_store_sales
-                                                                is not None
-                                                                and (
-                                                                    v_ss2_store_sales
-                                                                    > 0
-                                                                )
-                                                            )
-                                                            else None
+                                                        else False
+                                                    )
+                                                    and (
+                                                        v_ss3_store_sales is not None
+                                                        and v_ss2_store_sales
+                                                        is not None
+                                                        if (
+                                                            v_ss2_store_sales
+                                                            is not None
+                                                            and (v_ss2_store_sales > 0)
                                                         )
-                                                        is None
-                                                        else (
+                                                        else False
+                                                    )
+                                                    and (
+                                                        _nan_key(
                                                             (
                                                                 _div(
                                                                     v_ws3_web_sales,
@@ -6794,7 +6721,9 @@ class View:
                                                                 )
                                                                 else None
                                                             )
-                                                            > (
+                                                        )
+                                                        > _nan_key(
+                                                            (
                                                                 _div(
                                                                     v_ss3_store_sales,
                                                                     v_ss2_store_sales,
@@ -6950,36 +6879,26 @@ class View:
                                             v_ca_county
                                         ].items():
                                             if (
-                                                v_web_sales is not None
-                                                and v_ws2_web_sales is not None
-                                                and v_store_sales is not None
-                                                and v_ss2_store_sales is not None
-                                                and (
-                                                    None
+                                                (
+                                                    v_ws2_web_sales is not None
+                                                    and v_web_sales is not None
                                                     if (
-                                                        _div(
-                                                            v_ws2_web_sales, v_web_sales
-                                                        )
-                                                        if (
-                                                            v_web_sales is not None
-                                                            and (v_web_sales > 0)
-                                                        )
-                                                        else None
+                                                        v_web_sales is not None
+                                                        and (v_web_sales > 0)
                                                     )
-                                                    is None
-                                                    or (
-                                                        _div(
-                                                            v_ss2_store_sales,
-                                                            v_store_sales,
-                                                        )
-                                                        if (
-                                                            v_store_sales is not None
-                                                            and (v_store_sales > 0)
-                                                        )
-                                                        else None
+                                                    else False
+                                                )
+                                                and (
+                                                    v_ss2_store_sales is not None
+                                                    and v_store_sales is not None
+                                                    if (
+                                                        v_store_sales is not None
+                                                        and (v_store_sales > 0)
                                                     )
-                                                    is None
-                                                    else (
+                                                    else False
+                                                )
+                                                and (
+                                                    _nan_key(
                                                         (
                                                             _div(
                                                                 v_ws2_web_sales,
@@ -6991,7 +6910,9 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        > (
+                                                    )
+                                                    > _nan_key(
+                                                        (
                                                             _div(
                                                                 v_ss2_store_sales,
                                                                 v_store_sales,
@@ -7006,38 +6927,26 @@ class View:
                                                     )
                                                 )
                                             ) and (
-                                                v_ws2_web_sales is not None
-                                                and v_ws3_web_sales is not None
-                                                and v_ss2_store_sales is not None
-                                                and v_ss3_store_sales is not None
-                                                and (
-                                                    None
+                                                (
+                                                    v_ws3_web_sales is not None
+                                                    and v_ws2_web_sales is not None
                                                     if (
-                                                        _div(
-                                                            v_ws3_web_sales,
-                                                            v_ws2_web_sales,
-                                                        )
-                                                        if (
-                                                            v_ws2_web_sales is not None
-                                                            and (v_ws2_web_sales > 0)
-                                                        )
-                                                        else None
+                                                        v_ws2_web_sales is not None
+                                                        and (v_ws2_web_sales > 0)
                                                     )
-                                                    is None
-                                                    or (
-                                                        _div(
-                                                            v_ss3_store_sales,
-                                                            v_ss2_store_sales,
-                                                        )
-                                                        if (
-                                                            v_ss2_store_sales
-                                                            is not None
-                                                            and (v_ss2_store_sales > 0)
-                                                        )
-                                                        else None
+                                                    else False
+                                                )
+                                                and (
+                                                    v_ss3_store_sales is not None
+                                                    and v_ss2_store_sales is not None
+                                                    if (
+                                                        v_ss2_store_sales is not None
+                                                        and (v_ss2_store_sales > 0)
                                                     )
-                                                    is None
-                                                    else (
+                                                    else False
+                                                )
+                                                and (
+                                                    _nan_key(
                                                         (
                                                             _div(
                                                                 v_ws3_web_sales,
@@ -7052,7 +6961,9 @@ class View:
                                                             )
                                                             else None
                                                         )
-                                                        > (
+                                                    )
+                                                    > _nan_key(
+                                                        (
                                                             _div(
                                                                 v_ss3_store_sales,
                                                                 v_ss2_store_sales,
@@ -7180,33 +7091,26 @@ class View:
                                         v_ca_county
                                     ].items():
                                         if (
-                                            v_web_sales is not None
-                                            and v_ws2_web_sales is not None
-                                            and v_store_sales is not None
-                                            and v_ss2_store_sales is not None
-                                            and (
-                                                None
+                                            (
+                                                v_ws2_web_sales is not None
+                                                and v_web_sales is not None
                                                 if (
-                                                    _div(v_ws2_web_sales, v_web_sales)
-                                                    if (
-                                                        v_web_sales is not None
-                                                        and (v_web_sales > 0)
-                                                    )
-                                                    else None
+                                                    v_web_sales is not None
+                                                    and (v_web_sales > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_ss2_store_sales, v_store_sales
-                                                    )
-                                                    if (
-                                                        v_store_sales is not None
-                                                        and (v_store_sales > 0)
-                                                    )
-                                                    else None
+                                                else False
+                                            )
+                                            and (
+                                                v_ss2_store_sales is not None
+                                                and v_store_sales is not None
+                                                if (
+                                                    v_store_sales is not None
+                                                    and (v_store_sales > 0)
                                                 )
-                                                is None
-                                                else (
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
                                                     (
                                                         _div(
                                                             v_ws2_web_sales, v_web_sales
@@ -7217,7 +7121,9 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    > (
+                                                )
+                                                > _nan_key(
+                                                    (
                                                         _div(
                                                             v_ss2_store_sales,
                                                             v_store_sales,
@@ -7231,36 +7137,26 @@ class View:
                                                 )
                                             )
                                         ) and (
-                                            v_ws2_web_sales is not None
-                                            and v_ws3_web_sales is not None
-                                            and v_ss2_store_sales is not None
-                                            and v_ss3_store_sales is not None
-                                            and (
-                                                None
+                                            (
+                                                v_ws3_web_sales is not None
+                                                and v_ws2_web_sales is not None
                                                 if (
-                                                    _div(
-                                                        v_ws3_web_sales, v_ws2_web_sales
-                                                    )
-                                                    if (
-                                                        v_ws2_web_sales is not None
-                                                        and (v_ws2_web_sales > 0)
-                                                    )
-                                                    else None
+                                                    v_ws2_web_sales is not None
+                                                    and (v_ws2_web_sales > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_ss3_store_sales,
-                                                        v_ss2_store_sales,
-                                                    )
-                                                    if (
-                                                        v_ss2_store_sales is not None
-                                                        and (v_ss2_store_sales > 0)
-                                                    )
-                                                    else None
+                                                else False
+                                            )
+                                            and (
+                                                v_ss3_store_sales is not None
+                                                and v_ss2_store_sales is not None
+                                                if (
+                                                    v_ss2_store_sales is not None
+                                                    and (v_ss2_store_sales > 0)
                                                 )
-                                                is None
-                                                else (
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
                                                     (
                                                         _div(
                                                             v_ws3_web_sales,
@@ -7272,7 +7168,9 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    > (
+                                                )
+                                                > _nan_key(
+                                                    (
                                                         _div(
                                                             v_ss3_store_sales,
                                                             v_ss2_store_sales,

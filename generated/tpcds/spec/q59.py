@@ -158,8 +158,9 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 

@@ -167,8 +167,9 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
@@ -3376,8 +3377,22 @@ class View:
                         v_total,
                         (
                             None
-                            if _div(v_promotions, v_total) is None
-                            else (_div(v_promotions, v_total) * 100)
+                            if _div(
+                                (None if v_promotions is None else float(v_promotions)),
+                                (None if v_total is None else float(v_total)),
+                            )
+                            is None
+                            else (
+                                _div(
+                                    (
+                                        None
+                                        if v_promotions is None
+                                        else float(v_promotions)
+                                    ),
+                                    (None if v_total is None else float(v_total)),
+                                )
+                                * 100
+                            )
                         ),
                     )
                     _v = _p * _m3
@@ -3449,8 +3464,22 @@ class View:
                         v_total,
                         (
                             None
-                            if _div(v_promotions, v_total) is None
-                            else (_div(v_promotions, v_total) * 100)
+                            if _div(
+                                (None if v_promotions is None else float(v_promotions)),
+                                (None if v_total is None else float(v_total)),
+                            )
+                            is None
+                            else (
+                                _div(
+                                    (
+                                        None
+                                        if v_promotions is None
+                                        else float(v_promotions)
+                                    ),
+                                    (None if v_total is None else float(v_total)),
+                                )
+                                * 100
+                            )
                         ),
                     )
                     _v = _p * _m3

@@ -169,6 +169,42 @@ _ZERO = (
     0,
     0,
     0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
 )  # the payload of an absent tuple
 
 
@@ -279,10 +315,29 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
+
+
+def _finite_part(x):
+    """x when it is finite, else 0: a float sum keeps its infinities and
+    NaNs as counts beside it (`_ieee_total`), so a delete restores it exactly."""
+    return x if x - x == 0 else 0.0
+
+
+def _ieee_total(finite, pos, neg, nan):
+    """A float SUM from its finite part and the numbers of +inf, -inf and
+    NaN terms in it (IEEE: inf - inf and anything + NaN are NaN)."""
+    if nan or (pos and neg):
+        return math.nan
+    if pos:
+        return math.inf
+    if neg:
+        return -math.inf
+    return finite
 
 
 def _make_derived1():
@@ -2321,7 +2376,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 1))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2332,7 +2387,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 1))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2350,7 +2405,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 2))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2361,7 +2416,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 2))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2379,7 +2434,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 3))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2390,7 +2445,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 3))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2408,7 +2463,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 4))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2419,7 +2474,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 4))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2437,7 +2492,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 5))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2448,7 +2503,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 5))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2466,7 +2521,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 6))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2477,7 +2532,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 6))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2495,7 +2550,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 7))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2506,7 +2561,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 7))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2524,7 +2579,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 8))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2535,7 +2590,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 8))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2553,7 +2608,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 9))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2564,7 +2619,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 9))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2582,7 +2637,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 10))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2593,7 +2648,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 10))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2611,7 +2666,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 11))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2622,7 +2677,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 11))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2640,7 +2695,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 12))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2651,7 +2706,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 12))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2669,7 +2724,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 1))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2680,7 +2735,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 1))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2698,7 +2753,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 2))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2709,7 +2764,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 2))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2727,7 +2782,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 3))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2738,7 +2793,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 3))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2756,7 +2811,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 4))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2767,7 +2822,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 4))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2785,7 +2840,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 5))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2796,7 +2851,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 5))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2814,7 +2869,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 6))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2825,7 +2880,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 6))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2843,7 +2898,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 7))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2854,7 +2909,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 7))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2872,7 +2927,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 8))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2883,7 +2938,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 8))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2901,7 +2956,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 9))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2912,7 +2967,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 9))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2930,7 +2985,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 10))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2941,7 +2996,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 10))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2959,7 +3014,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 11))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2970,7 +3025,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 11))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -2988,7 +3043,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 12))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -2999,7 +3054,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 12))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5156,7 +5211,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 1))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5167,7 +5222,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 1))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5185,7 +5240,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 2))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5196,7 +5251,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 2))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5214,7 +5269,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 3))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5225,7 +5280,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 3))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5243,7 +5298,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 4))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5254,7 +5309,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 4))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5272,7 +5327,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 5))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5283,7 +5338,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 5))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5301,7 +5356,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 6))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5312,7 +5367,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 6))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5330,7 +5385,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 7))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5341,7 +5396,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 7))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5359,7 +5414,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 8))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5370,7 +5425,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 8))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5388,7 +5443,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 9))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5399,7 +5454,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 9))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5417,7 +5472,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 10))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5428,7 +5483,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 10))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5446,7 +5501,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 11))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5457,7 +5512,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 11))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5475,7 +5530,7 @@ def _make_derived1():
                                 else (key[8] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 12))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5486,7 +5541,7 @@ def _make_derived1():
                                     else (key[8] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 12))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5504,7 +5559,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 1))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5515,7 +5570,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 1))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5533,7 +5588,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 2))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5544,7 +5599,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 2))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5562,7 +5617,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 3))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5573,7 +5628,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 3))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5591,7 +5646,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 4))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5602,7 +5657,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 4))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5620,7 +5675,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 5))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5631,7 +5686,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 5))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5649,7 +5704,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 6))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5660,7 +5715,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 6))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5678,7 +5733,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 7))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5689,7 +5744,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 7))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5707,7 +5762,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 8))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5718,7 +5773,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 8))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5736,7 +5791,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 9))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5747,7 +5802,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 9))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5765,7 +5820,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 10))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5776,7 +5831,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 10))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5794,7 +5849,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 11))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5805,7 +5860,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 11))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -5823,7 +5878,7 @@ def _make_derived1():
                                 else (key[10] * key[9])
                             )
                             if (key[7] is not None and (key[7] == 12))
-                            else 0
+                            else 0.0
                         )
                         is None
                         else round(
@@ -5834,7 +5889,7 @@ def _make_derived1():
                                     else (key[10] * key[9])
                                 )
                                 if (key[7] is not None and (key[7] == 12))
-                                else 0
+                                else 0.0
                             )
                             * 100
                         )
@@ -6233,7 +6288,7 @@ class View:
         "dec_net",
     )
     QUERY_ID = "3eb7b82f61bdb819"
-    LAYOUT_ID = "f8de5fd1ce65e588"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a1c16c30e331645c"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity
@@ -6415,73 +6470,73 @@ class View:
             (d * c_x_dec_sales if c_x_dec_sales is not None else 0),
             (d if c_x_jan_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_jan_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_jan_sales, v_w_warehouse_sq_ft))
                 if c_x_jan_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_feb_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_feb_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_feb_sales, v_w_warehouse_sq_ft))
                 if c_x_feb_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_mar_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_mar_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_mar_sales, v_w_warehouse_sq_ft))
                 if c_x_mar_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_apr_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_apr_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_apr_sales, v_w_warehouse_sq_ft))
                 if c_x_apr_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_may_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_may_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_may_sales, v_w_warehouse_sq_ft))
                 if c_x_may_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_jun_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_jun_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_jun_sales, v_w_warehouse_sq_ft))
                 if c_x_jun_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_jul_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_jul_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_jul_sales, v_w_warehouse_sq_ft))
                 if c_x_jul_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_aug_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_aug_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_aug_sales, v_w_warehouse_sq_ft))
                 if c_x_aug_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_sep_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_sep_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_sep_sales, v_w_warehouse_sq_ft))
                 if c_x_sep_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_oct_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_oct_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_oct_sales, v_w_warehouse_sq_ft))
                 if c_x_oct_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_nov_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_nov_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_nov_sales, v_w_warehouse_sq_ft))
                 if c_x_nov_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_dec_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _div(c_x_dec_sales, v_w_warehouse_sq_ft)
+                d * _finite_part(_div(c_x_dec_sales, v_w_warehouse_sq_ft))
                 if c_x_dec_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
@@ -6509,6 +6564,186 @@ class View:
             (d * c_x_nov_net if c_x_nov_net is not None else 0),
             (d if c_x_dec_net is not None else 0),
             (d * c_x_dec_net if c_x_dec_net is not None else 0),
+            (
+                d * round((_div(c_x_jan_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_jan_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_jan_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_jan_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_jan_sales, v_w_warehouse_sq_ft)))
+                if c_x_jan_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_feb_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_feb_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_feb_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_feb_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_feb_sales, v_w_warehouse_sq_ft)))
+                if c_x_feb_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_mar_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_mar_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_mar_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_mar_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_mar_sales, v_w_warehouse_sq_ft)))
+                if c_x_mar_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_apr_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_apr_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_apr_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_apr_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_apr_sales, v_w_warehouse_sq_ft)))
+                if c_x_apr_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_may_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_may_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_may_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_may_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_may_sales, v_w_warehouse_sq_ft)))
+                if c_x_may_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_jun_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_jun_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_jun_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_jun_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_jun_sales, v_w_warehouse_sq_ft)))
+                if c_x_jun_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_jul_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_jul_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_jul_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_jul_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_jul_sales, v_w_warehouse_sq_ft)))
+                if c_x_jul_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_aug_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_aug_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_aug_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_aug_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_aug_sales, v_w_warehouse_sq_ft)))
+                if c_x_aug_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_sep_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_sep_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_sep_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_sep_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_sep_sales, v_w_warehouse_sq_ft)))
+                if c_x_sep_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_oct_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_oct_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_oct_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_oct_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_oct_sales, v_w_warehouse_sq_ft)))
+                if c_x_oct_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_nov_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_nov_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_nov_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_nov_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_nov_sales, v_w_warehouse_sq_ft)))
+                if c_x_nov_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_dec_sales, v_w_warehouse_sq_ft) == math.inf))
+                if c_x_dec_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round((_div(c_x_dec_sales, v_w_warehouse_sq_ft) == -math.inf))
+                if c_x_dec_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
+            (
+                d * round(math.isnan(_div(c_x_dec_sales, v_w_warehouse_sq_ft)))
+                if c_x_dec_sales is not None and v_w_warehouse_sq_ft is not None
+                else 0
+            ),
         )
         pending = self._pending
         x_root = self.x_root
@@ -6617,6 +6852,42 @@ class View:
                 _o[70] + _p[70],
                 _o[71] + _p[71],
                 _o[72] + _p[72],
+                _o[73] + _p[73],
+                _o[74] + _p[74],
+                _o[75] + _p[75],
+                _o[76] + _p[76],
+                _o[77] + _p[77],
+                _o[78] + _p[78],
+                _o[79] + _p[79],
+                _o[80] + _p[80],
+                _o[81] + _p[81],
+                _o[82] + _p[82],
+                _o[83] + _p[83],
+                _o[84] + _p[84],
+                _o[85] + _p[85],
+                _o[86] + _p[86],
+                _o[87] + _p[87],
+                _o[88] + _p[88],
+                _o[89] + _p[89],
+                _o[90] + _p[90],
+                _o[91] + _p[91],
+                _o[92] + _p[92],
+                _o[93] + _p[93],
+                _o[94] + _p[94],
+                _o[95] + _p[95],
+                _o[96] + _p[96],
+                _o[97] + _p[97],
+                _o[98] + _p[98],
+                _o[99] + _p[99],
+                _o[100] + _p[100],
+                _o[101] + _p[101],
+                _o[102] + _p[102],
+                _o[103] + _p[103],
+                _o[104] + _p[104],
+                _o[105] + _p[105],
+                _o[106] + _p[106],
+                _o[107] + _p[107],
+                _o[108] + _p[108],
             )
             if _n[0]:
                 x_root[
@@ -6734,6 +7005,42 @@ class View:
                     _o[70] + _v[70],
                     _o[71] + _v[71],
                     _o[72] + _v[72],
+                    _o[73] + _v[73],
+                    _o[74] + _v[74],
+                    _o[75] + _v[75],
+                    _o[76] + _v[76],
+                    _o[77] + _v[77],
+                    _o[78] + _v[78],
+                    _o[79] + _v[79],
+                    _o[80] + _v[80],
+                    _o[81] + _v[81],
+                    _o[82] + _v[82],
+                    _o[83] + _v[83],
+                    _o[84] + _v[84],
+                    _o[85] + _v[85],
+                    _o[86] + _v[86],
+                    _o[87] + _v[87],
+                    _o[88] + _v[88],
+                    _o[89] + _v[89],
+                    _o[90] + _v[90],
+                    _o[91] + _v[91],
+                    _o[92] + _v[92],
+                    _o[93] + _v[93],
+                    _o[94] + _v[94],
+                    _o[95] + _v[95],
+                    _o[96] + _v[96],
+                    _o[97] + _v[97],
+                    _o[98] + _v[98],
+                    _o[99] + _v[99],
+                    _o[100] + _v[100],
+                    _o[101] + _v[101],
+                    _o[102] + _v[102],
+                    _o[103] + _v[103],
+                    _o[104] + _v[104],
+                    _o[105] + _v[105],
+                    _o[106] + _v[106],
+                    _o[107] + _v[107],
+                    _o[108] + _v[108],
                 )
             )
 
@@ -6875,18 +7182,24 @@ class View:
         _a9 = None if p[19] == 0 else (p[20])
         _a10 = None if p[21] == 0 else (p[22])
         _a11 = None if p[23] == 0 else (p[24])
-        _a12 = None if p[25] == 0 else (p[26])
-        _a13 = None if p[27] == 0 else (p[28])
-        _a14 = None if p[29] == 0 else (p[30])
-        _a15 = None if p[31] == 0 else (p[32])
-        _a16 = None if p[33] == 0 else (p[34])
-        _a17 = None if p[35] == 0 else (p[36])
-        _a18 = None if p[37] == 0 else (p[38])
-        _a19 = None if p[39] == 0 else (p[40])
-        _a20 = None if p[41] == 0 else (p[42])
-        _a21 = None if p[43] == 0 else (p[44])
-        _a22 = None if p[45] == 0 else (p[46])
-        _a23 = None if p[47] == 0 else (p[48])
+        _a12 = None if p[25] == 0 else _ieee_total((p[26]), (p[73]), (p[74]), (p[75]))
+        _a13 = None if p[27] == 0 else _ieee_total((p[28]), (p[76]), (p[77]), (p[78]))
+        _a14 = None if p[29] == 0 else _ieee_total((p[30]), (p[79]), (p[80]), (p[81]))
+        _a15 = None if p[31] == 0 else _ieee_total((p[32]), (p[82]), (p[83]), (p[84]))
+        _a16 = None if p[33] == 0 else _ieee_total((p[34]), (p[85]), (p[86]), (p[87]))
+        _a17 = None if p[35] == 0 else _ieee_total((p[36]), (p[88]), (p[89]), (p[90]))
+        _a18 = None if p[37] == 0 else _ieee_total((p[38]), (p[91]), (p[92]), (p[93]))
+        _a19 = None if p[39] == 0 else _ieee_total((p[40]), (p[94]), (p[95]), (p[96]))
+        _a20 = None if p[41] == 0 else _ieee_total((p[42]), (p[97]), (p[98]), (p[99]))
+        _a21 = (
+            None if p[43] == 0 else _ieee_total((p[44]), (p[100]), (p[101]), (p[102]))
+        )
+        _a22 = (
+            None if p[45] == 0 else _ieee_total((p[46]), (p[103]), (p[104]), (p[105]))
+        )
+        _a23 = (
+            None if p[47] == 0 else _ieee_total((p[48]), (p[106]), (p[107]), (p[108]))
+        )
         _a24 = None if p[49] == 0 else (p[50])
         _a25 = None if p[51] == 0 else (p[52])
         _a26 = None if p[53] == 0 else (p[54])

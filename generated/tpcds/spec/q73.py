@@ -233,10 +233,19 @@ def _make_derived1():
         if a is None or b is None:
             return None
         if b == 0:
+            # NaN is the one object math.nan: a row holding it finds itself again
             if a == 0 or a != a:
-                return float("nan")
+                return math.nan
             return math.copysign(math.inf, a) * math.copysign(1.0, b)
         return a / b
+
+    def _nan_key(x):
+        """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+        NaN equals no value, itself included, so it is kept as (1,), above every
+        number (0, x), as DuckDB orders it; None stays None."""
+        if x is None:
+            return None
+        return (1,) if x != x else (0, x)
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -937,23 +946,18 @@ def _make_derived1():
                 raise _null_error("household_demographics", row, ((0, "hd_demo_sk"),))
             keep_household_demographics = (
                 c_household_demographics_hd_vehicle_count is not None
-                and c_household_demographics_hd_dep_count is not None
+                and (
+                    c_household_demographics_hd_dep_count is not None
+                    and c_household_demographics_hd_vehicle_count is not None
+                    if (
+                        c_household_demographics_hd_vehicle_count is not None
+                        and (c_household_demographics_hd_vehicle_count > 0)
+                    )
+                    else False
+                )
                 and (c_household_demographics_hd_vehicle_count > 0)
                 and (
-                    None
-                    if (
-                        _div(
-                            c_household_demographics_hd_dep_count,
-                            c_household_demographics_hd_vehicle_count,
-                        )
-                        if (
-                            c_household_demographics_hd_vehicle_count is not None
-                            and (c_household_demographics_hd_vehicle_count > 0)
-                        )
-                        else None
-                    )
-                    is None
-                    else (
+                    _nan_key(
                         (
                             _div(
                                 c_household_demographics_hd_dep_count,
@@ -965,8 +969,8 @@ def _make_derived1():
                             )
                             else None
                         )
-                        > 1
                     )
+                    > _nan_key(1)
                 )
                 and (
                     (

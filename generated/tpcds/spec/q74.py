@@ -214,10 +214,20 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
+
+
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
 
 
 def _make_derived1():
@@ -8646,41 +8656,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else None
+                                                else False
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
                                                 )
-                                                is None
-                                                else (
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
                                                     (
                                                         _div(
                                                             v_t_w_secyear_year_total,
@@ -8696,7 +8693,9 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    > (
+                                                )
+                                                > _nan_key(
+                                                    (
                                                         _div(
                                                             v_t_s_secyear_year_total,
                                                             v_year_total,
@@ -8874,41 +8873,28 @@ class View:
                                         v_customer_id
                                     ].items():
                                         if (
-                                            v_t_w_firstyear_year_total is not None
-                                            and v_t_w_secyear_year_total is not None
-                                            and v_year_total is not None
-                                            and v_t_s_secyear_year_total is not None
-                                            and (
-                                                None
+                                            (
+                                                v_t_w_secyear_year_total is not None
+                                                and v_t_w_firstyear_year_total
+                                                is not None
                                                 if (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
-                                                        )
-                                                    )
-                                                    else None
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
                                                 )
-                                                is None
-                                                or (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
-                                                    )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else None
+                                                else False
+                                            )
+                                            and (
+                                                v_t_s_secyear_year_total is not None
+                                                and v_year_total is not None
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
                                                 )
-                                                is None
-                                                else (
+                                                else False
+                                            )
+                                            and (
+                                                _nan_key(
                                                     (
                                                         _div(
                                                             v_t_w_secyear_year_total,
@@ -8924,7 +8910,9 @@ class View:
                                                         )
                                                         else None
                                                     )
-                                                    > (
+                                                )
+                                                > _nan_key(
+                                                    (
                                                         _div(
                                                             v_t_s_secyear_year_total,
                                                             v_year_total,
@@ -9059,38 +9047,26 @@ class View:
                                     v_customer_id
                                 ].items():
                                     if (
-                                        v_t_w_firstyear_year_total is not None
-                                        and v_t_w_secyear_year_total is not None
-                                        and v_year_total is not None
-                                        and v_t_s_secyear_year_total is not None
-                                        and (
-                                            None
+                                        (
+                                            v_t_w_secyear_year_total is not None
+                                            and v_t_w_firstyear_year_total is not None
                                             if (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
-                                                )
-                                                if (
-                                                    v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and (v_t_w_firstyear_year_total > 0)
-                                                )
-                                                else None
+                                                v_t_w_firstyear_year_total is not None
+                                                and (v_t_w_firstyear_year_total > 0)
                                             )
-                                            is None
-                                            or (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
-                                                )
-                                                if (
-                                                    v_year_total is not None
-                                                    and (v_year_total > 0)
-                                                )
-                                                else None
+                                            else False
+                                        )
+                                        and (
+                                            v_t_s_secyear_year_total is not None
+                                            and v_year_total is not None
+                                            if (
+                                                v_year_total is not None
+                                                and (v_year_total > 0)
                                             )
-                                            is None
-                                            else (
+                                            else False
+                                        )
+                                        and (
+                                            _nan_key(
                                                 (
                                                     _div(
                                                         v_t_w_secyear_year_total,
@@ -9106,7 +9082,9 @@ class View:
                                                     )
                                                     else None
                                                 )
-                                                > (
+                                            )
+                                            > _nan_key(
+                                                (
                                                     _div(
                                                         v_t_s_secyear_year_total,
                                                         v_year_total,
@@ -9223,34 +9201,26 @@ class View:
                                 v_customer_id
                             ].items():
                                 if (
-                                    v_t_w_firstyear_year_total is not None
-                                    and v_t_w_secyear_year_total is not None
-                                    and v_year_total is not None
-                                    and v_t_s_secyear_year_total is not None
-                                    and (
-                                        None
+                                    (
+                                        v_t_w_secyear_year_total is not None
+                                        and v_t_w_firstyear_year_total is not None
                                         if (
-                                            _div(
-                                                v_t_w_secyear_year_total,
-                                                v_t_w_firstyear_year_total,
-                                            )
-                                            if (
-                                                v_t_w_firstyear_year_total is not None
-                                                and (v_t_w_firstyear_year_total > 0)
-                                            )
-                                            else None
+                                            v_t_w_firstyear_year_total is not None
+                                            and (v_t_w_firstyear_year_total > 0)
                                         )
-                                        is None
-                                        or (
-                                            _div(v_t_s_secyear_year_total, v_year_total)
-                                            if (
-                                                v_year_total is not None
-                                                and (v_year_total > 0)
-                                            )
-                                            else None
+                                        else False
+                                    )
+                                    and (
+                                        v_t_s_secyear_year_total is not None
+                                        and v_year_total is not None
+                                        if (
+                                            v_year_total is not None
+                                            and (v_year_total > 0)
                                         )
-                                        is None
-                                        else (
+                                        else False
+                                    )
+                                    and (
+                                        _nan_key(
                                             (
                                                 _div(
                                                     v_t_w_secyear_year_total,
@@ -9263,7 +9233,9 @@ class View:
                                                 )
                                                 else None
                                             )
-                                            > (
+                                        )
+                                        > _nan_key(
+                                            (
                                                 _div(
                                                     v_t_s_secyear_year_total,
                                                     v_year_total,

@@ -156,8 +156,9 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
@@ -2012,7 +2013,12 @@ class View:
                     del n0_root[()]
             if pending is not None:
                 for v_pmc, _m3 in self.pt_by_all[()].items():
-                    _k = (_div(v_amc, v_pmc),)
+                    _k = (
+                        _div(
+                            (None if v_amc is None else float(v_amc)),
+                            (None if v_pmc is None else float(v_pmc)),
+                        ),
+                    )
                     _v = _p * _m3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
@@ -2077,7 +2083,12 @@ class View:
                     del n0_root[()]
             if pending is not None:
                 for v_amc, _m3 in self.at_by_all[()].items():
-                    _k = (_div(v_amc, v_pmc),)
+                    _k = (
+                        _div(
+                            (None if v_amc is None else float(v_amc)),
+                            (None if v_pmc is None else float(v_pmc)),
+                        ),
+                    )
                     _v = _p * _m3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v

@@ -78,8 +78,9 @@ def _div(a, b):
     if a is None or b is None:
         return None
     if b == 0:
+        # NaN is the one object math.nan: a row holding it finds itself again
         if a == 0 or a != a:
-            return float("nan")
+            return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
@@ -507,14 +508,14 @@ class View:
                 if (
                     (key[1] * (1 - key[2]))
                     if (key[0] is not None and key[0].startswith("PROMO"))
-                    else 0
+                    else 0.0
                 )
                 is None
                 else round(
                     (
                         (key[1] * (1 - key[2]))
                         if (key[0] is not None and key[0].startswith("PROMO"))
-                        else 0
+                        else 0.0
                     )
                     * 10000
                 )

@@ -176,7 +176,10 @@ def _bag(select: exp.Select, aliases: set[str], name: str, ctx: Context):
     if inside:
         inner.set("where", exp.Where(this=exp.and_(*[c.copy() for c in inside])))
     for col in reads:
-        col.replace(exp.column(f"{col.table.lower()}__{col.name.lower()}", table=name))
+        col.replace(_bag_column(col, name))
+    for test in ctx.tests:  # a key or value that is a column has no parent
+        test.keys = [_bag_column(k, name, aliases) for k in test.keys]
+        test.value = _bag_column(test.value, name, aliases)
     derived = exp.Subquery(
         this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))
     )
@@ -185,6 +188,16 @@ def _bag(select: exp.Select, aliases: set[str], name: str, ctx: Context):
     select.set("joins", [exp.Join(this=s) for s in items[1:]])
     select.set("where", exp.Where(this=exp.and_(*outside)) if outside else None)
     return select
+
+
+def _bag_column(col, name: str, aliases: set[str] | None = None):
+    """Column `col` of a table in bag `name` as the bag's column (with
+    `aliases`: any other expression as it is)."""
+    if aliases is not None and not (
+        isinstance(col, exp.Column) and col.table.lower() in aliases
+    ):
+        return col
+    return exp.column(f"{col.table.lower()}__{col.name.lower()}", table=name)
 
 
 def _clauses(select: exp.Select) -> list[exp.Expression]:
