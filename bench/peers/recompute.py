@@ -55,7 +55,9 @@ class DuckDBRecompute:
             self.select = query.sql
         for view in views:  # CREATE VIEW statements of the query file
             self.con.execute(view)
-        self.con.execute(f"CREATE TABLE _result AS SELECT * FROM ({self.select}) LIMIT 0")
+        self.con.execute(
+            f"CREATE TABLE _result AS SELECT * FROM ({self.select}) LIMIT 0"
+        )
         self.batches: list = []
 
     def prepare(self, events, ids, batch: int) -> None:
