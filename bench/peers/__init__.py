@@ -11,7 +11,8 @@ contract), and produces the query result as a bag:
   update of relation R, evaluates the delta query ΔR ⋈ (the other atoms) with
   hash indexes on the join columns. Like dynyan it is compiled to specialised
   Python (nested loops over the indexes), so the comparison is between data
-  structures, not between an interpreter and generated code.
+  structures, not between an interpreter and generated code. Subqueries are
+  inner IVMs; `ivm.make_ivm` also builds set operations (outer joins).
 - `recompute.DuckDBRecompute`: keeps DuckDB tables in sync batch by batch and
   re-evaluates the whole query after every batch (materialising the result
   in a DuckDB table); push mode diffs consecutive results.
@@ -19,6 +20,10 @@ contract), and produces the query result as a bag:
   in-memory table with ``__time__``/``__diff__`` columns (one timestamp per
   batch); a delete carries the row id of the insert it undoes.
 - `dbsp.DBSPEngine`: pydbsp's incremental operators, in a Python >= 3.12 venv.
+
+A peer that cannot express a query raises NotImplementedError with the
+construct it lacks (`common.require_plain_query` for pydbsp and Pathway);
+the harness reports it "unavailable" with that reason.
 
 Heavy imports (duckdb, pandas, pathway) happen inside the engines, so
 importing these modules is cheap. Peers trust their input (the stream was

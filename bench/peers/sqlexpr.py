@@ -223,8 +223,6 @@ class SQLPython:
         if isinstance(e, InnerTest):
             return self.truth(e, env)
         op, args = e.op, e.args
-        if op == "isnull":
-            return f"({self.value(args[0], env)} is None)"
         if op in _COMPARE or op in ("and", "or", "not", "like", "in"):
             return self.truth(e, env)
         if op in _ARITH:
