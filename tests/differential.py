@@ -385,7 +385,8 @@ def _literal_values(
             continue
         parent = lit.parent
         if isinstance(parent, exp.Cast) and parent.to.this == exp.DataType.Type.DATE:
-            dates.append(datetime.date.fromisoformat(lit.this))
+            y, m, d = (int(part) for part in lit.this.strip().split("-"))
+            dates.append(datetime.date(y, m, d))  # DuckDB also reads '1999-2-01'
         elif lit.is_string:
             strings.append(lit.this)
         else:
