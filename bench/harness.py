@@ -736,9 +736,9 @@ class _Dynyan(_Engine):
 
 class _IVM(_Engine):
     def build(self, sink):
-        from .peers.ivm import FirstOrderIVM
+        from .peers.ivm import make_ivm
 
-        self.target = FirstOrderIVM(self.query.ir, on_delta=sink)
+        self.target = make_ivm(self.query.ir, on_delta=sink)
 
 
 class _Recompute(_Engine):
@@ -1524,6 +1524,15 @@ def run_bench(
                                 diff = compare_trails(
                                     trail, r["trail"], hashes=not rounded
                                 )
+                                if diff is not None and not rounded:
+                                    # an equal end, float values off in the
+                                    # last bits on the way (a SUM/AVG in
+                                    # doubles, e.g. TPC-H Q17 in DuckDB)
+                                    if (
+                                        compare_trails(trail, r["trail"], hashes=False)
+                                        is None
+                                    ):
+                                        diff, rounded = None, True
                                 if diff is None:
                                     r["trail_check"] = "ok"
                                     if rounded:

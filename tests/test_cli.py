@@ -54,9 +54,16 @@ BAD = {
         "CREATE TABLE r (a INT); CREATE TABLE s (a INT);\nSELECT a FROM r, s",
         "ambiguous column a",
     ),
-    "cyclic": (
-        "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT); CREATE TABLE t (c INT, a INT);"
-        "SELECT * FROM r, s, t WHERE r.b = s.b AND s.c = t.c AND t.a = r.a",
+    "cyclic": (  # a ring of 12 tables: no bags of 3 tables make it acyclic
+        "".join(
+            f"CREATE TABLE t{i} (a{i} INT, a{(i + 1) % 12} INT);" for i in range(12)
+        )
+        + "SELECT COUNT(*) AS n FROM "
+        + ", ".join(f"t{i}" for i in range(12))
+        + " WHERE "
+        + " AND ".join(
+            f"t{i}.a{(i + 1) % 12} = t{(i + 1) % 12}.a{(i + 1) % 12}" for i in range(12)
+        ),
         "cyclic",
     ),
     "window_function": (

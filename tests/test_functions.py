@@ -54,6 +54,15 @@ CASES = {
     "abs": ["ABS(r.a)", "ABS(r.x)"],
     "neg": ["-r.a", "-r.x"],
     "concat": ["r.s || r.t"],
+    "quarter": ["QUARTER(r.d)", "EXTRACT(QUARTER FROM r.d)"],
+    "dayofweek": ["DAYOFWEEK(r.d)", "date_part('dow', r.d)"],
+    "dayofyear": ["DAYOFYEAR(r.d)"],
+    "week": ["WEEK(r.d)"],
+    "length": ["LENGTH(r.s)", "LENGTH(r.t)"],
+    "trim": ["TRIM(r.t)"],
+    "greatest": ["GREATEST(r.a, r.b)", "GREATEST(r.x, r.a, 0)"],
+    "least": ["LEAST(r.a, r.b)", "LEAST(r.x, r.a, 0)"],
+    "to_float": ["CAST(r.a AS DOUBLE)"],
 }
 
 HAVE_PATHWAY = importlib.util.find_spec("pathway") is not None

@@ -23,7 +23,8 @@ def test_policy_freezes_every_n_events(unfrozen):
     assert frozen > 0
     keep = [[i] for i in range(1000)]  # new containers, tracked
     policy.step(5)
-    assert gc.get_freeze_count() == frozen  # not yet
+    # not yet (frozen objects may still be freed: the count can only drop)
+    assert gc.get_freeze_count() <= frozen
     policy.step(12)
     assert gc.get_freeze_count() >= frozen + len(keep)
     assert policy.next == 20

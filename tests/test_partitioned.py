@@ -611,7 +611,7 @@ def test_cli_replays_with_partitions_and_refuses_them_without_spark(
 
 
 @pytest.mark.spark
-@pytest.mark.slow
+@pytest.mark.long  # minutes: offline (a killed worker's retry runs in CI)
 def test_a_killed_replay_is_resumed_from_the_partitions_checkpoints(
     long_stream, tmp_path
 ):

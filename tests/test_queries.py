@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import re
 import random
 import traceback
 from collections import Counter
@@ -300,10 +301,11 @@ def _param(name: str, mismatch: dict, not_yet: dict):
 
 
 def _differential_suite(
-    spec: QuerySpec, module, informative: bool = True, seeds=SEEDS
+    spec: QuerySpec, module, informative: bool = True, seeds=SEEDS, null_rate=0.0
 ) -> None:
     """Pull (`seeds`), push, bad input in pull and push mode; every part runs,
-    all failures are raised together as one DifferentialFailure."""
+    all failures are raised together as one DifferentialFailure. `null_rate`:
+    the share of NULLs in nullable columns of the streams."""
     parts = [
         *(
             (f"pull seed={s}", functools.partial(run_differential, seed=s))
@@ -323,7 +325,11 @@ def _differential_suite(
     failures = []
     checks = said = 0
     for label, run in parts:
-        kwargs = {} if "bad input" in label else {"n_events": N_EVENTS}
+        kwargs = (
+            {}
+            if "bad input" in label
+            else {"n_events": N_EVENTS, "null_rate": null_rate}
+        )
         first = len(_CHECKERS)
         try:
             run(spec, module, **kwargs)
@@ -495,7 +501,14 @@ SQL_FORMS = sorted((Path(__file__).parent / "fixtures" / "sql").glob("*.sql"))
 def test_sql_form_against_duckdb(path):
     text = path.read_text()
     assert text.startswith("-- "), f"{path.name}: first line must say what it tests"
-    _differential_suite(_agg_spec(path), _agg_module(path), seeds=SEEDS[:1])
+    # `-- nulls: 0.2`: streams with that share of NULLs in nullable columns
+    nulls = re.search(r"^-- nulls: ([0-9.]+)$", text, re.M)
+    _differential_suite(
+        _agg_spec(path),
+        _agg_module(path),
+        seeds=SEEDS[:1],
+        null_rate=float(nulls.group(1)) if nulls else 0.0,
+    )
 
 
 def _fixture(stem: str):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dynyan.compiler.ir import Op, Query
+from dynyan.compiler.ir import InnerTest, Op, Query, Ref, SetQuery
 
 
 def base_relations(query: Query) -> list:
@@ -17,9 +17,34 @@ def base_relations(query: Query) -> list:
     return out
 
 
-def has_anti(e) -> bool:
-    """Whether condition `e` tests a NOT IN / NOT EXISTS subquery."""
-    return isinstance(e, Op) and (e.op == "anti" or any(has_anti(a) for a in e.args))
+def has_inner_test(e) -> bool:
+    """Whether condition `e` reads the result of a subquery (an `InnerTest`:
+    NOT IN, [NOT] EXISTS, a scalar subquery)."""
+    if isinstance(e, InnerTest):
+        return True
+    return isinstance(e, Op) and any(has_inner_test(a) for a in e.args)
+
+
+def inner_tests(query) -> dict:
+    """Per inner view read by an `InnerTest`: (the tested atom, the test).
+    Refuses (NotImplementedError: the peer is "unavailable") a test nested
+    in another condition, or an inner view tested twice."""
+    out: dict = {}
+    for k, atom in enumerate(getattr(query, "atoms", ())):
+        for f in atom.filters:
+            if isinstance(f, InnerTest):
+                if f.view in out:
+                    raise NotImplementedError(
+                        f"subquery {f.view} is tested twice (the baselines handle "
+                        "one test per subquery)"
+                    )
+                out[f.view] = (k, f)
+            elif has_inner_test(f):
+                raise NotImplementedError(
+                    "a subquery test inside another condition (the baselines "
+                    "handle a subquery test as a conjunct of WHERE)"
+                )
+    return out
 
 
 def assign_ids(events: list[tuple[str, int, tuple]]) -> list[int]:
@@ -38,3 +63,37 @@ def assign_ids(events: list[tuple[str, int, tuple]]) -> list[int]:
             if not stack:
                 del live[(rel, row)]
     return ids
+
+
+def require_plain_query(query, who: str) -> None:
+    """Refuse (NotImplementedError: the peer is reported "unavailable" with
+    the reason) what the dataflow adapters (pydbsp, Pathway) do not build:
+    set operations (outer joins become UNION ALL), subquery tests other than
+    NOT IN / NOT EXISTS on columns, computed aggregate arguments, and a
+    LIMIT/OFFSET window or sort-only columns of ORDER BY (a plain ORDER BY
+    leaves the result bag as it is)."""
+    if isinstance(query, SetQuery):
+        raise NotImplementedError(
+            f"{query.kind.upper()}{' ALL' if query.all else ''} (a set operation "
+            f"or an outer join) ({who})"
+        )
+    for a in getattr(query, "aggregates", ()):
+        if a.computed is not None:
+            raise NotImplementedError(
+                f"an aggregate over an expression of several tables, {a} ({who})"
+            )
+    for atom, test in inner_tests(query).values():
+        if test.kind not in ("not_in", "not_exists"):
+            what = "a scalar subquery" if test.kind == "scalar" else "EXISTS"
+            raise NotImplementedError(f"{what} ({test}) ({who})")
+        if not all(isinstance(r, Ref) and r.atom == atom for r in test.keys):
+            raise NotImplementedError(
+                f"a subquery correlated by an expression ({test}) ({who})"
+            )
+    for _, sub in getattr(query, "subqueries", ()):
+        require_plain_query(sub, who)
+    ordering = getattr(query, "ordering", None)
+    if ordering is not None and (
+        ordering.limit is not None or ordering.offset or ordering.hidden
+    ):
+        raise NotImplementedError(f"ORDER BY with LIMIT/OFFSET ({who})")

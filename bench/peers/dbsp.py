@@ -47,11 +47,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dynyan.compiler.ir import Op, Query, Var
+from dynyan.compiler.ir import InnerTest, Op, Query, Var
 from dynyan.compiler import functions
 from dynyan.compiler.render import Expressions, py, tuple_literal
 
-from .common import base_relations, has_anti
+from .common import base_relations, has_inner_test, require_plain_query
 
 PYDBSP_VERSION = "2.1.0"  # also pinned in pyproject.toml, extra "dbsp"
 ROOT = Path(__file__).resolve().parent.parent.parent  # the checkout
@@ -261,6 +261,7 @@ class DBSPEngine:
     NotImplementedError (reported as unavailable)."""
 
     def __init__(self, query: Query):
+        require_plain_query(query, "pydbsp adapter")
         self.query = query
         self.relations = [r.name for r in base_relations(query)]
         self.steps: list[dict] = []
@@ -391,9 +392,9 @@ class DBSPEngine:
                 else:
                     first[v] = value
             for f in atom.filters:
-                if isinstance(f, Op) and f.op == "anti":
+                if isinstance(f, InnerTest):
                     antis.append(f)
-                elif has_anti(f):
+                elif has_inner_test(f):
                     raise NotImplementedError(
                         "anti-join inside an expression (pydbsp adapter)"
                     )
@@ -487,12 +488,12 @@ class DBSPEngine:
         NOT EXISTS): the rows minus their semi-join with the distinct keys."""
         from pydbsp.operator import Lift1
 
-        name = f.args[0].value
-        cols = [r.column for r in f.args[1:]]
+        name = f.view
+        cols = [r.column for r in f.keys]
         key_row = _pick("r", cols)
         key_out = _pick("o", list(range(len(cols))))
         inner = virtual[name]
-        if name.startswith("in_"):
+        if f.kind == "not_in":
             # x NOT IN (…): refuse NULLs instead of the three-valued logic
             probe = self._project(node, f"_no_null_key({key_row}, r)", exprs, "r")
             keys = self._project(

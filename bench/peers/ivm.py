@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import bisect
+import collections
 from collections.abc import Callable, Iterator
 
 from dynyan.compiler import functions
-from dynyan.compiler.ir import Op, Query, Var
+from dynyan.compiler.ir import InnerTest, Op, Query, Ref, SetQuery, Var
 
 from . import sqlexpr
-from .common import base_relations, has_anti
+from .common import base_relations, has_inner_test, inner_tests
 
 _EMPTY: dict = {}
 
@@ -70,23 +72,36 @@ class FirstOrderIVM:
     """
 
     def __init__(self, query: Query, on_delta: Callable | None = None):
+        if isinstance(query, SetQuery):
+            raise TypeError("a set operation: use make_ivm")
         self.query = query
+        self.ordering = query.ordering
+        if on_delta is not None and self.ordering is not None:
+            # the core reports changes of the whole result; this reports the
+            # changes of the ordered window (LIMIT/OFFSET) without sort-only
+            # columns
+            on_delta = _OrderedWindow(query.ordering, len(query.outputs), on_delta)
         self.on_delta = on_delta
         self.result: dict = {}  # output row -> multiplicity
-        antis = _anti_names(query)
-        self.keysets: dict[str, dict] = {name: {} for name in antis}
-        # inner views first: their deltas feed this view
-        self.inner: dict[str, FirstOrderIVM] = {}
+        tests = inner_tests(query)
+        self.tstate: dict[str, dict] = {name: {} for name in tests}
+        # inner views first: their deltas feed this view (a global aggregate
+        # reports its row on creation: held until this view is ready)
+        self._pending: list | None = []
+        self.inner: dict = {}
         for name, sub in getattr(query, "subqueries", ()):
-            self.inner[name] = FirstOrderIVM(sub, on_delta=self._forward(name, antis))
+            sink = self._tested(name) if name in tests else self._forward(name)
+            self.inner[name] = make_ivm(sub, on_delta=self._held(sink))
         push = on_delta is not None
-        self.source, namespace = _compile_ivm(query, push=push, antis=antis)
+        self.source, namespace = _compile_ivm(query, push=push, tests=tests)
         self.indexes: dict[str, dict] = {name: {} for name in namespace["INDEXES"]}
+        self._test_indexes = namespace["TEST_INDEXES"]
+        self._tests = tests
         self.groups: dict = {}  # group key -> payload list (aggregate queries)
         self.outrow: dict = {}  # group key -> its current output row (or None)
         self.touched: dict = {}
         make = namespace["make_appliers"]
-        self._appliers, self._flips = make(self.indexes, self, on_delta)
+        self._appliers, self._flips, self._checks = make(self.indexes, self, on_delta)
         self._group_row = namespace.get("group_row")
         self._zero = namespace.get("ZERO")
         virtual = {name for name, _ in getattr(query, "subqueries", ())}
@@ -110,27 +125,76 @@ class FirstOrderIVM:
             self.groups[()] = list(self._zero())
             self.touched[()] = None
             self._finish()
+        pending, self._pending = self._pending, None
+        for sink, row, change in pending:
+            sink(row, change)
 
-    def _forward(self, name: str, antis: set[str]):
-        if name in antis:
+    def _held(self, sink):
+        def held(row, change):
+            if self._pending is None:
+                sink(row, change)
+            else:
+                self._pending.append((sink, row, change))
 
-            def flip(row, change):
-                keyset = self.keysets[name]
-                key = row[0] if len(row) == 1 else row
-                before = key in keyset
-                n = keyset.get(key, 0) + change
-                if n:
-                    keyset[key] = n
-                else:
-                    del keyset[key]
-                if before != (n > 0):
-                    # rows of the filtered atom with this key appear (key gone)
-                    # or disappear (key arrived)
-                    self._flips[name](key, -1 if n > 0 else 1)
-                    self._finish()
+        return held
 
-            return flip
+    def _tested(self, name: str):
+        """The sink of an inner view read by an `InnerTest`: keep its result by
+        key, and re-check the tested atom's rows whose test can change (those
+        with the changed key; every row when the test has no key, or when a
+        NOT IN subquery becomes empty or non-empty or gives a NULL). This is
+        first-order IVM: the rows are looked up and tested again one by one,
+        a scalar subquery without correlation re-checks the whole relation."""
+        k, test = self._tests_of(name)
+        n = len(test.keys)
+        not_in = test.kind == "not_in"
 
+        def on_change(row, change):
+            state = self.tstate[name]
+            by_key, everything = self._test_indexes[name]
+            key = () if n == 0 else row[0] if n == 1 else row[:n]
+            at = state.get(key)
+            if n == 0 or (
+                not_in
+                and (
+                    key is None
+                    or not state
+                    or (
+                        len(state) == 1
+                        and at is not None
+                        and sum(at.values()) + change <= 0
+                    )
+                )
+            ):
+                affected = list(self.indexes[everything].get((), _EMPTY).items())
+            else:
+                affected = list(self.indexes[by_key].get(key, _EMPTY).items())
+            check = self._checks[k]
+            before = [check(r) for r, _ in affected]
+            if at is None:
+                at = state[key] = {}
+            c = at.get(row, 0) + change
+            if c:
+                at[row] = c
+            else:
+                del at[row]
+                if not at:
+                    del state[key]
+            changes = []
+            for (r, m), b in zip(affected, before):
+                a = check(r)
+                if a != b:
+                    changes.append((r, m if a else -m))
+            if changes:
+                self._flips[name](changes)
+            self._finish()
+
+        return on_change
+
+    def _tests_of(self, name: str):
+        return inner_tests(self.query)[name]
+
+    def _forward(self, name: str):
         def forward(row, change):
             self._appliers[name](row, change)
             self._finish()
@@ -186,29 +250,19 @@ class FirstOrderIVM:
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         if self.query.distinct:
-            return ((row, 1) for row in self.result)
-        return iter(self.result.items())
+            pairs = ((row, 1) for row in self.result)
+        else:
+            pairs = iter(self.result.items())
+        if self.ordering is None:
+            return pairs
+        # a materialised result sorted when read (first-order IVM keeps no
+        # order); only the rows of the LIMIT/OFFSET window, sort-only columns cut
+        return _window(self.ordering, len(self.query.outputs), pairs)
 
     def rows(self) -> Iterator[tuple]:
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
-
-
-def _anti_names(query: Query) -> set[str]:
-    out: set[str] = set()
-
-    def walk(e):
-        if isinstance(e, Op):
-            if e.op == "anti":
-                out.add(e.args[0].value)
-            for a in e.args:
-                walk(a)
-
-    for a in query.atoms:
-        for f in a.filters:
-            walk(f)
-    return out
 
 
 def _injective(query: Query) -> bool:
@@ -249,12 +303,15 @@ def _delta_order(query: Query, k: int) -> list[tuple[int, list[str]]]:
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!=", "eq": "=="}
 
 
-def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
-    """Source and namespace of the IVM's per-relation apply functions."""
+def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
+    """Source and namespace of the IVM's per-relation apply functions (and,
+    per inner view read by a test, the function applying the rows of the
+    tested atom whose test flipped, and the atom's full filter)."""
+    tests = tests or {}
     atoms = query.atoms
     expressions = sqlexpr.SQLPython()
-    for name in antis:
-        expressions.anti[name] = f"keysets[{py(name)}]"
+    for name in tests:
+        expressions.tests[name] = f"tstate[{py(name)}]"
     src = _Source()
     # index name -> (atom, key columns); created on demand by the delta plans
     indexes: dict[tuple[int, tuple[int, ...]], str] = {}
@@ -274,19 +331,17 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
     for k, order in plans.items():
         for j, key in order:
             index(j, key)
-    # anti-join filters: the rows of the atom by the filter's key columns
-    anti_of: dict[str, tuple[int, tuple[int, ...]]] = {}
-    for k, a in enumerate(atoms):
-        for f in a.filters:
-            if isinstance(f, Op) and f.op == "anti":
-                cols = tuple(r.column for r in f.args[1:])
-                anti_of[f.args[0].value] = (k, cols)
-                index_cols(k, cols)
-    if set(anti_of) != set(antis):
-        raise NotImplementedError(
-            "anti-join filter inside an expression (only a plain NOT IN/NOT "
-            "EXISTS conjunct is supported by the IVM baseline)"
-        )
+    # subquery tests: the tested atom's rows by the test's key, and all of
+    # them (a test without key, NOT IN becoming empty)
+    test_indexes = {}
+    for name, (k, test) in tests.items():
+        if not all(isinstance(r, Ref) and r.atom == k for r in test.keys):
+            raise NotImplementedError(
+                f"subquery {name} is correlated by an expression (the IVM "
+                "baseline needs columns of the tested table)"
+            )
+        cols = tuple(r.column for r in test.keys)
+        test_indexes[name] = (index_cols(k, cols), index_cols(k, ()))
 
     grouped = query.grouped
     injective = _injective(query)
@@ -309,6 +364,17 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
             if a.arg is not None and a.arg not in dict(multisets).values():
                 multisets.append((base + len(multisets), a.arg))
     ms_pos = {arg: pos for pos, arg in multisets}
+    # computed aggregate arguments (an expression over several tables):
+    # per aggregate a multiset (MIN/MAX/COUNT DISTINCT) or a running sum and
+    # the count of non-NULL values
+    computed: dict[int, tuple[int, ...]] = {}
+    next_pos = (1 + len(query.channels) + len(multisets)) if grouped else 0
+    for i, a in enumerate(query.aggregates if grouped else ()):
+        if a.computed is None:
+            continue
+        width = 1 if a.kind in ("min", "max", "count_distinct") else 2
+        computed[i] = tuple(range(next_pos, next_pos + width))
+        next_pos += width
 
     def bind_atom(j: int, rowname: str, bound: set, refenv: dict) -> None:
         """Locals for atom j's columns (and derived variables) from `rowname`;
@@ -330,12 +396,16 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
                 bound.add(v)
 
     def dynamic_filters(j: int, refenv: dict) -> str | None:
-        conds = [expressions.holds(f, refenv) for f in atoms[j].filters if has_anti(f)]
+        conds = [
+            expressions.holds(f, refenv) for f in atoms[j].filters if has_inner_test(f)
+        ]
         return " and ".join(conds) if conds else None
 
     def static_filters(j: int, refenv: dict) -> str | None:
         conds = [
-            expressions.holds(f, refenv) for f in atoms[j].filters if not has_anti(f)
+            expressions.holds(f, refenv)
+            for f in atoms[j].filters
+            if not has_inner_test(f)
         ]
         guard = [
             f"{refenv[(j, atoms[j].variables.index(v))]} is not None"
@@ -350,7 +420,7 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
     src.add("result = self.result")
     src.add("groups = self.groups")
     src.add("touched = self.touched")
-    src.add("keysets = self.keysets")
+    src.add("tstate = self.tstate")
     for (j, cols), name in sorted(indexes.items(), key=lambda kv: kv[1]):
         src.add(f"{name} = INDEX[{py(name)}]")
 
@@ -384,7 +454,7 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
             bind_atom(j, r, bound, refenv)
             dyn = dynamic_filters(j, refenv)
             if dyn:
-                src.add(f"if not {dyn}:")
+                src.add(f"if not ({dyn}):")
                 src.add("    continue")
             for p in query.predicates:
                 if p in placed or not p.vars <= bound:
@@ -441,6 +511,20 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
                 src.add(f"        s[{var_names[arg]}] = n")
                 src.add("    else:")
                 src.add(f"        del s[{var_names[arg]}]")
+            for i, slots in computed.items():
+                value = expressions.value(query.aggregates[i].computed, env)
+                src.add(f"x = {value}")
+                src.add("if x is not None:")
+                if len(slots) == 1:
+                    src.add(f"    s = p[{slots[0]}]")
+                    src.add("    n = s.get(x, 0) + m")
+                    src.add("    if n:")
+                    src.add("        s[x] = n")
+                    src.add("    else:")
+                    src.add("        del s[x]")
+                else:
+                    src.add(f"    p[{slots[0]}] += m * x")
+                    src.add(f"    p[{slots[1]}] += m")
         else:
             outs = [expressions.value(o.expr, env) for o in query.outputs]
             src.add(f"out = {tuple_literal(outs)}")
@@ -532,29 +616,38 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
         if collect:
             src.add("merge(delta)")
         src.depth -= 1
-    flips = {}
-    for name, (k, cols) in sorted(anti_of.items()):
-        # the anti-join key `key` arrived in (sign -1) or left (sign +1) the
-        # inner view: atom k's rows with that key leave or join the query
+    flips, checks = {}, {}
+    for name, (k, _test) in sorted(tests.items()):
+        # the rows of atom k whose test flipped: (row, +m) now passing,
+        # (row, -m) no longer passing, as updates of atom k
         fname = f"flip_{len(flips)}"
         flips[name] = fname
-        src.add(f"def {fname}(key, sign):")
+        src.add(f"def {fname}(changes):")
         src.depth += 1
         if collect:
             src.add("delta = {}")
-        src.add(f"for row, m in list({index_cols(k, cols)}.get(key, _EMPTY).items()):")
+        src.add("for row, m in changes:")
         if collect:
-            src.add(f"    for out, x in delta_{k}(row, sign * m).items():")
+            src.add(f"    for out, x in delta_{k}(row, m).items():")
             src.add("        delta[out] = delta.get(out, 0) + x")
             src.add("merge(delta)")
         else:
-            src.add(f"    delta_{k}(row, sign * m)")
+            src.add(f"    delta_{k}(row, m)")
         src.depth -= 1
+        if k not in checks:
+            checks[k] = f"check_{k}"
+            refenv = {(k, c): f"row[{c}]" for c in range(len(atoms[k].variables))}
+            conds = [static_filters(k, refenv), dynamic_filters(k, refenv)]
+            conds = [c for c in conds if c]
+            src.add(f"def check_{k}(row):")
+            src.add(f"    return bool({' and '.join(conds) or 'True'})")
     src.add(
         "return {"
         + ", ".join(f"{py(rel)}: {f}" for rel, f in appliers.items())
         + "}, {"
         + ", ".join(f"{py(n)}: {f}" for n, f in flips.items())
+        + "}, {"
+        + ", ".join(f"{k}: {f}" for k, f in checks.items())
         + "}"
     )
     src.depth = 0
@@ -562,7 +655,17 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
         width = 1 + len(query.channels)
         src.add("def ZERO():")
         src.add(
-            "    return [" + ", ".join(["0"] * width + ["{}"] * len(multisets)) + "]"
+            "    return ["
+            + ", ".join(
+                ["0"] * width
+                + ["{}"] * len(multisets)
+                + [
+                    x
+                    for slots in computed.values()
+                    for x in (["{}"] if len(slots) == 1 else ["0", "0"])
+                ]
+            )
+            + "]"
         )
         src.add("def group_row(key, p):")
         src.depth += 1
@@ -572,8 +675,11 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
         env = dict(zip(query.group_vars, gnames))
         for i, a in enumerate(query.aggregates):
             nonnull = f"p[{a.nonnull}]"
-            if a.kind in ("min", "max", "count_distinct"):
-                s = f"p[{ms_pos[a.arg]}]"
+            if i in computed and len(computed[i]) == 2:
+                total, nonnull = (f"p[{x}]" for x in computed[i])
+                value = functions.aggregate_value(a.kind, nonnull, total=total)
+            elif a.kind in ("min", "max", "count_distinct"):
+                s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 value = functions.aggregate_value(
                     a.kind,
                     f"len({s})",
@@ -601,7 +707,194 @@ def _compile_ivm(query: Query, push: bool, antis: set[str] = frozenset()):
         **sqlexpr.HELPERS,
         **expressions.constants,  # compiled LIKE patterns
         "INDEXES": sorted(indexes.values()),
+        "TEST_INDEXES": test_indexes,
     }
     text = src.text()
     exec(compile(text, "<dynyan first-order IVM>", "exec"), namespace)
     return text, namespace
+
+
+def make_ivm(query, on_delta: Callable | None = None):
+    """The first-order IVM of a query or of a set operation."""
+    if isinstance(query, SetQuery):
+        return SetOperationIVM(query, on_delta)
+    return FirstOrderIVM(query, on_delta)
+
+
+_MULTIPLICITY = {
+    ("union", True): lambda left, right: left + right,
+    ("union", False): lambda left, right: 1 if left + right > 0 else 0,
+    ("intersect", True): min,
+    ("intersect", False): lambda left, right: 1 if min(left, right) > 0 else 0,
+    ("except", True): lambda left, right: max(left - right, 0),
+    ("except", False): lambda left, right: 1 if left > 0 and right <= 0 else 0,
+}
+
+
+class SetOperationIVM:
+    """`left UNION|INTERSECT|EXCEPT [ALL] right` over two first-order IVMs:
+    each row's multiplicity on either side, the result's as SQL defines it
+    from those two (`ir.SetQuery`)."""
+
+    def __init__(self, query: SetQuery, on_delta: Callable | None = None):
+        self.query = query
+        self.on_delta = on_delta
+        self._multiplicity = _MULTIPLICITY[(query.kind, query.all)]
+        self.counts: dict = {}  # row -> [left, right]
+        self.result: dict = {}
+        self.sides = [
+            make_ivm(
+                side,
+                on_delta=self._side(i, query.side_types[i] if query.side_types else ()),
+            )
+            for i, side in enumerate((query.left, query.right))
+        ]
+        self.RELATIONS = {r.name: r.columns for r in query.relations}
+
+    def _side(self, i: int, side_types: tuple):
+        # an integer column of one side in a DOUBLE/DECIMAL result column is
+        # read as a float, as SQL casts it
+        widen = [
+            c
+            for c, (t, s) in enumerate(zip(self.query.types, side_types))
+            if t != s and t in ("float", "decimal")
+        ]
+
+        def change(row, d):
+            if widen:
+                row = tuple(
+                    float(v) if c in widen and v is not None else v
+                    for c, v in enumerate(row)
+                )
+            counts = self.counts.get(row)
+            if counts is None:
+                counts = self.counts[row] = [0, 0]
+            old = self._multiplicity(*counts)
+            counts[i] += d
+            new = self._multiplicity(*counts)
+            if counts == [0, 0]:
+                del self.counts[row]
+            if new != old:
+                if new:
+                    self.result[row] = new
+                else:
+                    del self.result[row]
+                if self.on_delta is not None:
+                    self.on_delta(row, new - old)
+
+        return change
+
+    def _apply(self, relation: str, row: tuple, d: int) -> None:
+        for side in self.sides:
+            if relation in side.RELATIONS:
+                side._apply(relation, row, d)
+
+    def insert(self, relation: str, row: tuple) -> None:
+        self._apply(relation, row, 1)
+
+    def delete(self, relation: str, row: tuple) -> None:
+        self._apply(relation, row, -1)
+
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
+        return iter(self.result.items())
+
+    def rows(self) -> Iterator[tuple]:
+        for row, m in self.enumerate():
+            for _ in range(m):
+                yield row
+
+
+class _Descending:
+    """A sort key component that orders its value in reverse."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __lt__(self, other) -> bool:
+        return other.value < self.value
+
+    def __eq__(self, other) -> bool:
+        return self.value == other.value
+
+
+def _sort_key(ordering):
+    """A function from an output row to its ORDER BY key (NULLs first or
+    last by the key's own setting, whatever the direction)."""
+    keys = [
+        (k.position, k.descending, 0 if k.nulls_first else 2) for k in ordering.keys
+    ]
+
+    def key(row):
+        out = []
+        for position, descending, null_rank in keys:
+            v = row[position]
+            if v is None:
+                out.append((null_rank,))
+            else:
+                out.append((1, _Descending(v) if descending else v))
+        return tuple(out)
+
+    return key
+
+
+def _window(ordering, width: int, pairs) -> Iterator[tuple[tuple, int]]:
+    """(row, 1) per row of the LIMIT/OFFSET window of the result `pairs`,
+    in ORDER BY order, sort-only columns cut."""
+    key = _sort_key(ordering)
+    rows = sorted((row for row, m in pairs for _ in range(m)), key=key)
+    stop = None if ordering.limit is None else ordering.offset + ordering.limit
+    visible = width - ordering.hidden
+    for row in rows[ordering.offset : stop]:
+        yield row[:visible], 1
+
+
+class _OrderedWindow:
+    """Push mode of an ordered query: takes the changes of the whole result
+    and reports those of its LIMIT/OFFSET window (rows entering and leaving
+    the first k), sort-only columns cut. Keeps the result sorted (a list,
+    bisected); a change inside the window compares the window before and
+    after it (O(k))."""
+
+    def __init__(self, ordering, width: int, emit: Callable):
+        self.key = _sort_key(ordering)
+        self.keys: list = []
+        self.rows: list = []
+        self.offset = ordering.offset
+        self.stop = None if ordering.limit is None else ordering.offset + ordering.limit
+        self.visible = width - ordering.hidden
+        self.windowed = ordering.limit is not None or ordering.offset > 0
+        self.emit = emit
+
+    def __call__(self, row: tuple, change: int) -> None:
+        if not self.windowed:
+            self.emit(row[: self.visible], change)
+            return
+        k = self.key(row)
+        for _ in range(abs(change)):
+            if change > 0:
+                at = bisect.bisect_right(self.keys, k)
+            else:
+                at = bisect.bisect_left(self.keys, k)
+                while self.rows[at] != row:
+                    at += 1
+            if self.stop is not None and at >= self.stop:
+                # beyond the window: it does not change
+                if change > 0:
+                    self.keys.insert(at, k)
+                    self.rows.insert(at, row)
+                else:
+                    del self.keys[at], self.rows[at]
+                continue
+            before = collections.Counter(self.rows[self.offset : self.stop])
+            if change > 0:
+                self.keys.insert(at, k)
+                self.rows.insert(at, row)
+            else:
+                del self.keys[at], self.rows[at]
+            after = collections.Counter(self.rows[self.offset : self.stop])
+            after.subtract(before)
+            for r, d in after.items():
+                if d:
+                    self.emit(r[: self.visible], d)

@@ -7,11 +7,21 @@ import importlib.util
 import re
 from collections.abc import Iterator
 
-from dynyan.compiler.ir import AggRef, Lit, Op, Query, Ref, Var, refs, var_refs
+from dynyan.compiler.ir import (
+    AggRef,
+    InnerTest,
+    Lit,
+    Op,
+    Query,
+    Ref,
+    Var,
+    refs,
+    var_refs,
+)
 from dynyan.compiler import functions
 from dynyan.compiler.render import Expressions
 
-from .common import base_relations, has_anti
+from .common import base_relations, has_inner_test, require_plain_query
 
 
 def pathway_available() -> str | None:
@@ -108,6 +118,7 @@ class PathwayEngine:
                 self.frames[rel.name], schema=schema, _new_universe=True
             )
         self._uses: dict[str, int] = {}
+        require_plain_query(self.query, "Pathway adapter")
         return self._build(self.query, tables)
 
     def _build(self, q: Query, tables: dict):
@@ -153,11 +164,11 @@ class PathwayEngine:
                     else:
                         self._optional_cols.add(f"a{k}_c{i}")
             for f in atom.filters:
-                if isinstance(f, Op) and f.op == "anti":
-                    inner = virtual[f.args[0].value]
+                if isinstance(f, InnerTest):
+                    inner = virtual[f.view]
                     conds = [
                         t[f"a{k}_c{r.column}"] == inner[f"o{i}"]
-                        for i, r in enumerate(f.args[1:])
+                        for i, r in enumerate(f.keys)
                     ]
                     t = (
                         t.join_left(inner, *conds)
@@ -165,7 +176,7 @@ class PathwayEngine:
                         .filter(pw.this._anti.is_none())
                         .without(pw.this._anti)
                     )
-                elif has_anti(f):
+                elif has_inner_test(f):
                     raise NotImplementedError(
                         "anti-join inside an expression (Pathway adapter)"
                     )

@@ -48,8 +48,14 @@ class DuckDBRecompute:
             self.con.execute(
                 f"CREATE VIEW {_ident(rel.name)} AS SELECT {names} FROM {table}"
             )
-        self.select = duckdb_select(sql_text) if sql_text else query.sql
-        self.con.execute(f"CREATE TABLE _result AS {self.select} LIMIT 0")
+        views: list[str] = []
+        if sql_text:
+            views, self.select = duckdb_program(sql_text)
+        else:
+            self.select = query.sql
+        for view in views:  # CREATE VIEW statements of the query file
+            self.con.execute(view)
+        self.con.execute(f"CREATE TABLE _result AS SELECT * FROM ({self.select}) LIMIT 0")
         self.batches: list = []
 
     def prepare(self, events, ids, batch: int) -> None:
@@ -135,17 +141,25 @@ class DuckDBRecompute:
 
 
 def duckdb_select(sql_text: str) -> str:
-    """The query of a query file (its last statement that is not CREATE
-    TABLE), as DuckDB SQL: subqueries and all, as the user wrote it."""
+    """The query of a query file (its last query statement), as DuckDB SQL:
+    subqueries and all, as the user wrote it."""
+    return duckdb_program(sql_text)[1]
+
+
+def duckdb_program(sql_text: str) -> tuple[list[str], str]:
+    """The CREATE VIEW statements of a query file (TPC-H Q15 defines a view,
+    queries it and drops it) and its last query statement, as DuckDB SQL;
+    CREATE TABLE and DROP statements are left out."""
     import sqlglot
     from sqlglot import exp
 
-    statements = [
-        s
-        for s in sqlglot.parse(sql_text, read="duckdb")
-        if s is not None and not isinstance(s, exp.Create)
-    ]
-    return statements[-1].sql(dialect="duckdb")
+    views, queries = [], []
+    for s in sqlglot.parse(sql_text, read="duckdb"):
+        if isinstance(s, exp.Create) and (s.args.get("kind") or "").upper() == "VIEW":
+            views.append(s.sql(dialect="duckdb"))
+        elif isinstance(s, exp.Query):
+            queries.append(s)
+    return views, queries[-1].sql(dialect="duckdb")
 
 
 def _ident(name: str) -> str:

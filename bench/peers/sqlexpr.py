@@ -19,7 +19,7 @@ import datetime
 import math
 import re
 
-from dynyan.compiler.ir import AggRef, Lit, Op, Ref, Var
+from dynyan.compiler.ir import AggRef, InnerTest, Lit, Op, Ref, Var, ViewColumn
 
 _LOCAL = re.compile(r"^[A-Za-z_]\w*(\[\d+\])?$")  # a local, or one subscript of it
 _CONSTANT = re.compile(
@@ -103,13 +103,86 @@ def sql_substr(s, start, length=None):
     return s[max(begin, 0) : max(end, 0)]
 
 
+def sql_extreme(largest: bool, *values):
+    """GREATEST/LEAST: the largest (smallest) non-NULL value, NULL if none;
+    NaN counts as larger than every number, as DuckDB orders it."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+
+    def rank(v):
+        return (1, 0) if isinstance(v, float) and math.isnan(v) else (0, v)
+
+    return (max if largest else min)(present, key=rank)
+
+
+def sql_coalesce(*values):
+    return next((v for v in values if v is not None), None)
+
+
+def sql_date_part(part: str, d):
+    if d is None:
+        return None
+    return {
+        "year": d.year,
+        "month": d.month,
+        "day": d.day,
+        "quarter": (d.month + 2) // 3,
+        "dayofweek": (d.weekday() + 1) % 7,
+        "dayofyear": (d - datetime.date(d.year, 1, 1)).days + 1,
+        "week": d.isocalendar().week,
+    }[part]
+
+
+def sql_nan_rank(v):
+    return (1, 0) if isinstance(v, float) and math.isnan(v) else (0, v)
+
+
+def _quotient(e) -> bool:
+    return isinstance(e, Op) and (e.op == "div" or any(_quotient(a) for a in e.args))
+
+
 HELPERS = {
     "datetime": datetime,
+    "_sql_nan_rank": sql_nan_rank,
+    "_sql_extreme": sql_extreme,
+    "_sql_coalesce": sql_coalesce,
+    "_sql_date_part": sql_date_part,
     "_sql_div": sql_div,
     "_sql_mod": sql_mod,
     "_sql_add_months": sql_add_months,
     "_sql_substr": sql_substr,
+    "_sql_not_in": None,  # set below
+    "_sql_scalar": None,
 }
+
+
+def sql_not_in(values, x):
+    """`x NOT IN (subquery)` over the subquery's values (a dict keyed by
+    them), SQL's three-valued logic: TRUE on an empty subquery; else NULL
+    when x is NULL or the subquery gives a NULL; else x is not among them."""
+    if not values:
+        return True
+    if x is None or None in values:
+        return None
+    return x not in values
+
+
+def sql_scalar(state, key, position, default):
+    """The value of a scalar subquery at `key`: column `position` of the one
+    inner result row with that key, `default` (the value over no rows) when
+    there is none; a NULL key matches no row."""
+    rows = state.get(key) if key is not None else None
+    if not rows:
+        return default
+    if len(rows) > 1:
+        raise ValueError("a scalar subquery gave more than one row")
+    (row,) = rows
+    return row[position]
+
+
+HELPERS["_sql_not_in"] = sql_not_in
+HELPERS["_sql_scalar"] = sql_scalar
 
 
 class SQLPython:
@@ -120,13 +193,15 @@ class SQLPython:
     `holds(e, env)` is true exactly when the condition is TRUE. `constants`
     maps the names of compiled LIKE patterns to their regex objects, to be
     put into the namespace the rendered code runs in (with `HELPERS`);
-    `anti` maps a NOT IN / NOT EXISTS subquery's virtual relation to the
-    Python expression of its current key set.
+    `tests` maps the virtual relation of a subquery read by an `InnerTest`
+    to the Python expression of its current result: a dict from the key (the
+    first columns of a result row: one value, a tuple, or () without keys)
+    to the result rows with that key.
     """
 
     def __init__(self):
         self.constants: dict[str, re.Pattern] = {}
-        self.anti: dict[str, str] = {}
+        self.tests: dict[str, str] = {}
         self._temps = 0
 
     def _tmp(self) -> str:
@@ -143,8 +218,14 @@ class SQLPython:
             return env[("agg", e.index)]
         if isinstance(e, Lit):
             return literal(e.value)
+        if isinstance(e, ViewColumn):
+            return f"_c[{e.index}]"
+        if isinstance(e, InnerTest):
+            return self.truth(e, env)
         op, args = e.op, e.args
-        if op in _COMPARE or op in ("and", "or", "not", "like", "in", "anti"):
+        if op == "isnull":
+            return f"({self.value(args[0], env)} is None)"
+        if op in _COMPARE or op in ("and", "or", "not", "like", "in"):
             return self.truth(e, env)
         if op in _ARITH:
             return self._strict(
@@ -178,8 +259,26 @@ class SQLPython:
                 f"_sql_add_months({self.value(args[0], env)}, "
                 f"{literal(args[1].value)})"
             )
-        if op in ("year", "month", "day"):
-            return self._strict([self.value(args[0], env)], lambda t: f"{t[0]}.{op}")
+        if op in ("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"):
+            return f"_sql_date_part({op!r}, {self.value(args[0], env)})"
+        if op in ("greatest", "least"):
+            values = ", ".join(self.value(a, env) for a in args)
+            return f"_sql_extreme({op == 'greatest'}, {values})"
+        if op == "coalesce":
+            return f"_sql_coalesce({', '.join(self.value(a, env) for a in args)})"
+        if op == "nullif":
+            a, b = (self.value(x, env) for x in args)
+            return f"(lambda a, b: None if a is None or (b is not None and a == b) else a)({a}, {b})"
+        if op == "isnull":
+            return f"({self.value(args[0], env)} is None)"
+        if op == "length":
+            return self._strict([self.value(args[0], env)], lambda t: f"len({t[0]})")
+        if op == "trim":
+            return self._strict(
+                [self.value(args[0], env)], lambda t: f"{t[0]}.strip(' ')"
+            )
+        if op == "to_float":
+            return self._strict([self.value(args[0], env)], lambda t: f"float({t[0]})")
         if op == "substr":
             rest = ", ".join(literal(a.value) for a in args[1:])
             return f"_sql_substr({self.value(args[0], env)}, {rest})"
@@ -229,17 +328,25 @@ class SQLPython:
                 return "False"
             names, nonnull = self._operands(parts, "is not None")
             cmp = f"{names[0]} {_COMPARE[e.op]} {names[1]}"
+            if any(_quotient(a) for a in e.args):  # NaN: above all, equal to itself
+                cmp = (
+                    f"_sql_nan_rank({names[0]}) {_COMPARE[e.op]} "
+                    f"_sql_nan_rank({names[1]})"
+                )
             return "(" + " and ".join([*nonnull, cmp]) + ")"
         return f"({self.truth(e, env)} is True)"
 
     def truth(self, e, env) -> str:
+        if isinstance(e, InnerTest):
+            return self._inner_test(e, env)
         if not isinstance(e, Op):  # a column or constant used as a condition
             return self._strict([self.value(e, env)], lambda t: f"bool({t[0]})")
         op, args = e.op, e.args
         if op in _COMPARE:
+            rank = "_sql_nan_rank" if any(_quotient(a) for a in args) else ""
             return self._strict(
                 [self.value(args[0], env), self.value(args[1], env)],
-                lambda t: f"{t[0]} {_COMPARE[op]} {t[1]}",
+                lambda t: f"{rank}({t[0]}) {_COMPARE[op]} {rank}({t[1]})",
             )
         if op == "not":
             return self._strict([self.truth(args[0], env)], lambda t: f"not {t[0]}")
@@ -269,23 +376,39 @@ class SQLPython:
             return self._strict(
                 [self.value(args[0], env)], lambda t: f"{t[0]} in ({items},)"
             )
-        if op == "anti":
-            keys = self.anti[args[0].value]
-            cols = [self.value(a, env) for a in args[1:]]
-            if args[0].value.startswith("in_"):
-                # x NOT IN (subquery): TRUE on an empty subquery; NULL when x
-                # is NULL or the subquery holds a NULL; else x not among them
-                (x,) = cols
-                t = self._tmp()
-                return (
-                    f"(True if not {keys} else (None if ({t} := {x}) is None or "
-                    f"None in {keys} else {t} not in {keys}))"
-                )
-            # NOT EXISTS (… WHERE inner = outer …): a NULL outer key matches
-            # no inner row
-            key = cols[0] if len(cols) == 1 else "(" + ", ".join(cols) + ")"
-            nulls = " or ".join(f"{c} is None" for c in cols)
-            return f"({nulls} or {key} not in {keys})"
         # a value used as a condition (CASE, arithmetic): TRUE when non-zero
         value = self.value(e, env)
         return self._strict([value], lambda t: f"bool({t[0]})")
+
+    def _inner_test(self, e: InnerTest, env) -> str:
+        """The truth value of a condition on the result of an inner view (see
+        `tests`): NOT IN with SQL's NULLs, [NOT] EXISTS where a NULL key matches
+        nothing, a scalar compared three-valued."""
+        state = self.tests[e.view]
+        keys = [self.value(k, env) for k in e.keys]
+        key = (
+            "()" if not keys else keys[0] if len(keys) == 1 else f"({', '.join(keys)})"
+        )
+        nulls = " or ".join(f"{k} is None" for k in keys) or "False"
+        if e.kind == "not_in":
+            return f"_sql_not_in({state}, {keys[0]})"
+        if e.kind == "not_exists":
+            return f"({nulls} or {key} not in {state})"
+        if e.kind == "exists":
+            if e.condition is None:
+                found = f"({key} in {state})"
+            else:
+                cond = self.holds(e.condition, env)
+                found = f"any({cond} for _c in {state}.get({key}, _EMPTY))"
+            found = f"(not ({nulls}) and {found})"
+            return f"(not {found})" if e.negated else found
+        if e.kind != "scalar":
+            raise NotImplementedError(f"subquery test {e.kind} in the IVM baseline")
+        lookup = (
+            f"_sql_scalar({state}, {'None if ' + nulls + ' else ' if keys else ''}"
+            f"{key}, {len(keys)}, {literal(e.default)})"
+        )
+        return self._strict(
+            [self.value(e.value, env), lookup],
+            lambda t: f"{t[0]} {_COMPARE[e.op]} {t[1]}",
+        )

@@ -97,6 +97,22 @@ def import_file(path: str) -> types.ModuleType:
     return module
 
 
+def _sections(plan) -> list[str]:
+    """ORDER BY, a decomposed cycle and the inner views, each with its cost
+    (`compiler/explain_sections.py`), after a blank line each."""
+    from .explain_sections import decomposition_lines, inner_view_lines, ordering_lines
+
+    out = []
+    for lines in (
+        ordering_lines(plan),
+        decomposition_lines(plan),
+        inner_view_lines(plan),
+    ):
+        if lines:
+            out += ["", *lines]
+    return out
+
+
 def explain(sql: str, schema: str | None = None, stats: Stats | None = None) -> str:
     """IR, chosen tree, N and frontier, and complexity, as text."""
     plan = compile_query(sql, schema, stats)
@@ -113,6 +129,7 @@ def explain(sql: str, schema: str | None = None, stats: Stats | None = None) -> 
             f"N: {len(plan.in_n)} nodes; frontier: {frontier}",
             f"Complexity: {complexity(plan)}",
         ]
+        + _sections(plan)
         + (
             [
                 f"Estimated work (insert every row once): {estimated_work(plan, stats):,.0f}"

@@ -38,8 +38,11 @@ class Scalar:
     python: str  # Python over the operands {0}, {1}, … (rendered, atomic)
     helper: str | None = None  # the dynyan.runtime.sqlfuncs function it calls
     uses_datetime: bool = False
+    variadic: bool = False  # {0} stands for all operands, comma-separated
 
     def render(self, args: list[str]) -> str:
+        if self.variadic:
+            return self.python.format(", ".join(args))
         return self.python.format(*args)
 
 
@@ -62,6 +65,15 @@ SCALARS = {
         Scalar("year", "{0}.year"),
         Scalar("month", "{0}.month"),
         Scalar("day", "{0}.day"),
+        Scalar("quarter", "(({0}.month - 1) // 3 + 1)"),
+        Scalar("dayofweek", "({0}.isoweekday() % 7)"),
+        Scalar("dayofyear", "{0}.timetuple().tm_yday"),
+        Scalar("week", "{0}.isocalendar()[1]"),
+        Scalar("length", "len({0})"),
+        Scalar("to_float", "float({0})"),
+        Scalar("trim", "{0}.strip(' ')"),
+        Scalar("greatest", "_greatest({0})", helper="_greatest", variadic=True),
+        Scalar("least", "_least({0})", helper="_least", variadic=True),
         Scalar("upper", "{0}.upper()"),
         Scalar("lower", "{0}.lower()"),
         Scalar("abs", "abs({0})"),

@@ -75,6 +75,17 @@ FUNCTIONS = {
     "lower",
     "abs",
     "isnull",  # (value,): TRUE exactly when the value is NULL
+    "coalesce",  # (v1, v2, ...): the first that is not NULL
+    "nullif",  # (a, b): NULL when a = b, else a
+    "greatest",  # (v1, v2, ...): NULLs skipped, NaN above every number
+    "least",
+    "quarter",
+    "dayofweek",  # Sunday 0 ... Saturday 6
+    "dayofyear",
+    "week",  # ISO week
+    "length",
+    "trim",  # spaces at both ends
+    "to_float",  # CAST(number AS DOUBLE), and an INTEGER among DOUBLE results
     # a float SUM's term split (Aggregate.nonfinite): its finite part (0
     # when it is not), and whether it is +inf, -inf, NaN
     "finite_part",
@@ -83,6 +94,10 @@ FUNCTIONS = {
     "is_nan",
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+# Operators whose value need not be NULL when an operand is: a NULL operand
+# proves nothing about the result (every other operator is NULL-strict, but
+# AND/OR/NOT, three-valued, are handled apart).
+NULL_ABSORBING = {"isnull", "case", "coalesce", "nullif", "greatest", "least"}
 FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 

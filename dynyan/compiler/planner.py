@@ -449,6 +449,14 @@ def _shifted(var: str, offset):
     return Op("add", (Var(var), Lit(offset))) if offset else Var(var)
 
 
+def is_acyclic(query: Query) -> bool:
+    """Whether a join tree holds `query`'s atoms as they are, its
+    inequalities on edges (else the frontend groups tables into bags)."""
+    probe: list = []
+    _reduce(_initial(query), frozenset(), probe, [], [1])
+    return not _is_cyclic_core(probe[0][0])
+
+
 def _plan_query(query: Query, stats: Stats | None) -> Plan:
     # Acyclicity first, for a clear refusal that names the cycle.
     probe: list = []

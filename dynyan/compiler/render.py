@@ -40,7 +40,9 @@ from ..resources import resource_text
 from ..runtime import inline
 from . import functions
 from .ir import (
+    COMPARISONS,
     FLIPPED,
+    NULL_ABSORBING,
     AggRef,
     Channel,
     InnerTest,
@@ -154,6 +156,10 @@ def py(value) -> str:
 # Operators whose Python handles a NULL (None) operand as SQL does itself:
 # logic (three-valued in `condition`), CASE, and the helpers _div and _mod.
 _NULL_AWARE = {"and", "or", "not", "case", "div", "mod", "isnull"}
+# Operators whose value need not be NULL when an operand is: their operands
+# are never taken as NULL guards of a condition (`_leaves`).
+_ABSORBS_NULL = NULL_ABSORBING
+_NULL_AWARE |= _ABSORBS_NULL
 # the parts of a float SUM's term (`split_nonfinite`), under its channel's
 # non-NULL guard
 _NONFINITE_PARTS = {
@@ -223,6 +229,10 @@ class Expressions:
             return any(self.may_be_null(v) for v in (*e.args[1:-1:2], e.args[-1]))
         if isinstance(e, Op) and e.op == "isnull":
             return False
+        if isinstance(e, Op) and e.op == "nullif":
+            return True
+        if isinstance(e, Op) and e.op in ("coalesce", "greatest", "least"):
+            return all(self.may_be_null(a) for a in e.args)
         if isinstance(e, Op):
             return any(self.may_be_null(a) for a in e.args)
         return True
@@ -242,7 +252,7 @@ class Expressions:
             if isinstance(e.value, datetime.date):
                 self.uses_datetime = True
             return py(e.value)
-        if e.op == "case":  # its branches' NULLs are not guarded (`_leaves`)
+        if e.op in _ABSORBS_NULL:  # operands may be NULL: render their tests
             outer, self.guarded = self.guarded, False
             try:
                 a = [self.render(x, env) for x in e.args]
@@ -270,6 +280,11 @@ class Expressions:
     def _op(self, e: Op, a: list[str], env) -> str:
         """Python for operator `e` over its rendered arguments `a`."""
         op = e.op
+        if op in COMPARISONS and any(_divides(x) for x in e.args):
+            # a quotient may be NaN (0 / 0), which SQL orders above every
+            # number and equal to itself
+            self.helpers.add("nan_key")
+            return f"(_nan_key({a[0]}) {_INFIX_PY[op]} _nan_key({a[1]}))"
         if op in _INFIX_PY:
             return "(" + f" {_INFIX_PY[op]} ".join(a) + ")"
         scalar = functions.SCALARS.get(op)
@@ -303,6 +318,15 @@ class Expressions:
             return self._like(a[0], e.args[1].value)
         if op == "isnull":
             return f"({a[0]} is None)"
+        if op == "coalesce":  # the first operand that is not NULL, each once
+            out = a[-1]
+            for x in reversed(a[:-1]):
+                name, first = self._once(x)
+                out = f"({name} if {first} is not None else {out})"
+            return out
+        if op == "nullif":
+            (x, x_first), (y, y_first) = self._once(a[0]), self._once(a[1])
+            return f"(None if {x_first} is None or {x} == {y_first} else {x})"
         raise RenderError(f"no Python for operator {op}")
 
     def _inner_test(self, e: InnerTest, env) -> str:
@@ -348,6 +372,16 @@ class Expressions:
             f" and {x} {_INFIX_PY[e.op]} {t})"
         )
 
+    def _once(self, text: str) -> tuple[str, str]:
+        """(a name for the value of Python `text`, the expression to use at
+        its first evaluation): a temporary bound there, unless `text` is a
+        name or a constant already."""
+        if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*|-?[0-9.e]+|'[^']*'", text):
+            return text, text
+        self.fresh += 1
+        t = f"_t{self.fresh}"
+        return t, f"({t} := {text})"
+
     def nonnull(self, e, env) -> str:
         """Python that is true exactly when the SQL value of `e` is not NULL
         ("True" when it never is). AND/OR/NOT are refused by the frontend."""
@@ -359,6 +393,8 @@ class Expressions:
             return "False" if e.value is None else "True"
         if isinstance(e, InnerTest) or e.op == "isnull":
             return "True"
+        if e.op in _ABSORBS_NULL and e.op != "case":
+            return f"{self.render(e, env)} is not None"
         if e.op == "case":
             out = self.nonnull(e.args[-1], env)
             for cond, val in reversed(list(zip(e.args[:-1:2], e.args[1:-1:2]))):
@@ -431,13 +467,18 @@ def _logical(e) -> bool:
     return isinstance(e, Op) and e.op in ("and", "or", "not")
 
 
+def _divides(e) -> bool:
+    """Whether `e` computes a quotient (a value that may be NaN)."""
+    return isinstance(e, Op) and (e.op == "div" or any(_divides(a) for a in e.args))
+
+
 def _leaves(e):
     """The column and variable references of an expression (may be NULL),
     and its CASEs whole: a NULL inside a CASE need not make it NULL (a NULL
     WHEN selects the next branch)."""
     if isinstance(e, (Ref, Var, AggRef)) or (isinstance(e, Op) and e.op == "case"):
         yield e
-    elif isinstance(e, Op) and e.op != "isnull":  # IS NULL takes a NULL
+    elif isinstance(e, Op) and e.op not in _ABSORBS_NULL:  # IS NULL takes a NULL
         for a in e.args:
             yield from _leaves(a)
 
@@ -1030,13 +1071,14 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
     for p in query.predicates:
         for v in p.vars:
             computed[v] = False
+    # SELECT and HAVING expressions propagate NULL as SQL does (Expressions)
     for o in query.outputs:
         if not isinstance(o.expr, Var):
             for v in var_refs(o.expr):
-                computed[v.name] = False
+                computed.setdefault(v.name, True)
     if query.having is not None:
         for v in var_refs(query.having):
-            computed[v.name] = False
+            computed.setdefault(v.name, True)
     for a in query.aggregates:  # kept in a sorted multiset, NULLs left out
         if a.kind in ("min", "max") and a.arg in query.extra_vars:
             computed.setdefault(a.arg, True)
@@ -1234,6 +1276,14 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
         if atom.filters:
             conds.append(expressions.condition(Op("and", atom.filters), env))
         cond = " and ".join(conds) or None
+        keep = names.new(f"keep_{layout.info[node.id].name}") if cond else None
+        if keep and derives and not {v for v, _ in atom.derived} & set(shared):
+            # SQL computes GROUP BY and SELECT expressions only for the rows
+            # WHERE keeps (10 % a under a <> 0 never divides by zero)
+            derives = [f"{keep} = {cond}"] + [
+                f"{line} if {keep} else None" for line in derives
+            ]
+            cond = None
         if ring.width == 1:
             payload = "d"
         else:
@@ -1266,8 +1316,8 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                     {i: locals_[i] for i in wanted},
                     sets,
                 ),
-                "keep": names.new(f"keep_{info.name}") if cond else None,
-                "cond": cond,
+                "keep": keep,
+                "cond": cond,  # None when `derives` computes `keep` first
                 "payload": payload,
                 "steps": steps,
                 "count": _count_from_index(

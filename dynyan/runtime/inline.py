@@ -42,6 +42,8 @@ HELPERS = (
     Helper("_nan_key", "sqlfuncs", "_nan_key"),
     Helper("_nan_value", "sqlfuncs", "_nan_value"),
     Helper("_add_months", "sqlfuncs", "_add_months"),
+    Helper("_greatest", "sqlfuncs", "_greatest"),
+    Helper("_least", "sqlfuncs", "_least"),
 )
 BY_NAME = {h.name: h for h in HELPERS}
 

@@ -80,6 +80,26 @@ def _nan_value(key):
     return key[1] if key[0] == 0 else math.nan
 
 
+def _greatest(*values):
+    """GREATEST as DuckDB: NULLs are skipped (NULL when all are), NaN is
+    above every number."""
+    best = None
+    for v in values:
+        if v is not None and (best is None or v > best or v != v):
+            best = v
+    return best
+
+
+def _least(*values):
+    """LEAST as DuckDB: NULLs are skipped (NULL when all are), NaN only
+    when every value is NaN."""
+    best = None
+    for v in values:
+        if v is not None and (best is None or v < best or best != best):
+            best = v
+    return best
+
+
 def _add_months(date, months):
     """date + INTERVAL 'months' MONTH, clamped to the end of the month."""
     total = date.year * 12 + date.month - 1 + months

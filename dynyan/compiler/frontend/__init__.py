@@ -27,6 +27,7 @@ from .context import Context
 from .diagnostics import DIALECT, unsupported
 from .expressions import shift_date
 from .passes.check_supported import check_supported
+from .passes.constant_subqueries import constant_subqueries
 from .passes.decompose_cycles import choose_bags, decompose_cycles
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
@@ -34,6 +35,7 @@ from .passes.name_outputs import name_outputs
 from .passes.order_limit import order_limit
 from .passes.outer_joins import outer_joins
 from .passes.qualify_names import qualify_names
+from .passes.quantified_subqueries import quantified_subqueries
 from .passes.unnest_subqueries import output_types, unnest_subqueries
 from .passes.wrap_set_operations import wrap_set_operations
 from .statements import parse_schema, read_program
@@ -43,9 +45,11 @@ TREE_PASSES = (
     inline_views,  # WITH and CREATE VIEW -> derived tables
     wrap_set_operations,  # a whole query that is a UNION -> a derived table
     check_supported,  # refuse what cannot be maintained, by name
+    constant_subqueries,  # (SELECT 1) without FROM -> the constant
     name_outputs,  # every SELECT item gets its name as an alias
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified
+    quantified_subqueries,  # x op ANY/ALL (subquery) -> [NOT] EXISTS
     outer_joins,  # LEFT/RIGHT/FULL JOIN -> UNION ALL of matched and unmatched rows
 )
 # On each SELECT, just before it is built.
@@ -58,8 +62,15 @@ SELECT_PASSES = (
 def parse_query(sql: str, schema: str | None = None, passes=None) -> Query:
     """Parse `sql` (CREATE TABLEs + one query) into a `Query` (`passes`: the
     tree passes to run, for tests; all by default)."""
+    from ..planner import is_acyclic  # what the next stage can join decides
+
     program = read_program(sql, schema)
-    ctx = Context(dict(program.relations), program.views, compile=compile_select)
+    ctx = Context(
+        dict(program.relations),
+        program.views,
+        compile=compile_select,
+        acyclic=is_acyclic,
+    )
     tree = program.query.copy()
     for step in TREE_PASSES if passes is None else passes:
         tree = step(tree, ctx)
@@ -79,7 +90,8 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
     for step in SELECT_PASSES:
         select = step(select, ctx)
     query = SelectBuilder(ctx.relations, ctx.tests).build(select)
-    if choose_bags(query) is not None:  # cyclic: bags of tables as inner views
+    cyclic = ctx.acyclic is not None and not ctx.acyclic(query)
+    if cyclic and choose_bags(query) is not None:  # bags of tables as inner views
         select = unnest_subqueries(decompose_cycles(select, ctx, query), ctx)
         query = SelectBuilder(ctx.relations, ctx.tests).build(select)
     if ctx.subqueries:

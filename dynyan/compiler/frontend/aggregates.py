@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from ...errors import UnsupportedQueryError
 from ..ir import (
+    NULL_ABSORBING,
     AggRef,
     Aggregate,
     Channel,
@@ -26,6 +27,7 @@ from ..ir import (
     refs,
 )
 from .diagnostics import DIALECT, sql_error, unsupported
+from .expressions import CONVERTERS
 from .types import check_condition, coerce_dates, infer_type, typed
 
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
@@ -132,11 +134,14 @@ class Grouping:
                     node,
                 )
         convert = _GROUPED_CONVERTERS.get(type(node))
-        if convert is None:
+        if convert is not None:
+            ir = convert(self, node)
+        elif type(node) in CONVERTERS:  # any scalar function of the operands
+            ir = CONVERTERS[type(node)](_OverGroups(self), node)
+        else:
             raise unsupported(
                 f"{type(node).__name__} is not supported around aggregates", node
             )
-        ir = convert(self, node)
         typed(self.type_of, ir, node)
         return ir
 
@@ -158,6 +163,12 @@ class Grouping:
                 return self.fe.type_of(agg.computed)
             if agg.kind in ("min", "max"):
                 return self.fe.type_of(self.args[int(agg.arg.removeprefix("#arg"))])
+            if agg.kind == "sum":  # SUM of integers is an integer
+                node = self.polys[e.index][1]
+                arg = agg.computed if agg.computed is not None else None
+                if arg is None and node.this is not None:
+                    arg = self.fe.expr(node.this)
+                return "int" if self.fe.type_of(arg) in ("int", "bool") else "float"
             return "int" if agg.kind in ("count", "count_distinct") else "float"
         return self.fe.leaf_type(e)
 
@@ -165,9 +176,9 @@ class Grouping:
         text = node.sql(dialect=DIALECT)
         distinct = isinstance(node.this, exp.Distinct)
         if isinstance(node, (exp.Min, exp.Max)) or distinct:
-            arg_node = node.this.expressions[0] if distinct else node.this
             if distinct and len(node.this.expressions) != 1:
                 raise unsupported("COUNT(DISTINCT …) takes one expression", node)
+            arg_node = node.this.expressions[0] if distinct else node.this
             arg = self.fe.expr(arg_node)
             kind = "count_distinct" if distinct else node.sql_name().lower()
             if len({r.atom for r in refs(arg)}) > 1:
@@ -281,8 +292,15 @@ class Grouping:
         if e.op == "mul":
             parts = [self._exact_scale(a) for a in e.args]
             return None if None in parts else sum(parts)
-        if e.op == "neg":
+        if e.op in ("neg", "abs", "nullif"):
             return self._exact_scale(e.args[0])
+        if e.op in ("coalesce", "greatest", "least"):
+            parts = [
+                self._exact_scale(a)
+                for a in e.args
+                if not (isinstance(a, Lit) and a.value is None)
+            ]
+            return None if None in parts or not parts else max(parts)
         if e.op == "case":
             parts = [self._exact_scale(a) for a in e.args[1::2]] + [
                 self._exact_scale(e.args[-1])
@@ -303,7 +321,7 @@ def _split_by_atom(e, node) -> dict:
     if len(atoms) <= 1:
         return {atoms.pop(): e} if atoms else {}
     if any(
-        isinstance(x, Op) and x.op in ("case", "and", "or", "not")
+        isinstance(x, Op) and x.op in NULL_ABSORBING | {"and", "or", "not"}
         for x in _subexpressions(e)
     ):
         raise unsupported(
@@ -340,6 +358,10 @@ def _may_be_null(e, nonnull: set) -> bool:
             return False
         if e.op == "case":  # conditions are TRUE or not; a branch may be NULL
             return any(_may_be_null(a, nonnull) for a in (*e.args[1::2], e.args[-1]))
+        if e.op == "nullif":
+            return True
+        if e.op in ("coalesce", "greatest", "least"):
+            return all(_may_be_null(a, nonnull) for a in e.args)
         return any(_may_be_null(a, nonnull) for a in e.args)
     return True
 
@@ -372,7 +394,7 @@ def nonnull_leaves(e, negate: bool = False) -> set:
             return set.intersection(*parts)
         return set.union(*parts)
     if isinstance(e, Op) and e.op == "isnull":  # IS NOT NULL: TRUE says so
-        return {(r.atom, r.column) for r in refs(e.args[0])} if negate else set()
+        return {(r.atom, r.column) for r in _plain_refs(e.args[0])} if negate else set()
     if isinstance(e, InnerTest):  # TRUE says little of its columns
         return (
             {(r.atom, r.column) for r in refs(e.value)} if e.kind == "scalar" else set()
@@ -381,11 +403,11 @@ def nonnull_leaves(e, negate: bool = False) -> set:
 
 
 def _plain_refs(e):
-    """The column references of `e` outside NOT IN/NOT EXISTS tests, CASE
-    (a NULL WHEN selects the next branch) and IS NULL."""
+    """The column references of `e` that are not NULL when `e` is not
+    (outside NOT IN/NOT EXISTS tests, CASE, COALESCE and the like)."""
     if isinstance(e, Ref):
         yield e
-    elif isinstance(e, Op) and e.op not in ("case", "isnull"):
+    elif isinstance(e, Op) and e.op not in NULL_ABSORBING:
         for a in e.args:
             yield from _plain_refs(a)
 
@@ -425,6 +447,16 @@ def _poly(e, node) -> list[tuple[int | float, dict]]:
         "per-table expressions (+, -, *)",
         node,
     )
+
+
+class _OverGroups:
+    """What a scalar converter (`expressions.CONVERTERS`) asks of the
+    frontend, answered over group keys and aggregates: the operands of
+    COALESCE(SUM(x), 0) or CASE WHEN COUNT(*) > 1 … are converted by `g`."""
+
+    def __init__(self, g):
+        self.expr = self.column = g.convert
+        self.type_of = g.type_of
 
 
 def _grouped_binary(op: str) -> Callable:

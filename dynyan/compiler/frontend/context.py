@@ -46,11 +46,18 @@ class Context:
     ordering: Ordering | None = None
     # Conditions on inner views the SELECT being compiled has left to build.
     tests: list[PendingTest] = field(default_factory=list)
+    # Whether the planner joins a query's atoms as they are (else its cyclic
+    # part is grouped into bags, passes/decompose_cycles.py).
+    acyclic: Callable[[Query], bool] | None = None
 
     def inner(self) -> "Context":
         """The context of a subquery: the same relations, its own inner views."""
         return Context(
-            dict(self.relations), self.views, compile=self.compile, top=False
+            dict(self.relations),
+            self.views,
+            compile=self.compile,
+            top=False,
+            acyclic=self.acyclic,
         )
 
     def fresh_name(self, prefix: str) -> str:

@@ -19,7 +19,7 @@ from sqlglot import exp
 from ..ir import Lit, Op
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES
-from .types import coerce_dates
+from .types import coerce_dates, parse_date
 
 
 def _binary(op: str) -> Callable:
@@ -61,16 +61,35 @@ def _cast(fe, node: exp.Cast):
     inner = fe.expr(node.this)
     if target == "DATE" and isinstance(inner, Lit) and isinstance(inner.value, str):
         try:
-            return Lit(datetime.date.fromisoformat(inner.value.strip()))
+            return Lit(parse_date(inner.value))
         except ValueError:
             raise sql_error(f"invalid date literal {inner.value!r}", node) from None
-    if TYPES.get(target) == fe.type_of(inner) or (
-        TYPES.get(target) in ("float", "int") and fe.type_of(inner) in ("float", "int")
-    ):
-        if TYPES.get(target) == "float" and isinstance(inner, Lit):
-            return Lit(float(inner.value))
-        return inner
+    source, wanted = fe.type_of(inner), TYPES.get(target)
+    if wanted == source or (wanted == "float" and source == "int"):
+        return _as_float(inner) if wanted == "float" else inner
+    if wanted == "int" and source == "float":
+        raise unsupported(
+            "CAST of a DOUBLE or DECIMAL to an integer is not supported", node
+        )
     raise unsupported("only CAST of a string literal to DATE is supported", node)
+
+
+def _as_float(e):
+    """`e` as a DOUBLE (an INTEGER value becomes a float, as SQL casts it)."""
+    if isinstance(e, Lit) and isinstance(e.value, int) and e.value is not True:
+        return Lit(float(e.value))
+    if isinstance(e, Op) and e.op == "to_float":
+        return e
+    return Op("to_float", (e,))
+
+
+def widen(fe, values: list) -> list:
+    """Values that make one result (CASE branches, COALESCE operands): when
+    one is a DOUBLE the INTEGER ones are cast to it, as SQL does."""
+    types = [fe.type_of(v) for v in values]
+    if "float" not in types:
+        return values
+    return [_as_float(v) if t in ("int", "bool") else v for v, t in zip(values, types)]
 
 
 _UNITS = {
@@ -173,28 +192,51 @@ def _case(fe, node: exp.Case):
         args += [fe.expr(cond), fe.expr(branch.args["true"])]
     default = node.args.get("default")
     args.append(fe.expr(default) if default is not None else Lit(None))
-    # SQL types the CASE by all its results: an INTEGER result beside a
-    # DECIMAL or DOUBLE one is a float too, whichever branch is taken
-    results = range(1, len(args), 2)
-    if any(fe.type_of(args[i]) == "float" for i in [*results, len(args) - 1]):
-        for i in [*results, len(args) - 1]:
-            if fe.type_of(args[i]) in ("int", "bool"):
-                args[i] = _as_float(args[i])
+    results = widen(fe, args[1::2] + args[-1:])
+    args[1::2], args[-1] = results[:-1], results[-1]
     return Op("case", tuple(args))
 
 
-def _as_float(e):
-    """An int expression as a float (x * 1.0; a literal folded)."""
-    if isinstance(e, Lit):
-        return Lit(float(e.value))
-    return Op("mul", (e, Lit(1.0)))
+# EXTRACT/DATE_PART field -> IR operator (DuckDB's names and synonyms)
+DATE_PARTS = {
+    "YEAR": "year",
+    "MONTH": "month",
+    "DAY": "day",
+    "QUARTER": "quarter",
+    "DOW": "dayofweek",
+    "DAYOFWEEK": "dayofweek",
+    "DOY": "dayofyear",
+    "DAYOFYEAR": "dayofyear",
+    "WEEK": "week",
+}
+
+
+def _date_part(part: str, value, node):
+    op = DATE_PARTS.get(part.upper())
+    if op is None:
+        raise unsupported(
+            f"date part {part} is not supported; supported: "
+            + ", ".join(sorted(DATE_PARTS)),
+            node,
+        )
+    return Op(op, (value,))
 
 
 def _extract(fe, node: exp.Extract):
-    part = node.this.name.upper()
-    if part not in ("YEAR", "MONTH", "DAY"):
-        raise unsupported("EXTRACT supports YEAR, MONTH and DAY", node)
-    return Op(part.lower(), (fe.expr(node.expression),))
+    return _date_part(node.this.name, fe.expr(node.expression), node)
+
+
+def _variadic(op: str) -> Callable:
+    """COALESCE, GREATEST, LEAST: `this` and then `expressions`."""
+    return lambda fe, node: Op(
+        op, tuple(widen(fe, [fe.expr(a) for a in [node.this, *node.expressions]]))
+    )
+
+
+def _trim(fe, node: exp.Trim):
+    if node.args.get("expression") is not None or node.args.get("position"):
+        raise unsupported("TRIM is supported without characters or side", node)
+    return Op("trim", (fe.expr(node.this),))
 
 
 def _fold_neg(fe, node):
@@ -214,6 +256,14 @@ def _substring(fe, node):
 
 
 def _function(fe, node: exp.Anonymous):
+    name, args = node.name.lower(), node.expressions
+    if name in ("date_part", "datepart") and len(args) == 2:
+        part = args[0]
+        if not (isinstance(part, exp.Literal) and part.is_string):
+            raise unsupported("DATE_PART needs the part as a string literal", node)
+        return _date_part(part.this, fe.expr(args[1]), node)
+    if name in ("strlen", "char_length", "character_length") and len(args) == 1:
+        return Op("length", (fe.expr(args[0]),))
     raise unsupported(f"function {node.name} is not supported", node)
 
 
@@ -266,4 +316,20 @@ CONVERTERS: dict[type, Callable] = {
     exp.Lower: lambda fe, node: Op("lower", (fe.expr(node.this),)),
     exp.Abs: lambda fe, node: Op("abs", (fe.expr(node.this),)),
     exp.Is: _is,
+    exp.Coalesce: _variadic("coalesce"),
+    exp.Greatest: _variadic("greatest"),
+    exp.Least: _variadic("least"),
+    exp.Nullif: lambda fe, node: Op(
+        "nullif", (fe.expr(node.this), fe.expr(node.expression))
+    ),
+    exp.Year: lambda fe, node: Op("year", (fe.expr(node.this),)),
+    exp.Month: lambda fe, node: Op("month", (fe.expr(node.this),)),
+    exp.Day: lambda fe, node: Op("day", (fe.expr(node.this),)),
+    exp.Quarter: lambda fe, node: Op("quarter", (fe.expr(node.this),)),
+    exp.DayOfWeek: lambda fe, node: Op("dayofweek", (fe.expr(node.this),)),
+    exp.DayOfYear: lambda fe, node: Op("dayofyear", (fe.expr(node.this),)),
+    exp.Week: lambda fe, node: Op("week", (fe.expr(node.this),)),
+    exp.WeekOfYear: lambda fe, node: Op("week", (fe.expr(node.this),)),
+    exp.Length: lambda fe, node: Op("length", (fe.expr(node.this),)),
+    exp.Trim: _trim,
 }

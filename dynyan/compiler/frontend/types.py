@@ -8,6 +8,7 @@ are "int", "float", "bool", "str", "date"; None is unknown (NULL).
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -100,23 +101,26 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "like":
         need({"str"}, "LIKE needs a string", 0)
         return "bool"
-    if op in ("year", "month", "day"):
+    if op in ("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"):
         need({"date"}, "EXTRACT needs a DATE", 0)
         return "int"
-    if op in ("substr", "upper", "lower"):
+    if op in ("substr", "upper", "lower", "trim"):
         need({"str"}, f"{op.upper()} needs a string", 0)
         return "str"
+    if op == "to_float":
+        need(NUMERIC, "CAST to DOUBLE needs a number", 0)
+        return "float"
+    if op == "length":
+        need({"str"}, "LENGTH needs a string", 0)
+        return "int"
     if op == "case":
         need(NUMERIC, "CASE WHEN needs conditions", *range(0, len(args) - 1, 2))
-        results = [t for t in types[1:-1:2] + types[-1:] if t is not None]
-        if results and all(t in NUMERIC for t in results):
-            return next((t for t in ("float", "int") if t in results), "bool")
-        if len(set(results)) > 1:
-            raise ExprError(
-                "type mismatch: CASE results of different types "
-                f"({', '.join(dict.fromkeys(results))})"
-            )
-        return results[0] if results else None
+        return common_type("CASE results", types[1:-1:2] + types[-1:])
+    if op in ("coalesce", "greatest", "least"):
+        return common_type(f"{op.upper()} arguments", types)
+    if op == "nullif":
+        check_comparable(args[0], types[0], args[1], types[1])
+        return types[0]
     if op in ("add_days", "add_months"):
         return "date"
     if op == "isnull":
@@ -126,12 +130,35 @@ def op_type(e: Op, types: list) -> str | None:
     return "bool"  # anti
 
 
+def common_type(what: str, types: list) -> str | None:
+    """The type of values that may come from any of `types` (CASE results,
+    COALESCE arguments): the widest number, or the one other type."""
+    results = [t for t in types if t is not None]
+    if results and all(t in NUMERIC for t in results):
+        return next((t for t in ("float", "int") if t in results), "bool")
+    if len(set(results)) > 1:
+        raise ExprError(
+            f"type mismatch: {what} of different types "
+            f"({', '.join(dict.fromkeys(results))})"
+        )
+    return results[0] if results else None
+
+
+def parse_date(text: str) -> datetime.date:
+    """A date literal as DuckDB reads it: YYYY-MM-DD, month and day also with
+    one digit ('1999-2-01'); ValueError for anything else."""
+    m = re.fullmatch(r"\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*", text)
+    if m is None:
+        raise ValueError(text)
+    return datetime.date(*map(int, m.groups()))
+
+
 def coerce_dates(left, right, type_of: Callable, node: exp.Expression):
     """DuckDB casts a string literal compared with a DATE to a date."""
     for a, b in ((left, right), (right, left)):
         if type_of(a) == "date" and isinstance(b, Lit) and isinstance(b.value, str):
             try:
-                date = Lit(datetime.date.fromisoformat(b.value))
+                date = Lit(parse_date(b.value))
             except ValueError:
                 raise sql_error(f"invalid date {b.value!r}", node) from None
             left, right = (date, right) if b is left else (left, date)

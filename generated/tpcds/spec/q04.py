@@ -324,6 +324,15 @@ def _div(a, b):
     return a / b
 
 
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -23781,35 +23790,39 @@ class View:
                                                                 else False
                                                             )
                                                             and (
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
                                                                             v_t_c_firstyear_year_total
-                                                                            > 0
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_c_firstyear_year_total
+                                                                                > 0
+                                                                            )
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
-                                                                > (
-                                                                    _div(
-                                                                        v_t_s_secyear_year_total,
-                                                                        v_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_year_total
-                                                                            > 0
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_s_secyear_year_total,
+                                                                            v_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
                                                             )
                                                         ) and (
@@ -23844,35 +23857,39 @@ class View:
                                                                 else False
                                                             )
                                                             and (
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
                                                                             v_t_c_firstyear_year_total
-                                                                            > 0
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_c_firstyear_year_total
+                                                                                > 0
+                                                                            )
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
-                                                                > (
-                                                                    _div(
-                                                                        v_t_w_secyear_year_total,
-                                                                        v_t_w_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_w_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_w_firstyear_year_total
-                                                                            > 0
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_w_secyear_year_total,
+                                                                            v_t_w_firstyear_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_t_w_firstyear_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_w_firstyear_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
                                                             )
                                                         ):  # conditions on result rows
@@ -24131,35 +24148,39 @@ class View:
                                                                 else False
                                                             )
                                                             and (
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
                                                                             v_t_c_firstyear_year_total
-                                                                            > 0
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_c_firstyear_year_total
+                                                                                > 0
+                                                                            )
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
-                                                                > (
-                                                                    _div(
-                                                                        v_t_s_secyear_year_total,
-                                                                        v_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_year_total
-                                                                            > 0
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_s_secyear_year_total,
+                                                                            v_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
                                                             )
                                                         ) and (
@@ -24194,35 +24215,39 @@ class View:
                                                                 else False
                                                             )
                                                             and (
-                                                                (
-                                                                    _div(
-                                                                        v_t_c_secyear_year_total,
-                                                                        v_t_c_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_c_firstyear_year_total
-                                                                        is not None
-                                                                        and (
+                                                                _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_c_secyear_year_total,
+                                                                            v_t_c_firstyear_year_total,
+                                                                        )
+                                                                        if (
                                                                             v_t_c_firstyear_year_total
-                                                                            > 0
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_c_firstyear_year_total
+                                                                                > 0
+                                                                            )
                                                                         )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
-                                                                > (
-                                                                    _div(
-                                                                        v_t_w_secyear_year_total,
-                                                                        v_t_w_firstyear_year_total,
-                                                                    )
-                                                                    if (
-                                                                        v_t_w_firstyear_year_total
-                                                                        is not None
-                                                                        and (
-                                                                            v_t_w_firstyear_year_total
-                                                                            > 0
+                                                                > _nan_key(
+                                                                    (
+                                                                        _div(
+                                                                            v_t_w_secyear_year_total,
+                                                                            v_t_w_firstyear_year_total,
                                                                         )
+                                                                        if (
+                                                                            v_t_w_firstyear_year_total
+                                                                            is not None
+                                                                            and (
+                                                                                v_t_w_firstyear_year_total
+                                                                                > 0
+                                                                            )
+                                                                        )
+                                                                        else None
                                                                     )
-                                                                    else None
                                                                 )
                                                             )
                                                         ):  # conditions on result rows
@@ -24422,34 +24447,39 @@ class View:
                                                             else False
                                                         )
                                                         and (
-                                                            (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
+                                                            _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_c_secyear_year_total,
+                                                                        v_t_c_firstyear_year_total,
+                                                                    )
+                                                                    if (
                                                                         v_t_c_firstyear_year_total
-                                                                        > 0
+                                                                        is not None
+                                                                        and (
+                                                                            v_t_c_firstyear_year_total
+                                                                            > 0
+                                                                        )
                                                                     )
+                                                                    else None
                                                                 )
-                                                                else None
                                                             )
-                                                            > (
-                                                                _div(
-                                                                    v_t_s_secyear_year_total,
-                                                                    v_year_total,
-                                                                )
-                                                                if (
-                                                                    v_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_year_total > 0
+                                                            > _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_s_secyear_year_total,
+                                                                        v_year_total,
                                                                     )
+                                                                    if (
+                                                                        v_year_total
+                                                                        is not None
+                                                                        and (
+                                                                            v_year_total
+                                                                            > 0
+                                                                        )
+                                                                    )
+                                                                    else None
                                                                 )
-                                                                else None
                                                             )
                                                         )
                                                     ) and (
@@ -24484,35 +24514,39 @@ class View:
                                                             else False
                                                         )
                                                         and (
-                                                            (
-                                                                _div(
-                                                                    v_t_c_secyear_year_total,
-                                                                    v_t_c_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_c_firstyear_year_total
-                                                                    is not None
-                                                                    and (
+                                                            _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_c_secyear_year_total,
+                                                                        v_t_c_firstyear_year_total,
+                                                                    )
+                                                                    if (
                                                                         v_t_c_firstyear_year_total
-                                                                        > 0
+                                                                        is not None
+                                                                        and (
+                                                                            v_t_c_firstyear_year_total
+                                                                            > 0
+                                                                        )
                                                                     )
+                                                                    else None
                                                                 )
-                                                                else None
                                                             )
-                                                            > (
-                                                                _div(
-                                                                    v_t_w_secyear_year_total,
-                                                                    v_t_w_firstyear_year_total,
-                                                                )
-                                                                if (
-                                                                    v_t_w_firstyear_year_total
-                                                                    is not None
-                                                                    and (
-                                                                        v_t_w_firstyear_year_total
-                                                                        > 0
+                                                            > _nan_key(
+                                                                (
+                                                                    _div(
+                                                                        v_t_w_secyear_year_total,
+                                                                        v_t_w_firstyear_year_total,
                                                                     )
+                                                                    if (
+                                                                        v_t_w_firstyear_year_total
+                                                                        is not None
+                                                                        and (
+                                                                            v_t_w_firstyear_year_total
+                                                                            > 0
+                                                                        )
+                                                                    )
+                                                                    else None
                                                                 )
-                                                                else None
                                                             )
                                                         )
                                                     ):  # conditions on result rows
@@ -24696,31 +24730,38 @@ class View:
                                                         else False
                                                     )
                                                     and (
-                                                        (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_c_firstyear_year_total
-                                                                    > 0
+                                                        _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_c_secyear_year_total,
+                                                                    v_t_c_firstyear_year_total,
                                                                 )
+                                                                if (
+                                                                    v_t_c_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_c_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else None
                                                             )
-                                                            else None
                                                         )
-                                                        > (
-                                                            _div(
-                                                                v_t_s_secyear_year_total,
-                                                                v_year_total,
+                                                        > _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_s_secyear_year_total,
+                                                                    v_year_total,
+                                                                )
+                                                                if (
+                                                                    v_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_year_total > 0
+                                                                    )
+                                                                )
+                                                                else None
                                                             )
-                                                            if (
-                                                                v_year_total is not None
-                                                                and (v_year_total > 0)
-                                                            )
-                                                            else None
                                                         )
                                                     )
                                                 ) and (
@@ -24755,35 +24796,39 @@ class View:
                                                         else False
                                                     )
                                                     and (
-                                                        (
-                                                            _div(
-                                                                v_t_c_secyear_year_total,
-                                                                v_t_c_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_c_firstyear_year_total
-                                                                is not None
-                                                                and (
+                                                        _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_c_secyear_year_total,
+                                                                    v_t_c_firstyear_year_total,
+                                                                )
+                                                                if (
                                                                     v_t_c_firstyear_year_total
-                                                                    > 0
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_c_firstyear_year_total
+                                                                        > 0
+                                                                    )
                                                                 )
+                                                                else None
                                                             )
-                                                            else None
                                                         )
-                                                        > (
-                                                            _div(
-                                                                v_t_w_secyear_year_total,
-                                                                v_t_w_firstyear_year_total,
-                                                            )
-                                                            if (
-                                                                v_t_w_firstyear_year_total
-                                                                is not None
-                                                                and (
-                                                                    v_t_w_firstyear_year_total
-                                                                    > 0
+                                                        > _nan_key(
+                                                            (
+                                                                _div(
+                                                                    v_t_w_secyear_year_total,
+                                                                    v_t_w_firstyear_year_total,
                                                                 )
+                                                                if (
+                                                                    v_t_w_firstyear_year_total
+                                                                    is not None
+                                                                    and (
+                                                                        v_t_w_firstyear_year_total
+                                                                        > 0
+                                                                    )
+                                                                )
+                                                                else None
                                                             )
-                                                            else None
                                                         )
                                                     )
                                                 ):  # conditions on result rows
@@ -24951,31 +24996,35 @@ class View:
                                                     else False
                                                 )
                                                 and (
-                                                    (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_c_firstyear_year_total
-                                                                > 0
+                                                    _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_c_secyear_year_total,
+                                                                v_t_c_firstyear_year_total,
                                                             )
+                                                            if (
+                                                                v_t_c_firstyear_year_total
+                                                                is not None
+                                                                and (
+                                                                    v_t_c_firstyear_year_total
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else None
                                                         )
-                                                        else None
                                                     )
-                                                    > (
-                                                        _div(
-                                                            v_t_s_secyear_year_total,
-                                                            v_year_total,
+                                                    > _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_s_secyear_year_total,
+                                                                v_year_total,
+                                                            )
+                                                            if (
+                                                                v_year_total is not None
+                                                                and (v_year_total > 0)
+                                                            )
+                                                            else None
                                                         )
-                                                        if (
-                                                            v_year_total is not None
-                                                            and (v_year_total > 0)
-                                                        )
-                                                        else None
                                                     )
                                                 )
                                             ) and (
@@ -25008,35 +25057,39 @@ class View:
                                                     else False
                                                 )
                                                 and (
-                                                    (
-                                                        _div(
-                                                            v_t_c_secyear_year_total,
-                                                            v_t_c_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_c_firstyear_year_total
-                                                            is not None
-                                                            and (
+                                                    _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_c_secyear_year_total,
+                                                                v_t_c_firstyear_year_total,
+                                                            )
+                                                            if (
                                                                 v_t_c_firstyear_year_total
-                                                                > 0
+                                                                is not None
+                                                                and (
+                                                                    v_t_c_firstyear_year_total
+                                                                    > 0
+                                                                )
                                                             )
+                                                            else None
                                                         )
-                                                        else None
                                                     )
-                                                    > (
-                                                        _div(
-                                                            v_t_w_secyear_year_total,
-                                                            v_t_w_firstyear_year_total,
-                                                        )
-                                                        if (
-                                                            v_t_w_firstyear_year_total
-                                                            is not None
-                                                            and (
-                                                                v_t_w_firstyear_year_total
-                                                                > 0
+                                                    > _nan_key(
+                                                        (
+                                                            _div(
+                                                                v_t_w_secyear_year_total,
+                                                                v_t_w_firstyear_year_total,
                                                             )
+                                                            if (
+                                                                v_t_w_firstyear_year_total
+                                                                is not None
+                                                                and (
+                                                                    v_t_w_firstyear_year_total
+                                                                    > 0
+                                                                )
+                                                            )
+                                                            else None
                                                         )
-                                                        else None
                                                     )
                                                 )
                                             ):  # conditions on result rows
@@ -25176,31 +25229,35 @@ class View:
                                                 else False
                                             )
                                             and (
-                                                (
-                                                    _div(
-                                                        v_t_c_secyear_year_total,
-                                                        v_t_c_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_c_firstyear_year_total
-                                                            > 0
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_c_secyear_year_total,
+                                                            v_t_c_firstyear_year_total,
                                                         )
+                                                        if (
+                                                            v_t_c_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_c_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else None
                                                     )
-                                                    else None
                                                 )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_s_secyear_year_total,
+                                                            v_year_total,
+                                                        )
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else None
                                                     )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else None
                                                 )
                                             )
                                         ) and (
@@ -25227,35 +25284,39 @@ class View:
                                                 else False
                                             )
                                             and (
-                                                (
-                                                    _div(
-                                                        v_t_c_secyear_year_total,
-                                                        v_t_c_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_c_firstyear_year_total
-                                                        is not None
-                                                        and (
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_c_secyear_year_total,
+                                                            v_t_c_firstyear_year_total,
+                                                        )
+                                                        if (
                                                             v_t_c_firstyear_year_total
-                                                            > 0
+                                                            is not None
+                                                            and (
+                                                                v_t_c_firstyear_year_total
+                                                                > 0
+                                                            )
                                                         )
+                                                        else None
                                                     )
-                                                    else None
                                                 )
-                                                > (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_w_secyear_year_total,
+                                                            v_t_w_firstyear_year_total,
                                                         )
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_w_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else None
                                                     )
-                                                    else None
                                                 )
                                             )
                                         ):  # conditions on result rows

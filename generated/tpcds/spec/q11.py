@@ -222,6 +222,15 @@ def _div(a, b):
     return a / b
 
 
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -9303,31 +9312,35 @@ class View:
                                                 else True
                                             )
                                             and (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_w_secyear_year_total,
+                                                            v_t_w_firstyear_year_total,
                                                         )
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_w_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else 0.0
                                                     )
-                                                    else 0.0
                                                 )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_s_secyear_year_total,
+                                                            v_year_total,
+                                                        )
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else 0.0
                                                     )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else 0.0
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9526,31 +9539,35 @@ class View:
                                                 else True
                                             )
                                             and (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_w_secyear_year_total,
+                                                            v_t_w_firstyear_year_total,
                                                         )
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_w_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else 0.0
                                                     )
-                                                    else 0.0
                                                 )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_s_secyear_year_total,
+                                                            v_year_total,
+                                                        )
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else 0.0
                                                     )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else 0.0
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9692,28 +9709,35 @@ class View:
                                             else True
                                         )
                                         and (
-                                            (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
+                                            _nan_key(
+                                                (
+                                                    _div(
+                                                        v_t_w_secyear_year_total,
+                                                        v_t_w_firstyear_year_total,
+                                                    )
+                                                    if (
+                                                        v_t_w_firstyear_year_total
+                                                        is not None
+                                                        and (
+                                                            v_t_w_firstyear_year_total
+                                                            > 0
+                                                        )
+                                                    )
+                                                    else 0.0
                                                 )
-                                                if (
-                                                    v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and (v_t_w_firstyear_year_total > 0)
-                                                )
-                                                else 0.0
                                             )
-                                            > (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
+                                            > _nan_key(
+                                                (
+                                                    _div(
+                                                        v_t_s_secyear_year_total,
+                                                        v_year_total,
+                                                    )
+                                                    if (
+                                                        v_year_total is not None
+                                                        and (v_year_total > 0)
+                                                    )
+                                                    else 0.0
                                                 )
-                                                if (
-                                                    v_year_total is not None
-                                                    and (v_year_total > 0)
-                                                )
-                                                else 0.0
                                             )
                                         )
                                     ):  # conditions on result rows
@@ -9837,24 +9861,32 @@ class View:
                                         else True
                                     )
                                     and (
-                                        (
-                                            _div(
-                                                v_t_w_secyear_year_total,
-                                                v_t_w_firstyear_year_total,
+                                        _nan_key(
+                                            (
+                                                _div(
+                                                    v_t_w_secyear_year_total,
+                                                    v_t_w_firstyear_year_total,
+                                                )
+                                                if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else 0.0
                                             )
-                                            if (
-                                                v_t_w_firstyear_year_total is not None
-                                                and (v_t_w_firstyear_year_total > 0)
-                                            )
-                                            else 0.0
                                         )
-                                        > (
-                                            _div(v_t_s_secyear_year_total, v_year_total)
-                                            if (
-                                                v_year_total is not None
-                                                and (v_year_total > 0)
+                                        > _nan_key(
+                                            (
+                                                _div(
+                                                    v_t_s_secyear_year_total,
+                                                    v_year_total,
+                                                )
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else 0.0
                                             )
-                                            else 0.0
                                         )
                                     )
                                 ):  # conditions on result rows

@@ -3377,8 +3377,22 @@ class View:
                         v_total,
                         (
                             None
-                            if _div(v_promotions, v_total) is None
-                            else (_div(v_promotions, v_total) * 100)
+                            if _div(
+                                (None if v_promotions is None else float(v_promotions)),
+                                (None if v_total is None else float(v_total)),
+                            )
+                            is None
+                            else (
+                                _div(
+                                    (
+                                        None
+                                        if v_promotions is None
+                                        else float(v_promotions)
+                                    ),
+                                    (None if v_total is None else float(v_total)),
+                                )
+                                * 100
+                            )
                         ),
                     )
                     _v = _p * _m3
@@ -3450,8 +3464,22 @@ class View:
                         v_total,
                         (
                             None
-                            if _div(v_promotions, v_total) is None
-                            else (_div(v_promotions, v_total) * 100)
+                            if _div(
+                                (None if v_promotions is None else float(v_promotions)),
+                                (None if v_total is None else float(v_total)),
+                            )
+                            is None
+                            else (
+                                _div(
+                                    (
+                                        None
+                                        if v_promotions is None
+                                        else float(v_promotions)
+                                    ),
+                                    (None if v_total is None else float(v_total)),
+                                )
+                                * 100
+                            )
                         ),
                     )
                     _v = _p * _m3

@@ -239,6 +239,14 @@ def _make_derived1():
             return math.copysign(math.inf, a) * math.copysign(1.0, b)
         return a / b
 
+    def _nan_key(x):
+        """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+        NaN equals no value, itself included, so it is kept as (1,), above every
+        number (0, x), as DuckDB orders it; None stays None."""
+        if x is None:
+            return None
+        return (1,) if x != x else (0, x)
+
     class View:
         """The query's (T, N)-representation under inserts and deletes.
 
@@ -949,18 +957,20 @@ def _make_derived1():
                 )
                 and (c_household_demographics_hd_vehicle_count > 0)
                 and (
-                    (
-                        _div(
-                            c_household_demographics_hd_dep_count,
-                            c_household_demographics_hd_vehicle_count,
+                    _nan_key(
+                        (
+                            _div(
+                                c_household_demographics_hd_dep_count,
+                                c_household_demographics_hd_vehicle_count,
+                            )
+                            if (
+                                c_household_demographics_hd_vehicle_count is not None
+                                and (c_household_demographics_hd_vehicle_count > 0)
+                            )
+                            else None
                         )
-                        if (
-                            c_household_demographics_hd_vehicle_count is not None
-                            and (c_household_demographics_hd_vehicle_count > 0)
-                        )
-                        else None
                     )
-                    > 1
+                    > _nan_key(1)
                 )
                 and (
                     (

@@ -221,6 +221,15 @@ def _div(a, b):
     return a / b
 
 
+def _nan_key(x):
+    """A MIN/MAX/COUNT(DISTINCT) multiset's key for a value that may be NaN:
+    NaN equals no value, itself included, so it is kept as (1,), above every
+    number (0, x), as DuckDB orders it; None stays None."""
+    if x is None:
+        return None
+    return (1,) if x != x else (0, x)
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -8668,31 +8677,35 @@ class View:
                                                 else False
                                             )
                                             and (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_w_secyear_year_total,
+                                                            v_t_w_firstyear_year_total,
                                                         )
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_w_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else None
                                                     )
-                                                    else None
                                                 )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_s_secyear_year_total,
+                                                            v_year_total,
+                                                        )
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else None
                                                     )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else None
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -8881,31 +8894,35 @@ class View:
                                                 else False
                                             )
                                             and (
-                                                (
-                                                    _div(
-                                                        v_t_w_secyear_year_total,
-                                                        v_t_w_firstyear_year_total,
-                                                    )
-                                                    if (
-                                                        v_t_w_firstyear_year_total
-                                                        is not None
-                                                        and (
-                                                            v_t_w_firstyear_year_total
-                                                            > 0
+                                                _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_w_secyear_year_total,
+                                                            v_t_w_firstyear_year_total,
                                                         )
+                                                        if (
+                                                            v_t_w_firstyear_year_total
+                                                            is not None
+                                                            and (
+                                                                v_t_w_firstyear_year_total
+                                                                > 0
+                                                            )
+                                                        )
+                                                        else None
                                                     )
-                                                    else None
                                                 )
-                                                > (
-                                                    _div(
-                                                        v_t_s_secyear_year_total,
-                                                        v_year_total,
+                                                > _nan_key(
+                                                    (
+                                                        _div(
+                                                            v_t_s_secyear_year_total,
+                                                            v_year_total,
+                                                        )
+                                                        if (
+                                                            v_year_total is not None
+                                                            and (v_year_total > 0)
+                                                        )
+                                                        else None
                                                     )
-                                                    if (
-                                                        v_year_total is not None
-                                                        and (v_year_total > 0)
-                                                    )
-                                                    else None
                                                 )
                                             )
                                         ):  # conditions on result rows
@@ -9049,28 +9066,35 @@ class View:
                                             else False
                                         )
                                         and (
-                                            (
-                                                _div(
-                                                    v_t_w_secyear_year_total,
-                                                    v_t_w_firstyear_year_total,
+                                            _nan_key(
+                                                (
+                                                    _div(
+                                                        v_t_w_secyear_year_total,
+                                                        v_t_w_firstyear_year_total,
+                                                    )
+                                                    if (
+                                                        v_t_w_firstyear_year_total
+                                                        is not None
+                                                        and (
+                                                            v_t_w_firstyear_year_total
+                                                            > 0
+                                                        )
+                                                    )
+                                                    else None
                                                 )
-                                                if (
-                                                    v_t_w_firstyear_year_total
-                                                    is not None
-                                                    and (v_t_w_firstyear_year_total > 0)
-                                                )
-                                                else None
                                             )
-                                            > (
-                                                _div(
-                                                    v_t_s_secyear_year_total,
-                                                    v_year_total,
+                                            > _nan_key(
+                                                (
+                                                    _div(
+                                                        v_t_s_secyear_year_total,
+                                                        v_year_total,
+                                                    )
+                                                    if (
+                                                        v_year_total is not None
+                                                        and (v_year_total > 0)
+                                                    )
+                                                    else None
                                                 )
-                                                if (
-                                                    v_year_total is not None
-                                                    and (v_year_total > 0)
-                                                )
-                                                else None
                                             )
                                         )
                                     ):  # conditions on result rows
@@ -9196,24 +9220,32 @@ class View:
                                         else False
                                     )
                                     and (
-                                        (
-                                            _div(
-                                                v_t_w_secyear_year_total,
-                                                v_t_w_firstyear_year_total,
+                                        _nan_key(
+                                            (
+                                                _div(
+                                                    v_t_w_secyear_year_total,
+                                                    v_t_w_firstyear_year_total,
+                                                )
+                                                if (
+                                                    v_t_w_firstyear_year_total
+                                                    is not None
+                                                    and (v_t_w_firstyear_year_total > 0)
+                                                )
+                                                else None
                                             )
-                                            if (
-                                                v_t_w_firstyear_year_total is not None
-                                                and (v_t_w_firstyear_year_total > 0)
-                                            )
-                                            else None
                                         )
-                                        > (
-                                            _div(v_t_s_secyear_year_total, v_year_total)
-                                            if (
-                                                v_year_total is not None
-                                                and (v_year_total > 0)
+                                        > _nan_key(
+                                            (
+                                                _div(
+                                                    v_t_s_secyear_year_total,
+                                                    v_year_total,
+                                                )
+                                                if (
+                                                    v_year_total is not None
+                                                    and (v_year_total > 0)
+                                                )
+                                                else None
                                             )
-                                            else None
                                         )
                                     )
                                 ):  # conditions on result rows

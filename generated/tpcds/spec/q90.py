@@ -2013,7 +2013,12 @@ class View:
                     del n0_root[()]
             if pending is not None:
                 for v_pmc, _m3 in self.pt_by_all[()].items():
-                    _k = (_div(v_amc, v_pmc),)
+                    _k = (
+                        _div(
+                            (None if v_amc is None else float(v_amc)),
+                            (None if v_pmc is None else float(v_pmc)),
+                        ),
+                    )
                     _v = _p * _m3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
@@ -2078,7 +2083,12 @@ class View:
                     del n0_root[()]
             if pending is not None:
                 for v_amc, _m3 in self.at_by_all[()].items():
-                    _k = (_div(v_amc, v_pmc),)
+                    _k = (
+                        _div(
+                            (None if v_amc is None else float(v_amc)),
+                            (None if v_pmc is None else float(v_pmc)),
+                        ),
+                    )
                     _v = _p * _m3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v

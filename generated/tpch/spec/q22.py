@@ -160,7 +160,7 @@ def _make_derived1():
         known = {"number": (int, float, bool), "str": (str,), "none": (type(None),)}
         return frozenset(c for kind in kinds for c in known[kind])
 
-    _STR = _classes("str")
+    _STR_OR_NULL = _classes("str", "none")
 
     def _type_error(relation, row, spec):
         """The TypeError for a row with a value of the wrong class in a column
@@ -1042,8 +1042,10 @@ def _make_derived1():
                     and v_c_acctbal > _t1
                 )
             )
-            if keep_customer and not (v_c_phone.__class__ in _STR):
-                raise _type_error("customer", row, ((4, "c_phone", _STR, "a str"),))
+            if keep_customer and not (v_c_phone.__class__ in _STR_OR_NULL):
+                raise _type_error(
+                    "customer", row, ((4, "c_phone", _STR_OR_NULL, "a str or None"),)
+                )
             store = self.customer_rows
             count = store.get(row, 0) + d
             if count < 0:

@@ -188,8 +188,8 @@ def _make_derived1():
         known["date"] = (datetime.date,)
         return frozenset(c for kind in kinds for c in known[kind])
 
-    _DATE = _classes("date")
-    _NUM = _classes("number")
+    _DATE_OR_NULL = _classes("date", "none")
+    _NUM_OR_NULL = _classes("number", "none")
     _STR_OR_NULL = _classes("str", "none")
 
     def _type_error(relation, row, spec):
@@ -658,17 +658,17 @@ def _make_derived1():
                 v_l_shipdate <= datetime.date(1996, 12, 31)
             )
             if keep_lineitem and not (
-                v_l_extendedprice.__class__ in _NUM
-                and v_l_discount.__class__ in _NUM
-                and v_l_shipdate.__class__ in _DATE
+                v_l_extendedprice.__class__ in _NUM_OR_NULL
+                and v_l_discount.__class__ in _NUM_OR_NULL
+                and v_l_shipdate.__class__ in _DATE_OR_NULL
             ):
                 raise _type_error(
                     "lineitem",
                     row,
                     (
-                        (5, "l_extendedprice", _NUM, "a number"),
-                        (6, "l_discount", _NUM, "a number"),
-                        (10, "l_shipdate", _DATE, "a datetime.date"),
+                        (5, "l_extendedprice", _NUM_OR_NULL, "a number or None"),
+                        (6, "l_discount", _NUM_OR_NULL, "a number or None"),
+                        (10, "l_shipdate", _DATE_OR_NULL, "a datetime.date or None"),
                     ),
                 )
             store = self.lineitem_rows

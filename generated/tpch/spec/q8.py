@@ -206,8 +206,8 @@ def _make_derived1():
         known["date"] = (datetime.date,)
         return frozenset(c for kind in kinds for c in known[kind])
 
-    _DATE = _classes("date")
-    _NUM = _classes("number")
+    _DATE_OR_NULL = _classes("date", "none")
+    _NUM_OR_NULL = _classes("number", "none")
 
     def _type_error(relation, row, spec):
         """The TypeError for a row with a value of the wrong class in a column
@@ -858,14 +858,15 @@ def _make_derived1():
                     ),
                 )
             if not (
-                v_l_extendedprice.__class__ in _NUM and v_l_discount.__class__ in _NUM
+                v_l_extendedprice.__class__ in _NUM_OR_NULL
+                and v_l_discount.__class__ in _NUM_OR_NULL
             ):
                 raise _type_error(
                     "lineitem",
                     row,
                     (
-                        (5, "l_extendedprice", _NUM, "a number"),
-                        (6, "l_discount", _NUM, "a number"),
+                        (5, "l_extendedprice", _NUM_OR_NULL, "a number or None"),
+                        (6, "l_discount", _NUM_OR_NULL, "a number or None"),
                     ),
                 )
             store = self.lineitem_rows
@@ -1063,9 +1064,11 @@ def _make_derived1():
             keep_orders = (v_o_orderdate >= datetime.date(1995, 1, 1)) and (
                 v_o_orderdate <= datetime.date(1996, 12, 31)
             )
-            if keep_orders and not (v_o_orderdate.__class__ in _DATE):
+            if keep_orders and not (v_o_orderdate.__class__ in _DATE_OR_NULL):
                 raise _type_error(
-                    "orders", row, ((4, "o_orderdate", _DATE, "a datetime.date"),)
+                    "orders",
+                    row,
+                    ((4, "o_orderdate", _DATE_OR_NULL, "a datetime.date or None"),),
                 )
             store = self.orders_rows
             count = store.get(row, 0) + d

@@ -203,8 +203,8 @@ def _make_derived1():
         known["date"] = (datetime.date,)
         return frozenset(c for kind in kinds for c in known[kind])
 
-    _DATE = _classes("date")
-    _NUM = _classes("number")
+    _DATE_OR_NULL = _classes("date", "none")
+    _NUM_OR_NULL = _classes("number", "none")
 
     def _type_error(relation, row, spec):
         """The TypeError for a row with a value of the wrong class in a column
@@ -936,17 +936,17 @@ def _make_derived1():
                     ),
                 )
             if not (
-                v_l_quantity.__class__ in _NUM
-                and v_l_extendedprice.__class__ in _NUM
-                and v_l_discount.__class__ in _NUM
+                v_l_quantity.__class__ in _NUM_OR_NULL
+                and v_l_extendedprice.__class__ in _NUM_OR_NULL
+                and v_l_discount.__class__ in _NUM_OR_NULL
             ):
                 raise _type_error(
                     "lineitem",
                     row,
                     (
-                        (4, "l_quantity", _NUM, "a number"),
-                        (5, "l_extendedprice", _NUM, "a number"),
-                        (6, "l_discount", _NUM, "a number"),
+                        (4, "l_quantity", _NUM_OR_NULL, "a number or None"),
+                        (5, "l_extendedprice", _NUM_OR_NULL, "a number or None"),
+                        (6, "l_discount", _NUM_OR_NULL, "a number or None"),
                     ),
                 )
             store = self.lineitem_rows
@@ -1269,9 +1269,11 @@ def _make_derived1():
                     row,
                     ((0, "ps_partkey"), (1, "ps_suppkey"), (3, "ps_supplycost")),
                 )
-            if not (v_ps_supplycost.__class__ in _NUM):
+            if not (v_ps_supplycost.__class__ in _NUM_OR_NULL):
                 raise _type_error(
-                    "partsupp", row, ((3, "ps_supplycost", _NUM, "a number"),)
+                    "partsupp",
+                    row,
+                    ((3, "ps_supplycost", _NUM_OR_NULL, "a number or None"),),
                 )
             store = self.partsupp_rows
             count = store.get(row, 0) + d
@@ -1428,9 +1430,11 @@ def _make_derived1():
                 raise _null_error(
                     "orders", row, ((0, "o_orderkey"), (4, "o_orderdate"))
                 )
-            if not (v_o_orderdate.__class__ in _DATE):
+            if not (v_o_orderdate.__class__ in _DATE_OR_NULL):
                 raise _type_error(
-                    "orders", row, ((4, "o_orderdate", _DATE, "a datetime.date"),)
+                    "orders",
+                    row,
+                    ((4, "o_orderdate", _DATE_OR_NULL, "a datetime.date or None"),),
                 )
             store = self.orders_rows
             count = store.get(row, 0) + d

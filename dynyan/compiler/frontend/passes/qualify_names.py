@@ -29,8 +29,9 @@ from ..diagnostics import DIALECT, line_col, sql_error, unsupported
 def qualify_names(tree: exp.Expression, ctx: Context) -> exp.Expression:
     _Names(ctx).check(tree, [])
     schema = {r.name: dict.fromkeys(r.columns, "INT") for r in ctx.relations.values()}
+    inner_using = {id(s) for s in tree.find_all(exp.Select) if _inner_using(s)}
     try:
-        return qualify(
+        tree = qualify(
             tree,
             schema=schema,
             dialect=DIALECT,
@@ -39,6 +40,45 @@ def qualify_names(tree: exp.Expression, ctx: Context) -> exp.Expression:
         )
     except OptimizeError as err:
         raise SqlError(str(err).split(". Line")[0], *line_col(str(err))) from None
+    for select in tree.find_all(exp.Select):
+        if id(select) in inner_using:
+            _plain_using_columns(select)
+    return tree
+
+
+def _inner_using(select: exp.Select) -> bool:
+    """Whether `select` joins with USING or NATURAL, every join inner."""
+    joins = select.args.get("joins") or []
+    return any(
+        j.args.get("using") or j.args.get("method") == "NATURAL" for j in joins
+    ) and all(not j.args.get("side") for j in joins)
+
+
+def _plain_using_columns(select: exp.Select) -> None:
+    """`qualify` writes a USING column as COALESCE(r.b, s.b); after inner
+    joins, where r.b = s.b holds, it is r.b: a plain column (multiplicity()
+    and the plain-column paths stay available). Only where the join
+    conditions make the columns equal."""
+    equal = set()
+    for join in select.args.get("joins") or []:
+        on = join.args.get("on")
+        for eq in on.flatten() if isinstance(on, exp.And) else [on]:
+            if isinstance(eq, exp.EQ) and all(
+                isinstance(c, exp.Column) for c in (eq.this, eq.expression)
+            ):
+                a, b = eq.this.sql(), eq.expression.sql()
+                equal |= {(a, b), (b, a)}
+    for item in select.expressions:
+        value = item.this if isinstance(item, exp.Alias) else None
+        if not isinstance(value, exp.Coalesce):
+            continue
+        columns = [value.this, *value.expressions]
+        if all(isinstance(c, exp.Column) for c in columns) and all(
+            any((c.sql(), d.sql()) in equal for d in columns[:i])
+            for i, c in enumerate(columns)
+            if i
+        ):
+            value.replace(value.this.copy())
 
 
 class _Names:
@@ -82,8 +122,9 @@ class _Names:
             elif isinstance(item, exp.Subquery):
                 self.check(item.this, [])
                 alias = item.alias.lower()
-                if not alias:
-                    raise unsupported("a subquery in FROM needs an alias", item)
+                if not alias:  # DuckDB names it; its columns are read unqualified
+                    alias = f"__unnamed{len(sources) + 1}"
+                    item.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
                 renames = [c.name.lower() for c in item.args["alias"].columns]
                 columns = tuple(renames) or self.output_names(item.this)
                 what = f"subquery {alias}"

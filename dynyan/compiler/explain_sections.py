@@ -1,0 +1,204 @@
+"""The parts of `dynyan explain` beyond the GJT pair: what ORDER BY/LIMIT,
+a decomposed cycle and the inner views (subqueries) cost.
+
+Each function reads a plan and returns lines of text (none when the query
+has no such part), so `dynyan.compiler.explain` stays one list of sections.
+"""
+
+from __future__ import annotations
+
+from .frontend.passes.decompose_cycles import MAX_WIDTH
+from .ir import InnerTest, Query, SetQuery
+from .planner import Plan, SetPlan
+
+BAG_PREFIX = "__bag"  # aliases decompose_cycles gives the bags
+
+
+def ordering_lines(plan: Plan) -> list[str]:
+    """ORDER BY [LIMIT k] [OFFSET m]: the sorted index the module keeps, its
+    memory, and the cost of an update and of enumeration."""
+    query = plan.query
+    order = query.ordering
+    if order is None:
+        return []
+    keys = ", ".join(
+        f"{query.outputs[k.position].name}{' DESC' if k.descending else ''}"
+        for k in order.keys
+    )
+    rows = "groups" if query.grouped else "distinct result rows"
+    lines = [f"Ordering: ORDER BY {keys}" + _window(order)]
+    lines.append(
+        f"  structure: a sorted index (SortedKeyList on the sort key) of the "
+        f"{rows}, each with its multiplicity"
+    )
+    if query.grouped:
+        memory = "one entry per group"
+    else:
+        memory = (
+            "one entry per distinct result row: the result is materialised, "
+            "memory proportional to the result, not only to the database"
+        )
+    if order.limit is not None:
+        memory += f"; all of them, not only the {order.limit} shown (a row "
+        memory += "below the cut may move up when one above it leaves)"
+    lines.append(f"  memory: {memory}")
+    update = "O(log n) per changed output row on top of the update of (T, N)"
+    update += f" (n: {rows} in the index)"
+    if order.limit is not None or order.offset:
+        shown = (order.offset or 0) + (order.limit or 0)
+        update += (
+            f"; push mode compares the rows shown before and after each update "
+            f"(O({shown if order.limit is not None else 'n'}) more)"
+        )
+    lines.append(f"  update: {update}")
+    if order.limit is not None:
+        first = f"first {order.limit} rows"
+        if order.offset:
+            first += f" after skipping {order.offset} (O({order.offset}) to skip)"
+        enum = f"constant delay in ORDER BY order, only the {first}"
+    elif order.offset:
+        enum = f"constant delay in ORDER BY order after skipping {order.offset} rows"
+    else:
+        enum = "constant delay in ORDER BY order (no sorting on read)"
+    lines.append(f"  enumeration: {enum}")
+    return lines
+
+
+def _window(order) -> str:
+    text = ""
+    if order.limit is not None:
+        text += f" LIMIT {order.limit}"
+    if order.offset:
+        text += f" OFFSET {order.offset}"
+    if order.hidden:
+        text += f" ({order.hidden} sort-only column{'s' if order.hidden > 1 else ''})"
+    return text
+
+
+def decomposition_lines(plan: Plan) -> list[str]:
+    """A cyclic join decomposed into bags (frontend/passes/decompose_cycles):
+    the bags, the width, and the memory and update cost they imply."""
+    query = plan.query
+    subs = dict(query.subqueries)
+    bags = [
+        (a.alias, a.relation, subs[a.relation])
+        for a in query.atoms
+        if a.alias.startswith(BAG_PREFIX) and a.relation in subs
+    ]
+    if not bags:
+        return []
+    width = max(len(sub.atoms) for _, _, sub in bags)
+    others = [a.relation for a in query.atoms if not a.alias.startswith(BAG_PREFIX)]
+    lines = [
+        f"Cycle decomposition (generalized hypertree decomposition): width {width} "
+        f"(tables per bag; the limit is {MAX_WIDTH})"
+    ]
+    for alias, name, sub in bags:
+        tables = [a.relation for a in sub.atoms]
+        product = " · ".join(f"|{t}|" for t in tables)
+        lines.append(
+            f"  bag {alias} = {' ⋈ '.join(tables)} (inner view {name}): its join "
+            f"is materialised, at most {product} rows (the product of its relations)"
+        )
+    lines.append(
+        "  the query over "
+        + ", ".join(others + [alias for alias, _, _ in bags])
+        + " is acyclic and maintained by DYN over the bags"
+    )
+    lines.append(
+        f"  memory: O(|db|^{width}) in the worst case (the bags' joins), where an "
+        "acyclic query needs O(|db|)"
+    )
+    others_cost = "O(|db|)" if width == 2 else f"O(|db|^{width - 1})"
+    lines.append(
+        f"  update: a row of a bag's table changes up to the product of the other "
+        f"tables of its bag ({others_cost}) bag rows, each one update of the "
+        "tree over the bags"
+    )
+    return lines
+
+
+def inner_view_lines(plan: Plan | SetPlan, indent: str = "  ") -> list[str]:
+    """Every inner view (subquery, derived table, CTE, bag, outer-join side),
+    how the outer query reads it, and what the module keeps of it."""
+    query = plan.query
+    if isinstance(query, SetQuery):
+        return []
+    tests = {
+        f.view: (a, f)
+        for a in query.atoms
+        for f in a.filters
+        if isinstance(f, InnerTest)
+    }
+    lines: list[str] = []
+    for name, sub_plan in plan.subplans:
+        sub = sub_plan.query
+        what = _view_kind(sub)
+        if name in tests:
+            atom, test = tests[name]
+            kept = _test_state(test, atom.relation)
+            lines.append(
+                f"{indent}{name} ({what}): tested by {test} on {atom.relation}"
+            )
+            lines.append(
+                f"{indent}  keeps: its own view (linear in its relations), {kept}"
+            )
+        else:
+            users = [a.alias for a in query.atoms if a.relation == name]
+            role = (
+                "a bag of the decomposition"
+                if any(u.startswith(BAG_PREFIX) for u in users)
+                else "joined as a relation"
+            )
+            lines.append(f"{indent}{name} ({what}): {role} ({', '.join(users)})")
+            own = (
+                "both sides' views and each row's multiplicity on either side"
+                if isinstance(sub, SetQuery)
+                else "its own view"
+            )
+            lines.append(
+                f"{indent}  keeps: {own}, and its result rows as the rows "
+                "of that relation in the outer tree (one entry per distinct row)"
+            )
+        if isinstance(sub_plan, Plan):
+            lines += inner_view_lines(sub_plan, indent + "    ")
+    if lines and indent == "  ":
+        return [
+            "Inner views (each maintained by its own view, fed the same updates):"
+        ] + lines
+    return lines
+
+
+def _view_kind(sub: Query | SetQuery) -> str:
+    if isinstance(sub, SetQuery):
+        word = sub.kind.upper() + (" ALL" if sub.all else "")
+        return f"{word}: the multiplicity of each row on either side"
+    if sub.grouped:
+        keys = ", ".join(sub.group_vars) or "no key"
+        return f"grouped by {keys}"
+    return "DISTINCT rows" if sub.distinct else "rows"
+
+
+def _test_state(test: InnerTest, relation: str) -> str:
+    """What the module keeps to re-check a test when the inner result changes."""
+    rows = f"the rows of {relation} by the test's key"
+    if test.kind == "scalar":
+        state = "the subquery's value per key (one entry per key)"
+        if test.op in ("lt", "le", "gt", "ge"):
+            rows += (
+                ", sorted on the compared value: a change of the value re-checks "
+                "only the rows between the old and the new threshold (a range scan)"
+            )
+        else:
+            rows += ": a change re-checks the rows equal to the old or new value"
+    elif test.condition is not None:
+        state = "its result rows per key (the condition reads them)"
+        rows += ": a change at a key re-checks that key's rows"
+    else:
+        state = "a count per key of its result"
+        rows += ": a change at a key re-checks that key's rows"
+        if test.kind == "not_in":
+            rows += (
+                " (all rows when it turns empty or non-empty, or a NULL comes or goes)"
+            )
+    return f"{state}, and {rows}"
