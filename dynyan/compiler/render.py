@@ -156,10 +156,9 @@ def py(value) -> str:
 # Operators whose Python handles a NULL (None) operand as SQL does itself:
 # logic (three-valued in `condition`), CASE, and the helpers _div and _mod.
 _NULL_AWARE = {"and", "or", "not", "case", "div", "mod", "isnull"}
-# Operators whose value need not be NULL when an operand is: their operands
-# are never taken as NULL guards of a condition (`_leaves`).
-_ABSORBS_NULL = NULL_ABSORBING
-_NULL_AWARE |= _ABSORBS_NULL
+# Operators whose value need not be NULL when an operand is (ir.py): their
+# operands are never taken as NULL guards of a condition (`_leaves`).
+_NULL_AWARE |= NULL_ABSORBING
 # the parts of a float SUM's term (`split_nonfinite`), under its channel's
 # non-NULL guard
 _NONFINITE_PARTS = {
@@ -252,7 +251,7 @@ class Expressions:
             if isinstance(e.value, datetime.date):
                 self.uses_datetime = True
             return py(e.value)
-        if e.op in _ABSORBS_NULL:  # operands may be NULL: render their tests
+        if e.op in NULL_ABSORBING:  # operands may be NULL: render their tests
             outer, self.guarded = self.guarded, False
             try:
                 a = [self.render(x, env) for x in e.args]
@@ -393,7 +392,7 @@ class Expressions:
             return "False" if e.value is None else "True"
         if isinstance(e, InnerTest) or e.op == "isnull":
             return "True"
-        if e.op in _ABSORBS_NULL and e.op != "case":
+        if e.op in NULL_ABSORBING and e.op != "case":
             return f"{self.render(e, env)} is not None"
         if e.op == "case":
             out = self.nonnull(e.args[-1], env)
@@ -478,7 +477,7 @@ def _leaves(e):
     WHEN selects the next branch)."""
     if isinstance(e, (Ref, Var, AggRef)) or (isinstance(e, Op) and e.op == "case"):
         yield e
-    elif isinstance(e, Op) and e.op not in _ABSORBS_NULL:  # IS NULL takes a NULL
+    elif isinstance(e, Op) and e.op not in NULL_ABSORBING:  # IS NULL takes a NULL
         for a in e.args:
             yield from _leaves(a)
 

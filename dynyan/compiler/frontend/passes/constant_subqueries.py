@@ -27,21 +27,21 @@ def constant_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
         value = _constant(select)
         if value is None or select is tree:
             continue
-        parent = select.parent
-        if isinstance(parent, exp.In) and parent.args.get("query") is select:
-            parent.set("query", None)
-            parent.set("expressions", [value])
-        elif isinstance(parent, exp.Subquery) and parent.parent is not None:
-            holder = parent.parent
-            if isinstance(holder, exp.In) and holder.args.get("query") is parent:
-                holder.set("query", None)
-                holder.set("expressions", [value])
-            elif isinstance(holder, exp.Exists):
-                holder.replace(exp.true())
-            elif not isinstance(holder, (exp.From, exp.Join)) and not parent.alias:
-                parent.replace(exp.Paren(this=value))
-        elif isinstance(parent, exp.Exists):
-            parent.replace(exp.true())
+        # the node that stands for the subquery: its Subquery wrapper, if any
+        node = select.parent if isinstance(select.parent, exp.Subquery) else select
+        holder = node.parent
+        if isinstance(holder, exp.In) and holder.args.get("query") is node:
+            holder.set("query", None)
+            holder.set("expressions", [value])
+        elif isinstance(holder, exp.Exists):
+            holder.replace(exp.true())
+        elif (
+            node is not select
+            and holder is not None
+            and not isinstance(holder, (exp.From, exp.Join))
+            and not node.alias
+        ):
+            node.replace(exp.Paren(this=value))
     return tree
 
 
