@@ -10,10 +10,10 @@ and scalar subqueries), SELECT (`*`, columns, expressions, DISTINCT, GROUP
 BY with every aggregate, HAVING, arithmetic over aggregates) and a tail
 (ORDER BY/LIMIT/OFFSET, UNION/INTERSECT/EXCEPT [ALL]). A production is
 picked by weight among the enabled ones of its phase; a construct the
-compiler learns is one more production. Productions for constructs that do
-not compile yet (COALESCE, ILIKE) are listed with ``enabled=False``;
-`enable()` (or ``scripts/fuzz.py --enable NAME``) switches them on once
-they compile.
+compiler learns is one more production. A production for a construct that
+does not compile yet is listed with ``enabled=False`` (none is, since
+2026-11-24); `enable()` (or ``scripts/fuzz.py --enable NAME``) switches it
+on once it compiles.
 
 Queries are structured (`Query`: atoms, conjuncts, SELECT items, GROUP BY
 keys, HAVING conjuncts), so the shrinker (tests/fuzzrun.py) can drop parts.
@@ -595,7 +595,7 @@ def is_null(g, atom):
     return _local(g, atom, f"{ref[0]} IS {g.choice(['', 'NOT '])}NULL")
 
 
-@production("filter", weight=0.5, enabled=False, note="COALESCE/NULLIF are refused")
+@production("filter", weight=0.5)
 def coalesce_filter(g, atom):
     ref = g.col(atom, ("int",))
     if ref is None:
@@ -603,7 +603,7 @@ def coalesce_filter(g, atom):
     return _local(g, atom, f"COALESCE({ref[0]}, 0) >= {g.literal('int')}")
 
 
-@production("filter", weight=0.5, enabled=False, note="ILIKE is refused")
+@production("filter", weight=0.5)
 def ilike(g, atom):
     ref = g.col(atom, ("str",))
     if ref is None:
@@ -934,7 +934,7 @@ def _having(g: Gen) -> None:
     g.q.tags.append("having")
 
 
-# --- tails (disabled) ----------------------------------------------------------------
+# --- tails -----------------------------------------------------------------------
 
 
 @production("tail", weight=1)

@@ -157,7 +157,10 @@ def _like(fe, node):
         raise unsupported("LIKE needs a string literal pattern", node)
     if node.args.get("escape") is not None:
         raise unsupported("LIKE … ESCAPE is not supported", node)
-    result = Op("like", (fe.expr(node.this), pattern))
+    subject = fe.expr(node.this)
+    if isinstance(node, exp.ILike):  # case-insensitive: both sides lowered
+        subject, pattern = Op("lower", (subject,)), Lit(pattern.value.lower())
+    result = Op("like", (subject, pattern))
     return Op("not", (result,)) if node.args.get("negate") else result
 
 
@@ -297,6 +300,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Or: _binary("or"),
     exp.Not: lambda fe, node: Op("not", (fe.expr(node.this),)),
     exp.Like: _like,
+    exp.ILike: _like,
     exp.Escape: _escape,
     exp.In: _in,
     exp.Between: _between,
