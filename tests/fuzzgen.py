@@ -951,10 +951,18 @@ def order_by_limit(g):
     g.q.tail = tail
 
 
+_AGGREGATE = re.compile(r"\b(SUM|AVG|MIN|MAX|COUNT)\(")
+_FLOATISH = re.compile(r"/|\.w\b|\.m\b|\bAVG\(")
+
+
 @production("tail", weight=1)
 def set_operation(g):
     """The query UNION/INTERSECT/EXCEPT [ALL] itself with one more filter on
-    its first atom (so that INTERSECT and EXCEPT are not trivial)."""
+    its first atom (so that INTERSECT and EXCEPT are not trivial). Not over
+    float aggregates: DuckDB sums the two sides' floats in different orders,
+    so equal groups can differ in the last bit and the rows compare unequal."""
+    if any(_AGGREGATE.search(p.sql) and _FLOATISH.search(p.sql) for p in g.q.items):
+        return False
     g.q.set_op = g.choice(
         ["UNION ALL", "UNION", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL"]
     )
