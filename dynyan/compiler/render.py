@@ -2108,8 +2108,24 @@ def _ordering(query) -> dict | None:
         name, body, doc = _SORT_KEYS[key.descending, key.nulls_first]
         helpers[name] = (name, body, doc)
         parts.append(f"{name}(row[{key.position}])")
+    # ORDER BY only group columns: the groups keep their places while they
+    # live, so the index holds groups and rows are computed when read
+    by_group = None
+    if query.grouped and query.group_vars and not query.distinct:
+        group_index = {v: i for i, v in enumerate(query.output_vars)}
+        positions = []
+        for key in ordering.keys:
+            e = query.outputs[key.position].expr
+            if not (isinstance(e, Var) and e.name in group_index):
+                break
+            name = _SORT_KEYS[key.descending, key.nulls_first][0]
+            positions.append(f"{name}(group[{group_index[e.name]}])")
+        else:
+            by_group = tuple_literal(positions)
     return {
         "key": tuple_literal(parts),
+        "by_group": by_group is not None,
+        "group_key": by_group,
         "helpers": sorted(helpers.values()),
         "desc": any(k.descending for k in ordering.keys),
         "limit": ordering.limit,

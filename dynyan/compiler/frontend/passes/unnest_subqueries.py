@@ -189,7 +189,7 @@ def virtual(ctx: Context, inner: exp.Expression, prefix: str) -> tuple[str, Quer
             "a subquery's columns need distinct names (use aliases)", inner
         )
     types = tuple(t or "float" for t in output_types(query))  # NULL: any type
-    scales = tuple(0 if t == "int" else None for t in types)
+    scales = output_scales(query, types)
     ctx.relations[name] = Relation(name, columns, types, scales)
     ctx.subqueries.append((name, query))
     return name, query
@@ -361,6 +361,40 @@ def output_types(query: Query | SetQuery) -> tuple[str, ...]:
     if isinstance(query, SetQuery):
         return query.types
     return tuple(output_type(query, o.expr) for o in query.outputs)
+
+
+def output_scales(query: Query | SetQuery, types) -> tuple[int | None, ...]:
+    """Decimal digits each output column holds exactly (0: an integer; None:
+    a float), so that sums over a subquery's DECIMAL columns stay exact."""
+    if isinstance(query, SetQuery):
+        return tuple(0 if t == "int" else None for t in types)
+    return tuple(
+        0 if t == "int" else _exact_digits(query, o.expr)
+        for t, o in zip(types, query.outputs)
+    )
+
+
+def _exact_digits(query: Query, expr) -> int | None:
+    if isinstance(expr, Var):
+        for atom in query.atoms:
+            rel = query.relation(atom.relation)
+            for column, var in enumerate(atom.variables):
+                if var == expr.name:
+                    return rel.scales[column] if rel.scales else None
+        return None
+    if isinstance(expr, AggRef):
+        agg = query.aggregates[expr.index]
+        if agg.kind in ("min", "max") and agg.computed is None:
+            return _exact_digits(query, Var(agg.arg))
+        if agg.kind != "sum":
+            return None
+        if agg.computed is not None:
+            return agg.scale
+        scales = [query.channels[c - 1].scale if c else 0 for _, c in agg.terms]
+        if None in scales or not all(isinstance(k, int) for k, _ in agg.terms):
+            return None
+        return max(scales, default=0)
+    return None
 
 
 def output_type(query: Query, expr) -> str:
