@@ -1870,7 +1870,8 @@ def render_module(
     context["tests"] = list(tests.values())
     context["flip_leaves"] = list(flips.values())
     context["scalar_tests"] = any(t["kind"] == "scalar" for t in tests.values())
-    if context["scalar_tests"] and "SortedDict" not in context["sorted_imports"]:
+    ranged = any(t["kind"] == "scalar" and t["ranged"] for t in tests.values())
+    if ranged and "SortedDict" not in context["sorted_imports"]:
         context["sorted_imports"] = ["SortedDict", *context["sorted_imports"]]
     # what feeds each inner view's virtual relation (a join or a test)
     context["subview_feeds"] = [
