@@ -767,7 +767,10 @@ def norm_value(v: Any) -> Any:
             return v
         if abs(v) < 1e-9:  # what a running float sum keeps of x - x
             return 0
-        r = float(f"{v:.9g}")
+        # 13 digits first: two sums of the same values in different orders
+        # differ in the last bits, and one rounding alone splits them where
+        # the value ends in a 5 at the tenth digit (1.376328125)
+        r = float(f"{float(f'{v:.13g}'):.9g}")
         return int(r) if r == int(r) and abs(r) < 2**53 else r
     if isinstance(v, datetime.datetime):
         if v.time() == datetime.time(0) and v.tzinfo is None:

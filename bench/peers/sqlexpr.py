@@ -16,6 +16,7 @@ helpers, and holds SQL values only as literals (`literal`).
 from __future__ import annotations
 
 import datetime
+import decimal
 import math
 import re
 
@@ -87,6 +88,22 @@ def sql_add_months(d, months):
     return datetime.date(year, month, min(d.day, last))
 
 
+def sql_round(x, digits):
+    """ROUND as DuckDB: the nearest multiple of 10^-digits, a tie away from
+    zero (through Decimal, not the engine's float arithmetic)."""
+    if x is None:
+        return None
+    if isinstance(x, float) and not math.isfinite(x):
+        return x
+    exact = decimal.Decimal(repr(x) if isinstance(x, float) else x)
+    with decimal.localcontext(decimal.Context(prec=400)):
+        quantum = decimal.Decimal(1).scaleb(-digits)
+        rounded = (exact / quantum).quantize(
+            decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP
+        ) * quantum
+    return int(rounded) if isinstance(x, int) else float(rounded)
+
+
 def sql_substr(s, start, length=None):
     """SUBSTRING(s, start[, length]) as DuckDB: 1-based; a start below 1
     counts from the end when negative, and eats into the length at 0."""
@@ -152,6 +169,7 @@ HELPERS = {
     "_sql_mod": sql_mod,
     "_sql_add_months": sql_add_months,
     "_sql_substr": sql_substr,
+    "_sql_round": sql_round,
     "_sql_not_in": None,  # set below
     "_sql_scalar": None,
 }
@@ -277,6 +295,11 @@ class SQLPython:
             )
         if op == "to_float":
             return self._strict([self.value(args[0], env)], lambda t: f"float({t[0]})")
+        if op == "round":
+            return self._strict(
+                [self.value(args[0], env)],
+                lambda t: f"_sql_round({t[0]}, {args[1].value!r})",
+            )
         if op == "substr":
             rest = ", ".join(literal(a.value) for a in args[1:])
             return f"_sql_substr({self.value(args[0], env)}, {rest})"

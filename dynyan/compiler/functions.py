@@ -71,6 +71,7 @@ SCALARS = {
         Scalar("week", "{0}.isocalendar()[1]"),
         Scalar("length", "len({0})"),
         Scalar("to_float", "float({0})"),
+        Scalar("round", "_round({0}, {1})", helper="_round"),
         Scalar("trim", "{0}.strip(' ')"),
         Scalar("greatest", "_greatest({0})", helper="_greatest", variadic=True),
         Scalar("least", "_least({0})", helper="_least", variadic=True),

@@ -37,6 +37,7 @@ HELPERS = (
     Helper("_div", "sqlfuncs", "_div"),
     Helper("_mod", "sqlfuncs", "_mod"),
     Helper("_substr", "sqlfuncs", "_substr"),
+    Helper("_round", "sqlfuncs", "_round"),
     Helper("_finite_part", "sqlfuncs", "_finite_part"),
     Helper("_ieee_total", "sqlfuncs", "_ieee_total"),
     Helper("_nan_key", "sqlfuncs", "_nan_key"),

@@ -48,6 +48,28 @@ def _substr(s, start, length=None):
     return s[max(begin, 0) : max(begin + length, 0)]
 
 
+def _round(x, digits):
+    """ROUND(x, digits) as DuckDB: halves away from zero, an INTEGER stays
+    one; a DOUBLE too large to scale (or inf, NaN) is returned as it is.
+    NULL in, NULL out."""
+    if x is None:
+        return None
+    if type(x) is int:
+        if digits >= 0:
+            return x
+        unit = 10**-digits
+        q = (abs(x) + unit // 2) // unit * unit
+        return q if x >= 0 else -q
+    scaled = x * 10.0**digits if digits >= 0 else x / 10.0**-digits
+    if scaled - scaled != 0:
+        return x
+    whole = int(scaled)  # toward zero
+    if abs(scaled - whole) >= 0.5:
+        whole += 1 if scaled > 0 else -1
+    out = whole / 10.0**digits if digits >= 0 else whole * 10.0**-digits
+    return out if out - out == 0 else x
+
+
 def _finite_part(x):
     """x when it is finite, else 0: a float sum keeps its infinities and
     NaNs as counts beside it (`_ieee_total`), so a delete restores it exactly."""

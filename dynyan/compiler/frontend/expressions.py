@@ -249,6 +249,14 @@ def _fold_neg(fe, node):
     return Op("neg", (inner,))
 
 
+def _round(fe, node):
+    digits = node.args.get("decimals")
+    digits = Lit(0) if digits is None else fe.expr(digits)
+    if not (isinstance(digits, Lit) and type(digits.value) is int):
+        raise unsupported("ROUND needs an integer literal for its digits", node)
+    return Op("round", (fe.expr(node.this), digits))
+
+
 def _substring(fe, node):
     args = [fe.expr(node.this), fe.expr(node.args["start"])]
     if node.args.get("length") is not None:
@@ -319,6 +327,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Upper: lambda fe, node: Op("upper", (fe.expr(node.this),)),
     exp.Lower: lambda fe, node: Op("lower", (fe.expr(node.this),)),
     exp.Abs: lambda fe, node: Op("abs", (fe.expr(node.this),)),
+    exp.Round: _round,
     exp.Is: _is,
     exp.Coalesce: _variadic("coalesce"),
     exp.Greatest: _variadic("greatest"),
