@@ -63,6 +63,7 @@ CASES = {
     "greatest": ["GREATEST(r.a, r.b)", "GREATEST(r.x, r.a, 0)"],
     "least": ["LEAST(r.a, r.b)", "LEAST(r.x, r.a, 0)"],
     "to_float": ["CAST(r.a AS DOUBLE)"],
+    "sqrt": ["SQRT(r.x)", "SQRT(r.a)", "SQRT(r.p)"],
     "round": ["ROUND(r.x, 1)", "ROUND(r.p, 1)", "ROUND(r.x)", "ROUND(r.a, -1)"],
 }
 

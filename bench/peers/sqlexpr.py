@@ -104,6 +104,13 @@ def sql_round(x, digits):
     return int(rounded) if isinstance(x, int) else float(rounded)
 
 
+def sql_sqrt(x):
+    """SQRT as DuckDB: NaN below zero."""
+    if x is None:
+        return None
+    return math.sqrt(x) if x >= 0 else math.nan
+
+
 def sql_substr(s, start, length=None):
     """SUBSTRING(s, start[, length]) as DuckDB: 1-based; a start below 1
     counts from the end when negative, and eats into the length at 0."""
@@ -170,6 +177,7 @@ HELPERS = {
     "_sql_add_months": sql_add_months,
     "_sql_substr": sql_substr,
     "_sql_round": sql_round,
+    "_sql_sqrt": sql_sqrt,
     "_sql_not_in": None,  # set below
     "_sql_scalar": None,
 }
@@ -295,6 +303,10 @@ class SQLPython:
             )
         if op == "to_float":
             return self._strict([self.value(args[0], env)], lambda t: f"float({t[0]})")
+        if op == "sqrt":
+            return self._strict(
+                [self.value(args[0], env)], lambda t: f"_sql_sqrt({t[0]})"
+            )
         if op == "round":
             return self._strict(
                 [self.value(args[0], env)],

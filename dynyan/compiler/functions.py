@@ -72,6 +72,7 @@ SCALARS = {
         Scalar("length", "len({0})"),
         Scalar("to_float", "float({0})"),
         Scalar("round", "_round({0}, {1})", helper="_round"),
+        Scalar("sqrt", "_sqrt({0})", helper="_sqrt"),
         Scalar("trim", "{0}.strip(' ')"),
         Scalar("greatest", "_greatest({0})", helper="_greatest", variadic=True),
         Scalar("least", "_least({0})", helper="_least", variadic=True),

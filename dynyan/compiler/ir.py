@@ -85,6 +85,7 @@ FUNCTIONS = {
     "week",  # ISO week
     "length",
     "trim",  # spaces at both ends
+    "sqrt",
     "round",  # (number, Lit(digits)): halves away from zero
     "to_float",  # CAST(number AS DOUBLE), and an INTEGER among DOUBLE results
     # a float SUM's term split (Aggregate.nonfinite): its finite part (0

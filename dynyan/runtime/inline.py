@@ -38,6 +38,7 @@ HELPERS = (
     Helper("_mod", "sqlfuncs", "_mod"),
     Helper("_substr", "sqlfuncs", "_substr"),
     Helper("_round", "sqlfuncs", "_round"),
+    Helper("_sqrt", "sqlfuncs", "_sqrt"),
     Helper("_finite_part", "sqlfuncs", "_finite_part"),
     Helper("_ieee_total", "sqlfuncs", "_ieee_total"),
     Helper("_nan_key", "sqlfuncs", "_nan_key"),

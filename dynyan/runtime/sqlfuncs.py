@@ -70,6 +70,13 @@ def _round(x, digits):
     return out if out - out == 0 else x
 
 
+def _sqrt(x):
+    """SQRT as DuckDB: NaN below zero (and of NaN). NULL in, NULL out."""
+    if x is None:
+        return None
+    return x**0.5 if x >= 0 else math.nan
+
+
 def _finite_part(x):
     """x when it is finite, else 0: a float sum keeps its infinities and
     NaNs as counts beside it (`_ieee_total`), so a delete restores it exactly."""

@@ -36,6 +36,7 @@ from .passes.order_limit import order_limit
 from .passes.outer_joins import outer_joins
 from .passes.qualify_names import qualify_names
 from .passes.quantified_subqueries import quantified_subqueries
+from .passes.spread_aggregates import spread_aggregates
 from .passes.unnest_subqueries import output_types, unnest_subqueries
 from .passes.wrap_set_operations import wrap_set_operations
 from .statements import parse_schema, read_program
@@ -44,6 +45,7 @@ from .statements import parse_schema, read_program
 TREE_PASSES = (
     inline_views,  # WITH and CREATE VIEW -> derived tables
     wrap_set_operations,  # a whole query that is a UNION -> a derived table
+    spread_aggregates,  # VARIANCE/STDDEV -> arithmetic over SUM and COUNT
     check_supported,  # refuse what cannot be maintained, by name
     constant_subqueries,  # (SELECT 1) without FROM -> the constant
     name_outputs,  # every SELECT item gets its name as an alias

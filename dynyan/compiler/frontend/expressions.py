@@ -328,6 +328,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Lower: lambda fe, node: Op("lower", (fe.expr(node.this),)),
     exp.Abs: lambda fe, node: Op("abs", (fe.expr(node.this),)),
     exp.Round: _round,
+    exp.Sqrt: lambda fe, node: Op("sqrt", (fe.expr(node.this),)),
     exp.Is: _is,
     exp.Coalesce: _variadic("coalesce"),
     exp.Greatest: _variadic("greatest"),

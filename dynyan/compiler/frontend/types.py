@@ -92,6 +92,9 @@ def op_type(e: Op, types: list) -> str | None:
         ):
             raise ExprError("division by zero")
         return "float" if op == "div" or "float" in types else "int"
+    if op == "sqrt":
+        need(NUMERIC, "SQRT needs a number", 0)
+        return "float"
     if op == "round":
         need(NUMERIC, "ROUND needs a number", 0)
         return types[0]
