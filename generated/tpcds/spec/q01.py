@@ -1800,7 +1800,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "26c10cc7d6f6d228"
         LAYOUT_ID = (
-            "7423c5c67a2d4b9f"  # the state's layout: snapshots restore only here
+            "00a678232bb2da53"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -1931,7 +1931,7 @@ def _make_scalar_2():
                 d,
                 (d if c_ctr2_ctr_total_return is not None else 0),
                 (
-                    d * c_ctr2_ctr_total_return
+                    d * round(c_ctr2_ctr_total_return * 100)
                     if c_ctr2_ctr_total_return is not None
                     else 0
                 ),
@@ -1997,7 +1997,7 @@ def _make_scalar_2():
 
         def _group_row(self, v_ctr_store_sk, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[1] == 0 else (p[2]) / p[1]
+            _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
             return (v_ctr_store_sk, (None if _a0 is None else (_a0 * 1.2)))
 
         def enumerate(self):

@@ -80,41 +80,39 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_asc(row[0]),)
+def _group_sort_key(group):
+    """The ORDER BY key of a group (ORDER BY names group columns only)."""
+    return (_asc(group[0]),)
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The live groups in ORDER BY order. The ORDER BY keys are group
+    columns, so a group keeps its place while it lives: it enters when it
+    appears, leaves when it goes, and its row (aggregates, HAVING) is
+    computed when read; an update that only changes aggregates costs
+    nothing here. In push mode with LIMIT/OFFSET: the rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("live", "order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.live = set()
+        self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
+    def follow(self, group, alive):
+        """Record whether `group` lives after an update."""
+        if alive:
+            if group not in self.live:
+                self.live.add(group)
+                self.order.add(group)
+        elif group in self.live:
+            self.live.discard(group)
+            self.order.remove(group)
+
+    def window_changes(self, items):
+        """The changes of the shown rows, `items` being what is shown now."""
         now = {}
-        for row, m in self.items():
+        for row, m in items:
             now[row] = now.get(row, 0) + m
         shown = self.shown
         out = [
@@ -125,25 +123,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
-        counts = self.counts
-        left = 100
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return sum(m for shown, m in self.items() if shown == row)
 
     def __getstate__(self):
         return (self.counts, self.shown)
@@ -285,7 +264,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "b2fa49952beababe"
-    LAYOUT_ID = "5b3d240fa662cdda"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "54adc9e4538a3614"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity
@@ -2541,7 +2520,20 @@ class View:
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        # in ORDER BY order: the live groups are kept sorted, each row is
+        # computed as it is read (skipping groups that HAVING drops)
+        left = 100
+        if not left:
+            return
+        lookup = self._lookup
+        for group in self._ordered.order:
+            row = self._group_row(*group, lookup(*group))
+            if row is None:
+                continue
+            yield row, 1
+            left -= 1
+            if not left:
+                return
 
     def rows(self):
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -2551,7 +2543,8 @@ class View:
 
     def multiplicity(self, row):
         """How often `row` is in the result."""
-        return self._ordered.multiplicity(tuple(row))
+        row = tuple(row)
+        return sum(m for shown, m in self.enumerate() if shown == row)
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -2562,8 +2555,10 @@ class View:
         them; the pending deltas are consumed even if this fails."""
         pending = self._pending
         try:
-            changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
+            changes = self._changes_of(pending) if self._push else []
+            self._follow_groups(pending)
+            if self._push:
+                changes = self._ordered.window_changes(self.enumerate())
         except BaseException:
             self._changes = []
             raise
@@ -2573,6 +2568,13 @@ class View:
         if self._on_delta is not None:
             for row, change in changes:
                 self._on_delta(row, change)
+
+    def _follow_groups(self, pending):
+        """Keep the ORDER BY index of live groups up to date."""
+        follow = self._ordered.follow
+        lookup = self._lookup
+        for key in pending:
+            follow(key, lookup(*key) is not None)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

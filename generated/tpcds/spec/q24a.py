@@ -189,23 +189,6 @@ def _make_derived1():
     def _absent_message(relation, row):
         return f"cannot delete {row!r} from {relation}: the row is not in the view's database"
 
-    def _classes(*kinds):
-        """The exact classes of the values of a checked column (see _type_error)."""
-        known = {"number": (int, float, bool), "str": (str,), "none": (type(None),)}
-        return frozenset(c for kind in kinds for c in known[kind])
-
-    _NUM_OR_NULL = _classes("number", "none")
-
-    def _type_error(relation, row, spec):
-        """The TypeError for a row with a value of the wrong class in a column
-        the view computes with; `spec`: (position, column, classes, description)."""
-        for i, column, classes, what in spec:
-            if row[i].__class__ not in classes:
-                return TypeError(
-                    f"{relation}.{column} must be {what}, got {row[i]!r} in {row!r}"
-                )
-        return TypeError(f"bad value in {row!r}")
-
     def _same(a, b):
         """Whether two result rows (or None) are the same, NaN equal to NaN (an
         aggregate's 0/0) as in SQL."""
@@ -2628,7 +2611,7 @@ def _make_derived1():
             )
             QUERY_ID = "23cc8e6a286f394d"
             LAYOUT_ID = (
-                "b052d6f3c44c2721"  # the state's layout: snapshots restore only here
+                "7325190569d2b679"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -2828,7 +2811,7 @@ def _make_derived1():
                         d,
                         (d if c___bag1_store_sales__ss_net_paid is not None else 0),
                         (
-                            d * c___bag1_store_sales__ss_net_paid
+                            d * round(c___bag1_store_sales__ss_net_paid * 100)
                             if c___bag1_store_sales__ss_net_paid is not None
                             else 0
                         ),
@@ -4568,7 +4551,7 @@ def _make_derived1():
                 e=None,
             ):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[1] == 0 else (p[2])
+                _a0 = None if p[1] == 0 else (p[2] / 100)
                 return (
                     v_customer__c_last_name,
                     v_customer__c_first_name,
@@ -4926,7 +4909,7 @@ def _make_derived1():
         COLUMNS = ("c_last_name", "c_first_name", "s_store_name", "paid", "__h1")
         QUERY_ID = "cb29c543b8534594"
         LAYOUT_ID = (
-            "0e94edc8f21a6cb1"  # the state's layout: snapshots restore only here
+            "4e84bede04831f47"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -5058,12 +5041,6 @@ def _make_derived1():
             c_ssales_i_color = row[5]
             c_ssales_netpaid = row[10]
             keep_ssales = c_ssales_i_color is not None and (c_ssales_i_color == "peach")
-            if not (row[6].__class__ in _NUM_OR_NULL):  # checked by a subquery's view
-                raise _type_error(
-                    "derived1",
-                    row,
-                    ((6, "i_current_price", _NUM_OR_NULL, "a number or None"),),
-                )
             store = self.derived1_rows
             count = store.get(row, 0) + d
             if count < 0:
@@ -5073,7 +5050,11 @@ def _make_derived1():
                 (
                     d,
                     (d if c_ssales_netpaid is not None else 0),
-                    (d * c_ssales_netpaid if c_ssales_netpaid is not None else 0),
+                    (
+                        d * round(c_ssales_netpaid * 100)
+                        if c_ssales_netpaid is not None
+                        else 0
+                    ),
                 )
                 if keep_ssales
                 else None
@@ -5200,7 +5181,7 @@ def _make_derived1():
 
         def _group_row(self, v_c_last_name, v_c_first_name, v_s_store_name, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[1] == 0 else (p[2])
+            _a0 = None if p[1] == 0 else (p[2] / 100)
             return (v_c_last_name, v_c_first_name, v_s_store_name, _a0, _a0)
 
         def enumerate(self):
@@ -5365,23 +5346,6 @@ def _make_scalar_2():
 
     def _absent_message(relation, row):
         return f"cannot delete {row!r} from {relation}: the row is not in the view's database"
-
-    def _classes(*kinds):
-        """The exact classes of the values of a checked column (see _type_error)."""
-        known = {"number": (int, float, bool), "str": (str,), "none": (type(None),)}
-        return frozenset(c for kind in kinds for c in known[kind])
-
-    _NUM_OR_NULL = _classes("number", "none")
-
-    def _type_error(relation, row, spec):
-        """The TypeError for a row with a value of the wrong class in a column
-        the view computes with; `spec`: (position, column, classes, description)."""
-        for i, column, classes, what in spec:
-            if row[i].__class__ not in classes:
-                return TypeError(
-                    f"{relation}.{column} must be {what}, got {row[i]!r} in {row!r}"
-                )
-        return TypeError(f"bad value in {row!r}")
 
     def _same(a, b):
         """Whether two result rows (or None) are the same, NaN equal to NaN (an
@@ -7805,7 +7769,7 @@ def _make_scalar_2():
             )
             QUERY_ID = "d23c92ad45a35171"
             LAYOUT_ID = (
-                "b8c2513f9acf6419"  # the state's layout: snapshots restore only here
+                "2cb18c5260c5ed32"  # the state's layout: snapshots restore only here
             )
 
             def __init__(self, on_delta=None, push=False):
@@ -8007,7 +7971,7 @@ def _make_scalar_2():
                         d,
                         (d if c___bag1_store_sales__ss_net_paid is not None else 0),
                         (
-                            d * c___bag1_store_sales__ss_net_paid
+                            d * round(c___bag1_store_sales__ss_net_paid * 100)
                             if c___bag1_store_sales__ss_net_paid is not None
                             else 0
                         ),
@@ -9747,7 +9711,7 @@ def _make_scalar_2():
                 e=None,
             ):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[1] == 0 else (p[2])
+                _a0 = None if p[1] == 0 else (p[2] / 100)
                 return (
                     v_customer__c_last_name,
                     v_customer__c_first_name,
@@ -10105,7 +10069,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "5fbad9c55e96bc5b"
         LAYOUT_ID = (
-            "0902d64724ccd52f"  # the state's layout: snapshots restore only here
+            "262e23287da372d5"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -10239,12 +10203,6 @@ def _make_scalar_2():
             if len(row) != 11:
                 raise ViewError(_arity_message("derived1_", 11, row))
             c_ssales_netpaid = row[10]
-            if not (row[6].__class__ in _NUM_OR_NULL):  # checked by a subquery's view
-                raise _type_error(
-                    "derived1_",
-                    row,
-                    ((6, "i_current_price", _NUM_OR_NULL, "a number or None"),),
-                )
             store = self.derived1__rows
             count = store.get(row, 0) + d
             if count < 0:
@@ -10252,7 +10210,11 @@ def _make_scalar_2():
             _p = (
                 d,
                 (d if c_ssales_netpaid is not None else 0),
-                (d * c_ssales_netpaid if c_ssales_netpaid is not None else 0),
+                (
+                    d * round(c_ssales_netpaid * 100)
+                    if c_ssales_netpaid is not None
+                    else 0
+                ),
             )
             pending = self._pending
             ssales_root = self.ssales_root
@@ -10371,7 +10333,7 @@ def _make_scalar_2():
 
         def _group_row(self, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[1] == 0 else (p[2]) / p[1]
+            _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
             return ((None if _a0 is None else (0.05 * _a0)),)
 
         def enumerate(self):

@@ -144,52 +144,50 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
+def _group_sort_key(group):
+    """The ORDER BY key of a group (ORDER BY names group columns only)."""
     return (
-        _asc(row[0]),
-        _asc(row[1]),
-        _asc(row[2]),
-        _asc(row[3]),
-        _asc(row[4]),
-        _asc(row[5]),
-        _asc(row[6]),
-        _asc(row[7]),
-        _asc(row[8]),
-        _asc(row[9]),
+        _asc(group[0]),
+        _asc(group[1]),
+        _asc(group[2]),
+        _asc(group[3]),
+        _asc(group[4]),
+        _asc(group[5]),
+        _asc(group[6]),
+        _asc(group[7]),
+        _asc(group[8]),
+        _asc(group[9]),
     )
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The live groups in ORDER BY order. The ORDER BY keys are group
+    columns, so a group keeps its place while it lives: it enters when it
+    appears, leaves when it goes, and its row (aggregates, HAVING) is
+    computed when read; an update that only changes aggregates costs
+    nothing here. In push mode with LIMIT/OFFSET: the rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("live", "order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.live = set()
+        self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
+    def follow(self, group, alive):
+        """Record whether `group` lives after an update."""
+        if alive:
+            if group not in self.live:
+                self.live.add(group)
+                self.order.add(group)
+        elif group in self.live:
+            self.live.discard(group)
+            self.order.remove(group)
+
+    def window_changes(self, items):
+        """The changes of the shown rows, `items` being what is shown now."""
         now = {}
-        for row, m in self.items():
+        for row, m in items:
             now[row] = now.get(row, 0) + m
         shown = self.shown
         out = [
@@ -200,25 +198,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
-        counts = self.counts
-        left = 100
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return sum(m for shown, m in self.items() if shown == row)
 
     def __getstate__(self):
         return (self.counts, self.shown)
@@ -373,7 +352,7 @@ class View:
         ">120 days",
     )
     QUERY_ID = "5f6f9039b8010d39"
-    LAYOUT_ID = "3fefacf629a42a67"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2581dd1a414e5e88"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity
@@ -434,7 +413,7 @@ class View:
         # of the widened query (memory proportional to the result).
         self._result = {}
         self._pending = {}
-        self._report = True
+        self._report = push or on_delta is not None
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
         self._reported = {}  # push mode: group key -> the row last reported
@@ -3585,7 +3564,21 @@ class View:
     def enumerate(self):
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        # in ORDER BY order: the live groups are kept sorted, each row is
+        # computed as it is read (skipping groups that HAVING drops)
+        left = 100
+        if not left:
+            return
+        result = self._result
+        for group in self._ordered.order:
+            e = result[group]
+            row = self._group_row(*group, e[0], e)
+            if row is None:
+                continue
+            yield row, 1
+            left -= 1
+            if not left:
+                return
 
     def rows(self):
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -3595,7 +3588,8 @@ class View:
 
     def multiplicity(self, row):
         """How often `row` is in the result."""
-        return self._ordered.multiplicity(tuple(row))
+        row = tuple(row)
+        return sum(m for shown, m in self.enumerate() if shown == row)
 
     def deltas(self):
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -3607,7 +3601,9 @@ class View:
         pending = self._pending
         try:
             changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
+            self._follow_groups(pending)
+            if self._push:
+                changes = self._ordered.window_changes(self.enumerate())
         except BaseException:
             self._changes = []
             raise
@@ -3617,6 +3613,14 @@ class View:
         if self._on_delta is not None:
             for row, change in changes:
                 self._on_delta(row, change)
+
+    def _follow_groups(self, pending):
+        """Keep the ORDER BY index of live groups up to date."""
+        follow = self._ordered.follow
+        result = self._result
+        for key in pending:
+            group = key[:10]
+            follow(group, group in result)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

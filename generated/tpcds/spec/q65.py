@@ -1035,7 +1035,7 @@ def _make_derived1():
         COLUMNS = ("ss_store_sk", "ave")
         QUERY_ID = "6179862545906ac2"
         LAYOUT_ID = (
-            "80595839b197c31d"  # the state's layout: snapshots restore only here
+            "021113e33c227103"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -1165,7 +1165,7 @@ def _make_derived1():
             _p = (
                 d,
                 (d if c_sa_revenue is not None else 0),
-                (d * c_sa_revenue if c_sa_revenue is not None else 0),
+                (d * round(c_sa_revenue * 100) if c_sa_revenue is not None else 0),
             )
             pending = self._pending
             sa_root = self.sa_root
@@ -1228,7 +1228,7 @@ def _make_derived1():
 
         def _group_row(self, v_ss_store_sk, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[1] == 0 else (p[2]) / p[1]
+            _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
             return (v_ss_store_sk, _a0)
 
         def enumerate(self):

@@ -3176,7 +3176,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "b54d66816ab7ec59"
         LAYOUT_ID = (
-            "eb334ebc98bb9f89"  # the state's layout: snapshots restore only here
+            "567008350acf3225"  # the state's layout: snapshots restore only here
         )
 
         def __init__(self, on_delta=None, push=False):
@@ -3308,7 +3308,7 @@ def _make_scalar_2():
                 d,
                 (d if c_ctr2_ctr_total_return is not None else 0),
                 (
-                    d * c_ctr2_ctr_total_return
+                    d * round(c_ctr2_ctr_total_return * 100)
                     if c_ctr2_ctr_total_return is not None
                     else 0
                 ),
@@ -3388,7 +3388,7 @@ def _make_scalar_2():
 
         def _group_row(self, v_ctr_state, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[1] == 0 else (p[2]) / p[1]
+            _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
             return (v_ctr_state, (None if _a0 is None else (_a0 * 1.2)))
 
         def enumerate(self):

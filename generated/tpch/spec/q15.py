@@ -28,7 +28,7 @@
 
 import copy
 
-from sortedcontainers import SortedDict, SortedKeyList
+from sortedcontainers import SortedKeyList
 
 
 class _Gone:
@@ -1734,7 +1734,7 @@ class View:
             _key = ()
             _grp = self.derived1_by_scalar_2.get(_key)
             if _grp is None:
-                _grp = self.derived1_by_scalar_2[_key] = SortedDict()
+                _grp = self.derived1_by_scalar_2[_key] = {}
             _at = _grp.get(_x)
             if _at is None:
                 _grp[_x] = {row: d}

@@ -52,7 +52,7 @@
 
 import copy
 
-from sortedcontainers import SortedDict, SortedKeyList
+from sortedcontainers import SortedKeyList
 
 
 class _Gone:
@@ -2063,7 +2063,7 @@ class View:
             _key = row[0]
             _grp = self.partsupp_by_scalar_1.get(_key)
             if _grp is None:
-                _grp = self.partsupp_by_scalar_1[_key] = SortedDict()
+                _grp = self.partsupp_by_scalar_1[_key] = {}
             _at = _grp.get(_x)
             if _at is None:
                 _grp[_x] = {row: d}

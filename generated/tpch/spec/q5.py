@@ -1747,7 +1747,7 @@ class View:
     }
     COLUMNS = ("n_name", "revenue")
     QUERY_ID = "b7dba0e45adfad3f"
-    LAYOUT_ID = "4cd99a17547f382a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1bb38368b1e08c1d"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity
@@ -2031,23 +2031,26 @@ class View:
                 ),
                 (
                     d
-                    * (
-                        None
-                        if c___bag2_lineitem__l_extendedprice is None
-                        or (
+                    * round(
+                        (
                             None
-                            if c___bag2_lineitem__l_discount is None
-                            else (1 - c___bag2_lineitem__l_discount)
-                        )
-                        is None
-                        else (
-                            c___bag2_lineitem__l_extendedprice
-                            * (
+                            if c___bag2_lineitem__l_extendedprice is None
+                            or (
                                 None
                                 if c___bag2_lineitem__l_discount is None
                                 else (1 - c___bag2_lineitem__l_discount)
                             )
+                            is None
+                            else (
+                                c___bag2_lineitem__l_extendedprice
+                                * (
+                                    None
+                                    if c___bag2_lineitem__l_discount is None
+                                    else (1 - c___bag2_lineitem__l_discount)
+                                )
+                            )
                         )
+                        * 10000
                     )
                     if c___bag2_lineitem__l_extendedprice is not None
                     and c___bag2_lineitem__l_discount is not None
@@ -2563,7 +2566,7 @@ class View:
 
     def _group_row(self, v_n_name, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2])
+        _a0 = None if p[1] == 0 else (p[2] / 10000)
         return (v_n_name, _a0)
 
     def enumerate(self):
