@@ -99,6 +99,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -123,13 +130,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -264,7 +264,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "b2fa49952beababe"
-    LAYOUT_ID = "54adc9e4538a3614"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b0e884ead2fd6ed2"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity

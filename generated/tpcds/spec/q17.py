@@ -258,6 +258,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -282,13 +289,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -526,7 +526,7 @@ class View:
         "catalog_sales_quantitycov",
     )
     QUERY_ID = "ec8a622eb18041ed"
-    LAYOUT_ID = "322dedd808e9d4a1"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "775e350d5720838c"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.store_sales_rows = {}  # input rows: row -> multiplicity

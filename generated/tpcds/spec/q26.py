@@ -99,6 +99,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -123,13 +130,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -275,7 +275,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "7d690c9fc2559e9c"
-    LAYOUT_ID = "e3cc0a6742d05383"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "d632236095979c96"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.catalog_sales_rows = {}  # input rows: row -> multiplicity

@@ -97,6 +97,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -121,13 +128,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -247,7 +247,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "i_item_desc", "i_current_price")
     QUERY_ID = "b3159691881bb12e"
-    LAYOUT_ID = "b2931186bfd70f04"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "9ca751d2933974a5"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.item_rows = {}  # input rows: row -> multiplicity

@@ -147,6 +147,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -171,13 +178,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -328,7 +328,7 @@ class View:
         ">120 days",
     )
     QUERY_ID = "61a80173b3226fe2"
-    LAYOUT_ID = "738026de53683f69"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7c0b45b1d8d8b1bd"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.web_sales_rows = {}  # input rows: row -> multiplicity

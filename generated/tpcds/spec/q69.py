@@ -125,6 +125,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -149,13 +156,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -2411,7 +2411,7 @@ class View:
         "cnt3",
     )
     QUERY_ID = "8a8fcc9938f7f4ee"
-    LAYOUT_ID = "ac6fb87fd98c6cd3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7c540cc954b1d34f"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.exists_1_rows = {}  # input rows: row -> multiplicity

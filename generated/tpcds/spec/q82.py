@@ -97,6 +97,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -121,13 +128,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -236,7 +236,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "i_item_desc", "i_current_price")
     QUERY_ID = "cfc13acc5e1ff45a"
-    LAYOUT_ID = "09ba1a1bc15564cc"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a537fd4687d78e20"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.item_rows = {}  # input rows: row -> multiplicity

@@ -147,6 +147,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -171,13 +178,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -333,7 +333,7 @@ class View:
         ">120 days",
     )
     QUERY_ID = "457de439107df2b3"
-    LAYOUT_ID = "307fc6be5970808d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1ee4b65cb7c1a531"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.catalog_sales_rows = {}  # input rows: row -> multiplicity

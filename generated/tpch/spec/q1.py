@@ -95,6 +95,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -104,13 +111,6 @@ class _Ordered:
         elif group in self.live:
             self.live.discard(group)
             self.order.remove(group)
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -163,7 +163,7 @@ class View:
         "count_order",
     )
     QUERY_ID = "2c24985da60116ff"
-    LAYOUT_ID = "9b2840828e6bff1e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "bbef86e145fdcc45"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.lineitem_rows = {}  # input rows: row -> multiplicity

@@ -100,6 +100,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -109,13 +116,6 @@ class _Ordered:
         elif group in self.live:
             self.live.discard(group)
             self.order.remove(group)
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -168,7 +168,7 @@ class View:
     }
     COLUMNS = ("l_shipmode", "high_line_count", "low_line_count")
     QUERY_ID = "c3a041272f06256e"
-    LAYOUT_ID = "901325073113d15f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4cda71b33605bae7"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.orders_rows = {}  # input rows: row -> multiplicity

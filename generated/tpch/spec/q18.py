@@ -122,6 +122,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -146,13 +153,6 @@ class _Ordered:
         out += [(row, -m) for row, m in shown.items() if row not in now]
         self.shown = now
         return out
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -651,7 +651,7 @@ class View:
         "sum(l_quantity)",
     )
     QUERY_ID = "4f1b9cec8c709c94"
-    LAYOUT_ID = "b27a5c69168a02cf"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4291d247bea2310e"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.in_1_rows = {}  # input rows: row -> multiplicity

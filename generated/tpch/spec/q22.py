@@ -68,6 +68,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -77,13 +84,6 @@ class _Ordered:
         elif group in self.live:
             self.live.discard(group)
             self.order.remove(group)
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -1534,7 +1534,7 @@ class View:
     }
     COLUMNS = ("cntrycode", "numcust", "totacctbal")
     QUERY_ID = "200dab479e5090de"
-    LAYOUT_ID = "473775c791a00d0e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "d13e1e5ed4f1fe41"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

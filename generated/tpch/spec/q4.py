@@ -87,6 +87,13 @@ class _Ordered:
         self.order = SortedKeyList(key=_group_sort_key)
         self.shown = {}
 
+    def __getstate__(self):
+        return (self.live, self.shown)
+
+    def __setstate__(self, state):
+        self.live, self.shown = state
+        self.order = SortedKeyList(self.live, key=_group_sort_key)
+
     def follow(self, group, alive):
         """Record whether `group` lives after an update."""
         if alive:
@@ -96,13 +103,6 @@ class _Ordered:
         elif group in self.live:
             self.live.discard(group)
             self.order.remove(group)
-
-    def __getstate__(self):
-        return (self.counts, self.shown)
-
-    def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
 
 
 def _same(a, b):
@@ -573,7 +573,7 @@ class View:
     }
     COLUMNS = ("o_orderpriority", "order_count")
     QUERY_ID = "703450f01b52a867"
-    LAYOUT_ID = "9cae512766c0182e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "616ffe863a2ed2e9"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.exists_1_rows = {}  # input rows: row -> multiplicity
