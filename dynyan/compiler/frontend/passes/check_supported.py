@@ -39,7 +39,8 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         if not isinstance(node, AGGREGATES):
             raise unsupported(
                 f"aggregate {node.sql_name()} is not supported; supported: "
-                "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, AVG, MIN, MAX",
+                "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, AVG, MIN, MAX, "
+                "VARIANCE, STDDEV",
                 node,
             )
         if isinstance(node.this, exp.Distinct) and not isinstance(node, exp.Count):
