@@ -366,8 +366,10 @@ class Expressions:
         if keys:
             lookup = f"({default} if {nulls} else {lookup})"
         x = self.render(e.value, env)
+        known = self.nonnull(e.value, env) if isinstance(e.value, Lit) else None
+        x_nonnull = "" if known == "True" else f" and {x} is not None"
         return (
-            f"(({t} := {lookup}) is not None and {x} is not None"
+            f"(({t} := {lookup}) is not None{x_nonnull}"
             f" and {x} {_INFIX_PY[e.op]} {t})"
         )
 
@@ -425,7 +427,7 @@ class Expressions:
         guards = dict.fromkeys(
             (
                 self.nonnull(x, env)  # a CASE: NULL only by the branch taken
-                if isinstance(x, Op)
+                if isinstance(x, (Op, Lit))  # (a literal: known now)
                 else f"{self.render(x, env)} is not None"
             )
             for a in plain

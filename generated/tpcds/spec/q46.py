@@ -99,6 +99,21 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
+def _window_changes(ordered, items):
+    """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
+    now, `ordered.shown` what was shown (replaced by it)."""
+    now = {}
+    for row, m in items:
+        now[row] = now.get(row, 0) + m
+    shown = ordered.shown
+    out = [
+        (row, m - shown.get(row, 0)) for row, m in now.items() if m != shown.get(row, 0)
+    ]
+    out += [(row, -m) for row, m in shown.items() if row not in now]
+    ordered.shown = now
+    return out
+
+
 def _sort_key(row):
     """The ORDER BY key of a result row."""
     return (_asc(row[0]), _asc(row[1]), _asc(row[2]), _asc(row[3]), _asc(row[4]))
@@ -132,18 +147,7 @@ class _Ordered:
                 order.remove(row)
         if not report:
             return []
-        now = {}
-        for row, m in self.items():
-            now[row] = now.get(row, 0) + m
-        shown = self.shown
-        out = [
-            (row, m - shown.get(row, 0))
-            for row, m in now.items()
-            if m != shown.get(row, 0)
-        ]
-        out += [(row, -m) for row, m in shown.items() if row not in now]
-        self.shown = now
-        return out
+        return _window_changes(self, self.items())
 
     def items(self):
         """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
@@ -3695,7 +3699,7 @@ class View:
         "profit",
     )
     QUERY_ID = "9da3b78c43d21cd9"
-    LAYOUT_ID = "08beaf28c86ece6c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e780c563d03bf047"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

@@ -72,6 +72,21 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
+def _window_changes(ordered, items):
+    """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
+    now, `ordered.shown` what was shown (replaced by it)."""
+    now = {}
+    for row, m in items:
+        now[row] = now.get(row, 0) + m
+    shown = ordered.shown
+    out = [
+        (row, m - shown.get(row, 0)) for row, m in now.items() if m != shown.get(row, 0)
+    ]
+    out += [(row, -m) for row, m in shown.items() if row not in now]
+    ordered.shown = now
+    return out
+
+
 def _sort_key(row):
     """The ORDER BY key of a result row."""
     return (_asc(row[0]), _asc(row[1]), _asc(row[2]), _asc(row[5]))
@@ -105,18 +120,7 @@ class _Ordered:
                 order.remove(row)
         if not report:
             return []
-        now = {}
-        for row, m in self.items():
-            now[row] = now.get(row, 0) + m
-        shown = self.shown
-        out = [
-            (row, m - shown.get(row, 0))
-            for row, m in now.items()
-            if m != shown.get(row, 0)
-        ]
-        out += [(row, -m) for row, m in shown.items() if row not in now]
-        self.shown = now
-        return out
+        return _window_changes(self, self.items())
 
     def items(self):
         """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
@@ -2891,7 +2895,7 @@ class View:
         "profit",
     )
     QUERY_ID = "5a0c672a5e8265b9"
-    LAYOUT_ID = "b236c7a04828646b"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "74ede534b8427934"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.derived1_rows = {}  # input rows: row -> multiplicity

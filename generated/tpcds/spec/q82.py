@@ -78,6 +78,21 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
+def _window_changes(ordered, items):
+    """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
+    now, `ordered.shown` what was shown (replaced by it)."""
+    now = {}
+    for row, m in items:
+        now[row] = now.get(row, 0) + m
+    shown = ordered.shown
+    out = [
+        (row, m - shown.get(row, 0)) for row, m in now.items() if m != shown.get(row, 0)
+    ]
+    out += [(row, -m) for row, m in shown.items() if row not in now]
+    ordered.shown = now
+    return out
+
+
 def _group_sort_key(group):
     """The ORDER BY key of a group (ORDER BY names group columns only)."""
     return (_asc(group[0]),)
@@ -113,21 +128,6 @@ class _Ordered:
         elif group in self.live:
             self.live.discard(group)
             self.order.remove(group)
-
-    def window_changes(self, items):
-        """The changes of the shown rows, `items` being what is shown now."""
-        now = {}
-        for row, m in items:
-            now[row] = now.get(row, 0) + m
-        shown = self.shown
-        out = [
-            (row, m - shown.get(row, 0))
-            for row, m in now.items()
-            if m != shown.get(row, 0)
-        ]
-        out += [(row, -m) for row, m in shown.items() if row not in now]
-        self.shown = now
-        return out
 
 
 def _same(a, b):
@@ -236,7 +236,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "i_item_desc", "i_current_price")
     QUERY_ID = "cfc13acc5e1ff45a"
-    LAYOUT_ID = "a537fd4687d78e20"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "83c28120d56b628d"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.item_rows = {}  # input rows: row -> multiplicity
@@ -1289,7 +1289,7 @@ class View:
             changes = self._changes_of(pending) if self._push else []
             self._follow_groups(pending)
             if self._push:
-                changes = self._ordered.window_changes(self.enumerate())
+                changes = _window_changes(self._ordered, self.enumerate())
         except BaseException:
             self._changes = []
             raise

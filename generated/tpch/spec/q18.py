@@ -103,6 +103,21 @@ def _desc(v):
     return (2,) if v is None else (0,) if v != v else (1, _Desc(v))
 
 
+def _window_changes(ordered, items):
+    """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
+    now, `ordered.shown` what was shown (replaced by it)."""
+    now = {}
+    for row, m in items:
+        now[row] = now.get(row, 0) + m
+    shown = ordered.shown
+    out = [
+        (row, m - shown.get(row, 0)) for row, m in now.items() if m != shown.get(row, 0)
+    ]
+    out += [(row, -m) for row, m in shown.items() if row not in now]
+    ordered.shown = now
+    return out
+
+
 def _group_sort_key(group):
     """The ORDER BY key of a group (ORDER BY names group columns only)."""
     return (_desc(group[4]), _asc(group[3]))
@@ -138,21 +153,6 @@ class _Ordered:
         elif group in self.live:
             self.live.discard(group)
             self.order.remove(group)
-
-    def window_changes(self, items):
-        """The changes of the shown rows, `items` being what is shown now."""
-        now = {}
-        for row, m in items:
-            now[row] = now.get(row, 0) + m
-        shown = self.shown
-        out = [
-            (row, m - shown.get(row, 0))
-            for row, m in now.items()
-            if m != shown.get(row, 0)
-        ]
-        out += [(row, -m) for row, m in shown.items() if row not in now]
-        self.shown = now
-        return out
 
 
 def _same(a, b):
@@ -651,7 +651,7 @@ class View:
         "sum(l_quantity)",
     )
     QUERY_ID = "4f1b9cec8c709c94"
-    LAYOUT_ID = "4291d247bea2310e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c6e0a2fb5a81c70f"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.in_1_rows = {}  # input rows: row -> multiplicity
@@ -1672,7 +1672,7 @@ class View:
             changes = self._changes_of(pending) if self._push else []
             self._follow_groups(pending)
             if self._push:
-                changes = self._ordered.window_changes(self.enumerate())
+                changes = _window_changes(self._ordered, self.enumerate())
         except BaseException:
             self._changes = []
             raise

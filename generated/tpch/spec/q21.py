@@ -103,6 +103,21 @@ def _desc(v):
     return (2,) if v is None else (0,) if v != v else (1, _Desc(v))
 
 
+def _window_changes(ordered, items):
+    """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
+    now, `ordered.shown` what was shown (replaced by it)."""
+    now = {}
+    for row, m in items:
+        now[row] = now.get(row, 0) + m
+    shown = ordered.shown
+    out = [
+        (row, m - shown.get(row, 0)) for row, m in now.items() if m != shown.get(row, 0)
+    ]
+    out += [(row, -m) for row, m in shown.items() if row not in now]
+    ordered.shown = now
+    return out
+
+
 def _sort_key(row):
     """The ORDER BY key of a result row."""
     return (_desc(row[1]), _asc(row[0]))
@@ -136,18 +151,7 @@ class _Ordered:
                 order.remove(row)
         if not report:
             return []
-        now = {}
-        for row, m in self.items():
-            now[row] = now.get(row, 0) + m
-        shown = self.shown
-        out = [
-            (row, m - shown.get(row, 0))
-            for row, m in now.items()
-            if m != shown.get(row, 0)
-        ]
-        out += [(row, -m) for row, m in shown.items() if row not in now]
-        self.shown = now
-        return out
+        return _window_changes(self, self.items())
 
     def items(self):
         """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
@@ -1062,7 +1066,7 @@ class View:
     }
     COLUMNS = ("s_name", "numwait")
     QUERY_ID = "0be2b7d7f369938c"
-    LAYOUT_ID = "b6d9392a8a76438e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "bc684fb0bbd04c4a"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.supplier_rows = {}  # input rows: row -> multiplicity

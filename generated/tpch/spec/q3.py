@@ -98,6 +98,21 @@ def _desc(v):
     return (2,) if v is None else (0,) if v != v else (1, _Desc(v))
 
 
+def _window_changes(ordered, items):
+    """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
+    now, `ordered.shown` what was shown (replaced by it)."""
+    now = {}
+    for row, m in items:
+        now[row] = now.get(row, 0) + m
+    shown = ordered.shown
+    out = [
+        (row, m - shown.get(row, 0)) for row, m in now.items() if m != shown.get(row, 0)
+    ]
+    out += [(row, -m) for row, m in shown.items() if row not in now]
+    ordered.shown = now
+    return out
+
+
 def _sort_key(row):
     """The ORDER BY key of a result row."""
     return (_desc(row[1]), _asc(row[2]))
@@ -131,18 +146,7 @@ class _Ordered:
                 order.remove(row)
         if not report:
             return []
-        now = {}
-        for row, m in self.items():
-            now[row] = now.get(row, 0) + m
-        shown = self.shown
-        out = [
-            (row, m - shown.get(row, 0))
-            for row, m in now.items()
-            if m != shown.get(row, 0)
-        ]
-        out += [(row, -m) for row, m in shown.items() if row not in now]
-        self.shown = now
-        return out
+        return _window_changes(self, self.items())
 
     def items(self):
         """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
@@ -231,7 +235,7 @@ class View:
     }
     COLUMNS = ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
     QUERY_ID = "7aca5a601d83dd71"
-    LAYOUT_ID = "49c23b750be1949d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c09059f4c5de65eb"  # the state's layout: snapshots restore only here
 
     def __init__(self, on_delta=None, push=False):
         self.customer_rows = {}  # input rows: row -> multiplicity

@@ -376,12 +376,11 @@ def output_scales(query: Query | SetQuery, types) -> tuple[int | None, ...]:
 
 def _exact_digits(query: Query, expr) -> int | None:
     if isinstance(expr, Var):
-        for atom in query.atoms:
-            rel = query.relation(atom.relation)
-            for column, var in enumerate(atom.variables):
-                if var == expr.name:
-                    return rel.scales[column] if rel.scales else None
-        return None
+        found = _column_of(query, expr.name)
+        if found is None:
+            return None
+        rel, column = found
+        return rel.scales[column] if rel.scales else None
     if isinstance(expr, AggRef):
         agg = query.aggregates[expr.index]
         if agg.kind in ("min", "max") and agg.computed is None:
@@ -397,6 +396,14 @@ def _exact_digits(query: Query, expr) -> int | None:
     return None
 
 
+def _column_of(query: Query, var: str) -> tuple[Relation, int] | None:
+    """The first table column variable `var` stands for, if it is one."""
+    for atom in query.atoms:
+        if var in atom.variables:
+            return query.relation(atom.relation), atom.variables.index(var)
+    return None
+
+
 def output_type(query: Query, expr) -> str:
     """The type of a subquery's output column, for the relation it becomes."""
 
@@ -406,11 +413,11 @@ def output_type(query: Query, expr) -> str:
 
     def leaf(e) -> str | None:
         if isinstance(e, Var):
+            found = _column_of(query, e.name)
+            if found is not None:
+                rel, column = found
+                return rel.types[column]
             for atom in query.atoms:
-                rel = query.relation(atom.relation)
-                for column, var in enumerate(atom.variables):
-                    if var == e.name:
-                        return rel.types[column]
                 for var, derived in atom.derived:  # EXTRACT(…), SUBSTRING(…)
                     if var == e.name:
                         return infer_type(derived, lambda x: column_type(atom, x))
