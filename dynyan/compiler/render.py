@@ -442,7 +442,9 @@ class Expressions:
             self.guarded = outer
         if negate:
             tests = [f"not {t}" for t in tests]
-        return "(" + " and ".join([*guards, *tests, *parts]) + ")"
+        # a TRUE conjunct (a subquery test's place in WHERE) adds nothing
+        terms = [t for t in (*guards, *tests, *parts) if t != "True"]
+        return "(" + " and ".join(terms) + ")" if terms else "True"
 
     def _like(self, subject: str, pattern: str) -> str:
         if "_" not in pattern:
@@ -1276,7 +1278,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
         ]
         if atom.filters:
             conds.append(expressions.condition(Op("and", atom.filters), env))
-        cond = " and ".join(conds) or None
+        cond = " and ".join(c for c in conds if c != "True") or None
         keep = names.new(f"keep_{layout.info[node.id].name}") if cond else None
         if keep and derives and not {v for v, _ in atom.derived} & set(shared):
             # SQL computes GROUP BY and SELECT expressions only for the rows

@@ -2394,8 +2394,7 @@ class View:
             v_ctr_customer_sk is not None
             and v_ctr_store_sk is not None
             and (
-                True
-                and (
+                (
                     (
                         _t1 := (
                             None
@@ -2878,8 +2877,7 @@ class View:
             v_ctr_customer_sk is not None
             and v_ctr_store_sk is not None
             and (
-                True
-                and (
+                (
                     (
                         _t1 := (
                             None

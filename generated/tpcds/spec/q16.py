@@ -1333,9 +1333,7 @@ class View:
             and v_cs_ship_addr_sk is not None
             and v_cs_call_center_sk is not None
             and (
-                True
-                and True
-                and (
+                (
                     not (v_cs_order_number is None)
                     and any(
                         (
@@ -2551,9 +2549,7 @@ class View:
             and v_cs_ship_addr_sk is not None
             and v_cs_call_center_sk is not None
             and (
-                True
-                and True
-                and (
+                (
                     not (v_cs_order_number is None)
                     and any(
                         (

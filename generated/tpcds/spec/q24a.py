@@ -10740,7 +10740,7 @@ class View:
         if len(row) != 5:
             raise ViewError(_arity_message("derived1", 5, row))
         v_c_last_name, v_c_first_name, v_s_store_name, v_paid, c___having___h1 = row
-        keep_having = True and (
+        keep_having = (
             (_t1 := self.scalar_2_result.get((), None)) is not None
             and c___having___h1 is not None
             and c___having___h1 > _t1
@@ -10955,8 +10955,7 @@ class View:
         v_c_last_name, v_c_first_name, v_s_store_name, v_paid, c___having___h1 = row
         if not (
             (
-                True
-                and (
+                (
                     (_t1 := self.scalar_2_result.get((), None)) is not None
                     and c___having___h1 is not None
                     and c___having___h1 > _t1

@@ -1927,18 +1927,16 @@ def _make_derived1():
                         row,
                         ((15, "cs_item_sk"), (17, "cs_order_number")),
                     )
-                keep_catalog_sales = True and (
-                    not any(
+                keep_catalog_sales = not any(
+                    (
                         (
-                            (
-                                None
-                                if _c[0] is None
-                                else (c_catalog_sales_cs_order_number == _c[0])
-                            )
-                            and (None if _c[1] is None else (v_cs_item_sk == _c[1]))
+                            None
+                            if _c[0] is None
+                            else (c_catalog_sales_cs_order_number == _c[0])
                         )
-                        for _c in self.exists_1_result.get((), _EMPTY)
+                        and (None if _c[1] is None else (v_cs_item_sk == _c[1]))
                     )
+                    for _c in self.exists_1_result.get((), _EMPTY)
                 )
                 store = self.catalog_sales_rows
                 count = store.get(row, 0) + d
@@ -2038,8 +2036,7 @@ def _make_derived1():
                 v_cs_sales_price = row[21]
                 if not (
                     (
-                        True
-                        and (
+                        (
                             not any(
                                 (
                                     (

@@ -2736,12 +2736,7 @@ class View:
             v_c_current_cdemo_sk is not None
             and v_c_current_addr_sk is not None
             and (
-                True
-                and True
-                and (
-                    v_c_customer_sk is None
-                    or v_c_customer_sk not in self.exists_2_result
-                )
+                (v_c_customer_sk is None or v_c_customer_sk not in self.exists_2_result)
                 and (
                     v_c_customer_sk is None
                     or v_c_customer_sk not in self.exists_3_result
@@ -3626,12 +3621,7 @@ class View:
             v_c_current_cdemo_sk is not None
             and v_c_current_addr_sk is not None
             and (
-                True
-                and True
-                and (
-                    v_c_customer_sk is None
-                    or v_c_customer_sk not in self.exists_2_result
-                )
+                (v_c_customer_sk is None or v_c_customer_sk not in self.exists_2_result)
                 and (
                     v_c_customer_sk is None
                     or v_c_customer_sk not in self.exists_3_result

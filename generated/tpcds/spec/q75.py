@@ -4370,8 +4370,7 @@ def _make_derived1():
                                         ((15, "cs_item_sk"), (17, "cs_order_number")),
                                     )
                                 keep_catalog_sales = v_cs_sold_date_sk is not None and (
-                                    True
-                                    and (
+                                    (
                                         not any(
                                             (
                                                 (
@@ -5416,8 +5415,7 @@ def _make_derived1():
                                 if not (
                                     v_cs_sold_date_sk is not None
                                     and (
-                                        True
-                                        and (
+                                        (
                                             not any(
                                                 (
                                                     (
@@ -10590,8 +10588,7 @@ def _make_derived1():
                                         ((2, "ss_item_sk"), (9, "ss_ticket_number")),
                                     )
                                 keep_store_sales = v_ss_sold_date_sk is not None and (
-                                    True
-                                    and (
+                                    (
                                         not any(
                                             (
                                                 (
@@ -11632,8 +11629,7 @@ def _make_derived1():
                                 if not (
                                     v_ss_sold_date_sk is not None
                                     and (
-                                        True
-                                        and (
+                                        (
                                             not any(
                                                 (
                                                     (
@@ -16686,8 +16682,7 @@ def _make_derived1():
                                     ((3, "ws_item_sk"), (17, "ws_order_number")),
                                 )
                             keep_web_sales = v_ws_sold_date_sk is not None and (
-                                True
-                                and (
+                                (
                                     not any(
                                         (
                                             (
@@ -17655,8 +17650,7 @@ def _make_derived1():
                             if not (
                                 v_ws_sold_date_sk is not None
                                 and (
-                                    True
-                                    and (
+                                    (
                                         not any(
                                             (
                                                 (
@@ -23836,8 +23830,7 @@ def _make_derived2():
                                         ((15, "cs_item_sk"), (17, "cs_order_number")),
                                     )
                                 keep_catalog_sales = v_cs_sold_date_sk is not None and (
-                                    True
-                                    and (
+                                    (
                                         not any(
                                             (
                                                 (
@@ -24882,8 +24875,7 @@ def _make_derived2():
                                 if not (
                                     v_cs_sold_date_sk is not None
                                     and (
-                                        True
-                                        and (
+                                        (
                                             not any(
                                                 (
                                                     (
@@ -30056,8 +30048,7 @@ def _make_derived2():
                                         ((2, "ss_item_sk"), (9, "ss_ticket_number")),
                                     )
                                 keep_store_sales = v_ss_sold_date_sk is not None and (
-                                    True
-                                    and (
+                                    (
                                         not any(
                                             (
                                                 (
@@ -31098,8 +31089,7 @@ def _make_derived2():
                                 if not (
                                     v_ss_sold_date_sk is not None
                                     and (
-                                        True
-                                        and (
+                                        (
                                             not any(
                                                 (
                                                     (
@@ -36152,8 +36142,7 @@ def _make_derived2():
                                     ((3, "ws_item_sk"), (17, "ws_order_number")),
                                 )
                             keep_web_sales = v_ws_sold_date_sk is not None and (
-                                True
-                                and (
+                                (
                                     not any(
                                         (
                                             (
@@ -37121,8 +37110,7 @@ def _make_derived2():
                             if not (
                                 v_ws_sold_date_sk is not None
                                 and (
-                                    True
-                                    and (
+                                    (
                                         not any(
                                             (
                                                 (

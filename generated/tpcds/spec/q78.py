@@ -2644,7 +2644,7 @@ def _make_derived1():
                                                 (9, "ss_ticket_number"),
                                             ),
                                         )
-                                    keep_store_sales = True and (
+                                    keep_store_sales = (
                                         c_store_sales_ss_ticket_number is None
                                         or v_ss_item_sk is None
                                         or (
@@ -2772,8 +2772,7 @@ def _make_derived1():
                                     v_ss_sales_price = row[13]
                                     if not (
                                         (
-                                            True
-                                            and (
+                                            (
                                                 c_store_sales_ss_ticket_number is None
                                                 or v_ss_item_sk is None
                                                 or (
@@ -6420,7 +6419,7 @@ def _make_derived1():
                                                 (17, "ws_order_number"),
                                             ),
                                         )
-                                    keep_web_sales = True and (
+                                    keep_web_sales = (
                                         c_web_sales_ws_order_number is None
                                         or v_ws_item_sk is None
                                         or (c_web_sales_ws_order_number, v_ws_item_sk)
@@ -6543,8 +6542,7 @@ def _make_derived1():
                                     v_ws_sales_price = row[21]
                                     if not (
                                         (
-                                            True
-                                            and (
+                                            (
                                                 c_web_sales_ws_order_number is None
                                                 or v_ws_item_sk is None
                                                 or (
@@ -11166,7 +11164,7 @@ def _make_derived1():
                                                 (9, "ss_ticket_number"),
                                             ),
                                         )
-                                    keep_store_sales = True and (
+                                    keep_store_sales = (
                                         c_store_sales_ss_ticket_number is None
                                         or v_ss_item_sk is None
                                         or (
@@ -11294,8 +11292,7 @@ def _make_derived1():
                                     v_ss_sales_price = row[13]
                                     if not (
                                         (
-                                            True
-                                            and (
+                                            (
                                                 c_store_sales_ss_ticket_number is None
                                                 or v_ss_item_sk is None
                                                 or (
@@ -15084,7 +15081,7 @@ def _make_derived1():
                                                     (17, "ws_order_number"),
                                                 ),
                                             )
-                                        keep_web_sales = True and (
+                                        keep_web_sales = (
                                             c_web_sales_ws_order_number is None
                                             or v_ws_item_sk is None
                                             or (
@@ -15214,8 +15211,7 @@ def _make_derived1():
                                         v_ws_sales_price = row[21]
                                         if not (
                                             (
-                                                True
-                                                and (
+                                                (
                                                     c_web_sales_ws_order_number is None
                                                     or v_ws_item_sk is None
                                                     or (
@@ -17567,32 +17563,30 @@ def _make_derived1():
                             v_ss_wc,
                             v_ss_sp,
                         ) = row
-                        keep_ss = True and (
-                            not any(
-                                (
-                                    v_ss_customer_sk is not None
+                        keep_ss = not any(
+                            (
+                                v_ss_customer_sk is not None
+                                and (
+                                    None
+                                    if _c[0] is None
+                                    else (_c[0] == v_ss_customer_sk)
+                                )
+                                and (
+                                    v_ss_sold_year is not None
+                                    and v_ss_item_sk is not None
                                     and (
                                         None
-                                        if _c[0] is None
-                                        else (_c[0] == v_ss_customer_sk)
+                                        if _c[1] is None
+                                        else (_c[1] == v_ss_sold_year)
                                     )
                                     and (
-                                        v_ss_sold_year is not None
-                                        and v_ss_item_sk is not None
-                                        and (
-                                            None
-                                            if _c[1] is None
-                                            else (_c[1] == v_ss_sold_year)
-                                        )
-                                        and (
-                                            None
-                                            if _c[2] is None
-                                            else (_c[2] == v_ss_item_sk)
-                                        )
+                                        None
+                                        if _c[2] is None
+                                        else (_c[2] == v_ss_item_sk)
                                     )
                                 )
-                                for _c in self.exists_2_result.get((), _EMPTY)
                             )
+                            for _c in self.exists_2_result.get((), _EMPTY)
                         )
                         if not (
                             row[3].__class__ in _NUM_OR_NULL
@@ -17747,8 +17741,7 @@ def _make_derived1():
                         ) = row
                         if not (
                             (
-                                True
-                                and (
+                                (
                                     not any(
                                         (
                                             v_ss_customer_sk is not None
@@ -20127,7 +20120,7 @@ def _make_derived1():
                                     row,
                                     ((15, "cs_item_sk"), (17, "cs_order_number")),
                                 )
-                            keep_catalog_sales = True and (
+                            keep_catalog_sales = (
                                 c_catalog_sales_cs_order_number is None
                                 or v_cs_item_sk is None
                                 or (c_catalog_sales_cs_order_number, v_cs_item_sk)
@@ -20248,8 +20241,7 @@ def _make_derived1():
                             v_cs_sales_price = row[21]
                             if not (
                                 (
-                                    True
-                                    and (
+                                    (
                                         c_catalog_sales_cs_order_number is None
                                         or v_cs_item_sk is None
                                         or (
@@ -25078,7 +25070,7 @@ def _make_derived1():
                                                 (9, "ss_ticket_number"),
                                             ),
                                         )
-                                    keep_store_sales = True and (
+                                    keep_store_sales = (
                                         c_store_sales_ss_ticket_number is None
                                         or v_ss_item_sk is None
                                         or (
@@ -25206,8 +25198,7 @@ def _make_derived1():
                                     v_ss_sales_price = row[13]
                                     if not (
                                         (
-                                            True
-                                            and (
+                                            (
                                                 c_store_sales_ss_ticket_number is None
                                                 or v_ss_item_sk is None
                                                 or (
@@ -28854,7 +28845,7 @@ def _make_derived1():
                                                 (17, "ws_order_number"),
                                             ),
                                         )
-                                    keep_web_sales = True and (
+                                    keep_web_sales = (
                                         c_web_sales_ws_order_number is None
                                         or v_ws_item_sk is None
                                         or (c_web_sales_ws_order_number, v_ws_item_sk)
@@ -28977,8 +28968,7 @@ def _make_derived1():
                                     v_ws_sales_price = row[21]
                                     if not (
                                         (
-                                            True
-                                            and (
+                                            (
                                                 c_web_sales_ws_order_number is None
                                                 or v_ws_item_sk is None
                                                 or (
@@ -33600,7 +33590,7 @@ def _make_derived1():
                                                 (9, "ss_ticket_number"),
                                             ),
                                         )
-                                    keep_store_sales = True and (
+                                    keep_store_sales = (
                                         c_store_sales_ss_ticket_number is None
                                         or v_ss_item_sk is None
                                         or (
@@ -33728,8 +33718,7 @@ def _make_derived1():
                                     v_ss_sales_price = row[13]
                                     if not (
                                         (
-                                            True
-                                            and (
+                                            (
                                                 c_store_sales_ss_ticket_number is None
                                                 or v_ss_item_sk is None
                                                 or (
@@ -37518,7 +37507,7 @@ def _make_derived1():
                                                     (17, "ws_order_number"),
                                                 ),
                                             )
-                                        keep_web_sales = True and (
+                                        keep_web_sales = (
                                             c_web_sales_ws_order_number is None
                                             or v_ws_item_sk is None
                                             or (
@@ -37648,8 +37637,7 @@ def _make_derived1():
                                         v_ws_sales_price = row[21]
                                         if not (
                                             (
-                                                True
-                                                and (
+                                                (
                                                     c_web_sales_ws_order_number is None
                                                     or v_ws_item_sk is None
                                                     or (
@@ -40001,32 +39989,30 @@ def _make_derived1():
                             v_ss_wc,
                             v_ss_sp,
                         ) = row
-                        keep_ss = True and (
-                            not any(
-                                (
-                                    v_ss_customer_sk is not None
+                        keep_ss = not any(
+                            (
+                                v_ss_customer_sk is not None
+                                and (
+                                    None
+                                    if _c[0] is None
+                                    else (_c[0] == v_ss_customer_sk)
+                                )
+                                and (
+                                    v_ss_sold_year is not None
+                                    and v_ss_item_sk is not None
                                     and (
                                         None
-                                        if _c[0] is None
-                                        else (_c[0] == v_ss_customer_sk)
+                                        if _c[1] is None
+                                        else (_c[1] == v_ss_sold_year)
                                     )
                                     and (
-                                        v_ss_sold_year is not None
-                                        and v_ss_item_sk is not None
-                                        and (
-                                            None
-                                            if _c[1] is None
-                                            else (_c[1] == v_ss_sold_year)
-                                        )
-                                        and (
-                                            None
-                                            if _c[2] is None
-                                            else (_c[2] == v_ss_item_sk)
-                                        )
+                                        None
+                                        if _c[2] is None
+                                        else (_c[2] == v_ss_item_sk)
                                     )
                                 )
-                                for _c in self.exists_2_result.get((), _EMPTY)
                             )
+                            for _c in self.exists_2_result.get((), _EMPTY)
                         )
                         if not (
                             row[3].__class__ in _NUM_OR_NULL
@@ -40181,8 +40167,7 @@ def _make_derived1():
                         ) = row
                         if not (
                             (
-                                True
-                                and (
+                                (
                                     not any(
                                         (
                                             v_ss_customer_sk is not None
@@ -42689,7 +42674,7 @@ def _make_derived1():
                                         row,
                                         ((15, "cs_item_sk"), (17, "cs_order_number")),
                                     )
-                                keep_catalog_sales = True and (
+                                keep_catalog_sales = (
                                     c_catalog_sales_cs_order_number is None
                                     or v_cs_item_sk is None
                                     or (c_catalog_sales_cs_order_number, v_cs_item_sk)
@@ -42812,8 +42797,7 @@ def _make_derived1():
                                 v_cs_sales_price = row[21]
                                 if not (
                                     (
-                                        True
-                                        and (
+                                        (
                                             c_catalog_sales_cs_order_number is None
                                             or v_cs_item_sk is None
                                             or (
@@ -45110,32 +45094,20 @@ def _make_derived1():
                     v_ws__ws_wc,
                     v_ws__ws_sp,
                 ) = row
-                keep_oj1 = True and (
-                    not any(
-                        (
-                            v_ss__ss_customer_sk is not None
+                keep_oj1 = not any(
+                    (
+                        v_ss__ss_customer_sk is not None
+                        and (None if _c[0] is None else (_c[0] == v_ss__ss_customer_sk))
+                        and (
+                            v_ss__ss_sold_year is not None
+                            and v_ss__ss_item_sk is not None
                             and (
-                                None
-                                if _c[0] is None
-                                else (_c[0] == v_ss__ss_customer_sk)
+                                None if _c[1] is None else (_c[1] == v_ss__ss_sold_year)
                             )
-                            and (
-                                v_ss__ss_sold_year is not None
-                                and v_ss__ss_item_sk is not None
-                                and (
-                                    None
-                                    if _c[1] is None
-                                    else (_c[1] == v_ss__ss_sold_year)
-                                )
-                                and (
-                                    None
-                                    if _c[2] is None
-                                    else (_c[2] == v_ss__ss_item_sk)
-                                )
-                            )
+                            and (None if _c[2] is None else (_c[2] == v_ss__ss_item_sk))
                         )
-                        for _c in self.exists_2_result.get((), _EMPTY)
                     )
+                    for _c in self.exists_2_result.get((), _EMPTY)
                 )
                 if not (
                     row[3].__class__ in _NUM_OR_NULL
@@ -45324,8 +45296,7 @@ def _make_derived1():
                 ) = row
                 if not (
                     (
-                        True
-                        and (
+                        (
                             not any(
                                 (
                                     v_ss__ss_customer_sk is not None

@@ -3803,8 +3803,7 @@ class View:
             raise ViewError(_arity_message("derived1", 3, row))
         v_ctr_customer_sk, c_ctr1_ctr_state, v_ctr_total_return = row
         keep_ctr1 = v_ctr_customer_sk is not None and (
-            True
-            and (
+            (
                 (
                     _t1 := (
                         None
@@ -4717,8 +4716,7 @@ class View:
         if not (
             v_ctr_customer_sk is not None
             and (
-                True
-                and (
+                (
                     (
                         _t1 := (
                             None

@@ -1181,8 +1181,7 @@ class View:
         if v_ws_item_sk is None:
             raise _null_error("web_sales", row, ((3, "ws_item_sk"),))
         keep_web_sales = v_ws_sold_date_sk is not None and (
-            True
-            and (
+            (
                 (
                     _t1 := (
                         None
@@ -1520,8 +1519,7 @@ class View:
         if not (
             v_ws_sold_date_sk is not None
             and (
-                True
-                and (
+                (
                     (
                         _t1 := (
                             None

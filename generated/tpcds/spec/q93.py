@@ -2085,18 +2085,14 @@ def _make_derived1():
                             row,
                             ((2, "ss_item_sk"), (9, "ss_ticket_number")),
                         )
-                    keep_store_sales = True and (
-                        not any(
-                            (
-                                (None if _c[0] is None else (_c[0] == v_ss_item_sk))
-                                and (
-                                    None
-                                    if _c[1] is None
-                                    else (_c[1] == v_ss_ticket_number)
-                                )
+                    keep_store_sales = not any(
+                        (
+                            (None if _c[0] is None else (_c[0] == v_ss_item_sk))
+                            and (
+                                None if _c[1] is None else (_c[1] == v_ss_ticket_number)
                             )
-                            for _c in self.exists_1_result.get((), _EMPTY)
                         )
+                        for _c in self.exists_1_result.get((), _EMPTY)
                     )
                     store = self.store_sales_rows
                     count = store.get(row, 0) + d
@@ -2202,8 +2198,7 @@ def _make_derived1():
                     v_ss_sales_price = row[13]
                     if not (
                         (
-                            True
-                            and (
+                            (
                                 not any(
                                     (
                                         (

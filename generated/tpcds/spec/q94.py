@@ -1310,9 +1310,7 @@ class View:
             and v_ws_ship_addr_sk is not None
             and v_ws_web_site_sk is not None
             and (
-                True
-                and True
-                and (
+                (
                     not (v_ws_order_number is None)
                     and any(
                         (
@@ -2488,9 +2486,7 @@ class View:
             and v_ws_ship_addr_sk is not None
             and v_ws_web_site_sk is not None
             and (
-                True
-                and True
-                and (
+                (
                     not (v_ws_order_number is None)
                     and any(
                         (

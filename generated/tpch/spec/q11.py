@@ -2100,7 +2100,7 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived1", 3, row))
         v_ps_partkey, v_value, c___having___h1 = row
-        keep_having = True and (
+        keep_having = (
             (_t1 := self.scalar_2_result.get((), None)) is not None
             and c___having___h1 is not None
             and c___having___h1 > _t1
@@ -2236,8 +2236,7 @@ class View:
         v_ps_partkey, v_value, c___having___h1 = row
         if not (
             (
-                True
-                and (
+                (
                     (_t1 := self.scalar_2_result.get((), None)) is not None
                     and c___having___h1 is not None
                     and c___having___h1 > _t1

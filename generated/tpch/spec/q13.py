@@ -1465,7 +1465,7 @@ def _make_derived1():
                     v_c_custkey = row[0]
                     if v_c_custkey is None:
                         raise _null_error("customer", row, ((0, "c_custkey"),))
-                    keep_customer = True and (
+                    keep_customer = (
                         v_c_custkey is None or v_c_custkey not in self.exists_1_result
                     )
                     store = self.customer_rows
@@ -1529,8 +1529,7 @@ def _make_derived1():
                     v_c_custkey = row[0]
                     if not (
                         (
-                            True
-                            and (
+                            (
                                 v_c_custkey is None
                                 or v_c_custkey not in self.exists_1_result
                             )

@@ -1821,7 +1821,6 @@ class View:
                 row,
                 ((0, "s_suppkey"), (1, "s_name"), (2, "s_address"), (4, "s_phone")),
             )
-        keep_supplier = True
         store = self.supplier_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -1836,61 +1835,59 @@ class View:
         else:
             del store[row]
         # atom supplier
-        if keep_supplier:
-            _p = d
-            _grp = supplier_by_s_suppkey.get(v_s_suppkey)
-            if _grp is None:
-                supplier_by_s_suppkey[v_s_suppkey] = {
-                    (v_s_suppkey, v_s_name, v_s_address, v_s_phone): _p
-                }
-            else:
-                _o = _grp.get((v_s_suppkey, v_s_name, v_s_address, v_s_phone))
-                if _o is None:
-                    _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _n
-                    else:
-                        del _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)]
-                        if not _grp:
-                            del supplier_by_s_suppkey[v_s_suppkey]
-            _o = supplier_count_by_s_suppkey.get(v_s_suppkey)
+        _p = d
+        _grp = supplier_by_s_suppkey.get(v_s_suppkey)
+        if _grp is None:
+            supplier_by_s_suppkey[v_s_suppkey] = {
+                (v_s_suppkey, v_s_name, v_s_address, v_s_phone): _p
+            }
+        else:
+            _o = _grp.get((v_s_suppkey, v_s_name, v_s_address, v_s_phone))
             if _o is None:
-                supplier_count_by_s_suppkey[v_s_suppkey] = _p
+                _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    supplier_count_by_s_suppkey[v_s_suppkey] = _n
+                    _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _n
                 else:
-                    del supplier_count_by_s_suppkey[v_s_suppkey]
-            _w1 = revenue0_count_by_s_suppkey.get(v_s_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get(v_s_suppkey)
-                if _o is None:
-                    n0_root[v_s_suppkey] = _d2
+                    del _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)]
+                    if not _grp:
+                        del supplier_by_s_suppkey[v_s_suppkey]
+        _o = supplier_count_by_s_suppkey.get(v_s_suppkey)
+        if _o is None:
+            supplier_count_by_s_suppkey[v_s_suppkey] = _p
+        else:
+            _n = _o + _p
+            if _n:
+                supplier_count_by_s_suppkey[v_s_suppkey] = _n
+            else:
+                del supplier_count_by_s_suppkey[v_s_suppkey]
+        _w1 = revenue0_count_by_s_suppkey.get(v_s_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _o = n0_root.get(v_s_suppkey)
+            if _o is None:
+                n0_root[v_s_suppkey] = _d2
+            else:
+                _n = _o + _d2
+                if _n:
+                    n0_root[v_s_suppkey] = _n
                 else:
-                    _n = _o + _d2
-                    if _n:
-                        n0_root[v_s_suppkey] = _n
-                    else:
-                        del n0_root[v_s_suppkey]
-                if pending is not None:
-                    for (
+                    del n0_root[v_s_suppkey]
+            if pending is not None:
+                for (v_s_suppkey, v_total_revenue), _m3 in self.revenue0_by_s_suppkey[
+                    v_s_suppkey
+                ].items():
+                    _k = (
                         v_s_suppkey,
+                        v_s_name,
+                        v_s_address,
+                        v_s_phone,
                         v_total_revenue,
-                    ), _m3 in self.revenue0_by_s_suppkey[v_s_suppkey].items():
-                        _k = (
-                            v_s_suppkey,
-                            v_s_name,
-                            v_s_address,
-                            v_s_phone,
-                            v_total_revenue,
-                        )
-                        _v = _p * _m3
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
+                    )
+                    _v = _p * _m3
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1954,12 +1951,10 @@ class View:
                     row,
                     ((0, "s_suppkey"), (1, "s_name"), (2, "s_address"), (4, "s_phone")),
                 )
-            keep_supplier = True
-            if keep_supplier:
-                _p = d
-                _k = (v_s_suppkey, v_s_name, v_s_address, v_s_phone)
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else _o + _p
+            _p = d
+            _k = (v_s_suppkey, v_s_name, v_s_address, v_s_phone)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (store.get(row, 0) if c is None else c) + d
         for row, c in counts.items():

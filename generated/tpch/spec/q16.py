@@ -737,13 +737,10 @@ class View:
         v_ps_suppkey = row[1]
         if v_ps_partkey is None or v_ps_suppkey is None:
             raise _null_error("partsupp", row, ((0, "ps_partkey"), (1, "ps_suppkey")))
-        keep_partsupp = True and (
-            not self.in_1_result
-            or (
-                v_ps_suppkey is not None
-                and None not in self.in_1_result
-                and v_ps_suppkey not in self.in_1_result
-            )
+        keep_partsupp = not self.in_1_result or (
+            v_ps_suppkey is not None
+            and None not in self.in_1_result
+            and v_ps_suppkey not in self.in_1_result
         )
         store = self.partsupp_rows
         count = store.get(row, 0) + d
@@ -1054,8 +1051,7 @@ class View:
         v_ps_suppkey = row[1]
         if not (
             (
-                True
-                and (
+                (
                     not self.in_1_result
                     or (
                         v_ps_suppkey is not None

@@ -702,7 +702,7 @@ class View:
                 row,
                 ((1, "l_partkey"), (4, "l_quantity"), (5, "l_extendedprice")),
             )
-        keep_lineitem = True and (
+        keep_lineitem = (
             (
                 _t1 := (
                     None
@@ -936,8 +936,7 @@ class View:
         c_lineitem_l_extendedprice = row[5]
         if not (
             (
-                True
-                and (
+                (
                     (
                         _t1 := (
                             None

@@ -1701,7 +1701,7 @@ class View:
                 row,
                 ((0, "p_partkey"), (2, "p_mfgr"), (4, "p_type"), (5, "p_size")),
             )
-        keep_part = (c_part_p_size == 15) and c_part_p_type.endswith("BRASS") and True
+        keep_part = (c_part_p_size == 15) and c_part_p_type.endswith("BRASS")
         store = self.part_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -2509,9 +2509,7 @@ class View:
                     row,
                     ((0, "p_partkey"), (2, "p_mfgr"), (4, "p_type"), (5, "p_size")),
                 )
-            keep_part = (
-                (c_part_p_size == 15) and c_part_p_type.endswith("BRASS") and True
-            )
+            keep_part = (c_part_p_size == 15) and c_part_p_type.endswith("BRASS")
             if keep_part:
                 _p = d
                 _k = (v_p_partkey, v_p_mfgr)

@@ -1316,7 +1316,7 @@ def _make_in_1():
                     row,
                     ((0, "ps_partkey"), (1, "ps_suppkey"), (2, "ps_availqty")),
                 )
-            keep_partsupp = True and (
+            keep_partsupp = (
                 (
                     _t1 := (
                         None
@@ -1432,8 +1432,7 @@ def _make_in_1():
             v_ps_partkey, v_ps_suppkey, c_partsupp_ps_availqty, _, _ = row
             if not (
                 (
-                    True
-                    and (
+                    (
                         (
                             _t1 := (
                                 None

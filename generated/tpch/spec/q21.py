@@ -1235,7 +1235,6 @@ class View:
             raise _null_error(
                 "supplier", row, ((0, "s_suppkey"), (1, "s_name"), (3, "s_nationkey"))
             )
-        keep_supplier = True and True
         store = self.supplier_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -1253,60 +1252,59 @@ class View:
         else:
             del store[row]
         # atom supplier
-        if keep_supplier:
-            _p = d
-            _grp = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-            if _grp is None:
-                supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = {
-                    (v_s_name, v_s_nationkey): _p
-                }
+        _p = d
+        _grp = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+        if _grp is None:
+            supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                (v_s_name, v_s_nationkey): _p
+            }
+        else:
+            _o = _grp.get((v_s_name, v_s_nationkey))
+            if _o is None:
+                _grp[(v_s_name, v_s_nationkey)] = _p
             else:
-                _o = _grp.get((v_s_name, v_s_nationkey))
+                _n = _o + _p
+                if _n:
+                    _grp[(v_s_name, v_s_nationkey)] = _n
+                else:
+                    del _grp[(v_s_name, v_s_nationkey)]
+                    if not _grp:
+                        del supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey]
+        _w1 = n4_count_by_s_suppkey.get(v_s_suppkey)
+        if _w1 is not None:
+            _d2 = _p * _w1
+            _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
+            if _grp is None:
+                n2_s_name_by_s_nationkey[v_s_nationkey] = {v_s_name: _d2}
+            else:
+                _o = _grp.get(v_s_name)
                 if _o is None:
-                    _grp[(v_s_name, v_s_nationkey)] = _p
+                    _grp[v_s_name] = _d2
                 else:
-                    _n = _o + _p
+                    _n = _o + _d2
                     if _n:
-                        _grp[(v_s_name, v_s_nationkey)] = _n
+                        _grp[v_s_name] = _n
                     else:
-                        del _grp[(v_s_name, v_s_nationkey)]
+                        del _grp[v_s_name]
                         if not _grp:
-                            del supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey]
-            _w1 = n4_count_by_s_suppkey.get(v_s_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
-                if _grp is None:
-                    n2_s_name_by_s_nationkey[v_s_nationkey] = {v_s_name: _d2}
+                            del n2_s_name_by_s_nationkey[v_s_nationkey]
+            _w3 = nation_count_by_s_nationkey.get(v_s_nationkey)
+            if _w3 is not None:
+                _d4 = _d2 * _w3
+                _o = n0_root.get(v_s_name)
+                if _o is None:
+                    n0_root[v_s_name] = _d4
                 else:
-                    _o = _grp.get(v_s_name)
-                    if _o is None:
-                        _grp[v_s_name] = _d2
+                    _n = _o + _d4
+                    if _n:
+                        n0_root[v_s_name] = _n
                     else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[v_s_name] = _n
-                        else:
-                            del _grp[v_s_name]
-                            if not _grp:
-                                del n2_s_name_by_s_nationkey[v_s_nationkey]
-                _w3 = nation_count_by_s_nationkey.get(v_s_nationkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_s_name)
-                    if _o is None:
-                        n0_root[v_s_name] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_s_name] = _n
-                        else:
-                            del n0_root[v_s_name]
-                    if pending is not None:
-                        _k = (v_s_name,)
-                        _v = _d4
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
+                        del n0_root[v_s_name]
+                if pending is not None:
+                    _k = (v_s_name,)
+                    _v = _d4
+                    _o = pending.get(_k)
+                    pending[_k] = _v if _o is None else _o + _v
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1648,12 +1646,10 @@ class View:
                     row,
                     ((0, "s_suppkey"), (1, "s_name"), (3, "s_nationkey")),
                 )
-            keep_supplier = True and True
-            if keep_supplier:
-                _p = d
-                _k = (v_s_suppkey, v_s_name, v_s_nationkey)
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else _o + _p
+            _p = d
+            _k = (v_s_suppkey, v_s_name, v_s_nationkey)
+            _o = sums0.get(_k)
+            sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (store.get(row, 0) if c is None else c) + d
         for row, c in counts.items():

@@ -1179,8 +1179,6 @@ def _make_derived1():
                 )
             keep_customer = (
                 (v_c_phone[0:2] in ("13", "31", "23", "29", "30", "18", "17"))
-                and True
-                and True
                 and (
                     c_customer_c_custkey is None
                     or c_customer_c_custkey not in self.exists_1_result
@@ -1285,8 +1283,6 @@ def _make_derived1():
             if not (
                 (
                     (v_c_phone[0:2] in ("13", "31", "23", "29", "30", "18", "17"))
-                    and True
-                    and True
                     and (
                         c_customer_c_custkey is None
                         or c_customer_c_custkey not in self.exists_1_result
