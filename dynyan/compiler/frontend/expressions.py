@@ -152,11 +152,12 @@ def _comparison(op: str) -> Callable:
 
 
 def _like(fe, node):
+    name = "ILIKE" if isinstance(node, exp.ILike) else "LIKE"
     pattern = fe.expr(node.expression)
     if not (isinstance(pattern, Lit) and isinstance(pattern.value, str)):
-        raise unsupported("LIKE needs a string literal pattern", node)
+        raise unsupported(f"{name} needs a string literal pattern", node)
     if node.args.get("escape") is not None:
-        raise unsupported("LIKE … ESCAPE is not supported", node)
+        raise unsupported(f"{name} … ESCAPE is not supported", node)
     subject = fe.expr(node.this)
     if isinstance(node, exp.ILike):  # case-insensitive: both sides lowered
         subject, pattern = Op("lower", (subject,)), Lit(pattern.value.lower())

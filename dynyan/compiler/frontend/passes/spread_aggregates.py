@@ -26,6 +26,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..context import Context
+from ..diagnostics import unsupported
 
 # aggregate -> (sample variance?, square root?)
 _SPREADS = {
@@ -40,7 +41,7 @@ _SPREADS = {
 def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for node in list(tree.find_all(*_SPREADS)):
         if isinstance(node.this, exp.Distinct):
-            continue  # refused by name later (only COUNT takes DISTINCT)
+            raise unsupported("only COUNT takes DISTINCT", node)
         sample, root = _SPREADS[type(node)]
         node.replace(_spread(node.this, sample, root))
     return tree
